@@ -1,0 +1,38 @@
+# The two commands of the README (`make demo`, `make test`) do all the set-up themselves:
+# they create .venv when missing and (re)install only when pyproject.toml changed.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+ADULT ?= ../shared/data/adult.csv
+
+.PHONY: demo test test-slow lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@ $(VENV)/.installed-base
+
+demo: $(VENV)/.installed-base
+	$(BIN)/python examples/quickstart.py
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q
+
+test-slow: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q -m slow
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check skdptune tests examples benchmarks
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python -m benchmarks.run --data $(ADULT)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
