@@ -1,3 +1,21 @@
-"""skdptune: differentially private hyperparameter tuning for scikit-learn."""
+"""skdptune: differentially private hyperparameter tuning for scikit-learn.
+
+Drop-in replacements for ``GridSearchCV`` / ``RandomizedSearchCV`` whose whole pipeline --
+choosing the hyperparameters and training the returned model -- is differentially private,
+with diffprivlib models as the private base estimators.
+"""
+
+from ._estimators import estimator_privacy
+from .accounting import PrivacyReport
+from .exceptions import NonPrivateComponentError, PrivacyLeakError
+from .grid import DPGridSearchCV
 
 __version__ = "0.1.0.dev0"
+
+__all__ = [
+    "DPGridSearchCV",
+    "NonPrivateComponentError",
+    "PrivacyLeakError",
+    "PrivacyReport",
+    "estimator_privacy",
+]

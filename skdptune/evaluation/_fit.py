@@ -1,0 +1,116 @@
+"""Fitting and scoring one private clone: the single place every evaluator goes through.
+
+Privacy obligations met here, for every inner fit of every search:
+
+* the clone gets fresh throwaway ``BudgetAccountant`` objects, so an inner fit never charges the
+  user's accountant (the search charges its total once);
+* diffprivlib's ``PrivacyLeakWarning`` becomes :class:`~skdptune.exceptions.PrivacyLeakError`
+  *inside* the function, because warning filters do not travel to joblib worker processes;
+* any other failure of the fit or the score becomes ``error_score`` on the utility scale, so no
+  exception raised by private data escapes (``error_score="raise"`` is for debugging only);
+* the function returns the utility to its caller and nowhere else: nothing is logged or printed.
+"""
+
+from __future__ import annotations
+
+from sklearn.base import clone
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _check_method_params
+
+from .._estimators import (
+    leak_warnings_as_errors,
+    scale_dp_epsilons,
+    seed_dp_components,
+    set_total_epsilon,
+    with_throwaway_accountants,
+)
+from ..exceptions import PrivacyLeakError
+
+__all__ = ["prepare_clone", "fit_on_rows", "fit_and_utility"]
+
+
+def prepare_clone(estimator, params, *, seed=None, epsilon_scale=None, epsilon_total=None):
+    """An unfitted clone with ``params`` set, throwaway accountants and optional seeding.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The user's (unfitted) estimator; it is not modified.
+    params : dict
+        Candidate parameters (nested ``step__param`` names allowed).
+    seed : int or None
+        When given, every diffprivlib component whose ``random_state`` is ``None`` gets a seed
+        derived from it (reproducible runs). ``None`` keeps diffprivlib's secure generator.
+    epsilon_scale : float or None
+        Multiplies every diffprivlib component's ``epsilon`` (after ``params`` are set).
+    epsilon_total : float or None
+        Rescales the diffprivlib components' ``epsilon`` proportionally so that they sum to this
+        value (``inf``: non-private fits). Only for fits that are never released.
+    """
+    est = clone(estimator)
+    est.set_params(**clone(params, safe=False))
+    with_throwaway_accountants(est)
+    if seed is not None:
+        seed_dp_components(est, seed)
+    if epsilon_scale is not None and epsilon_scale != 1.0:
+        scale_dp_epsilons(est, epsilon_scale)
+    if epsilon_total is not None:
+        set_total_epsilon(est, epsilon_total)
+    return est
+
+
+def fit_on_rows(estimator, X, y, rows, fit_params):
+    """Fit ``estimator`` on ``rows`` of ``(X, y)`` (``rows=None``: all rows) and return it.
+
+    ``PrivacyLeakWarning`` raised by diffprivlib is turned into ``PrivacyLeakError``.
+    """
+    if rows is None:
+        X_rows, y_rows, params = X, y, dict(fit_params)
+    else:
+        X_rows = _safe_indexing(X, rows)
+        y_rows = None if y is None else _safe_indexing(y, rows)
+        params = _check_method_params(X, params=fit_params, indices=rows)
+    with leak_warnings_as_errors():
+        if y_rows is None:
+            estimator.fit(X_rows, **params)
+        else:
+            estimator.fit(X_rows, y_rows, **params)
+    return estimator
+
+
+def fit_and_utility(
+    estimator,
+    params,
+    X,
+    y,
+    train,
+    test,
+    scorer,
+    *,
+    fit_params,
+    error_score,
+    seed=None,
+    epsilon_scale=None,
+    epsilon_total=None,
+):
+    """Bounded utility in [0, 1] of ``params`` fitted on ``train`` and scored on ``test``.
+
+    The returned value is exact and therefore private: callers must only feed it to a private
+    mechanism (selector, noisy release) and never store it. A failed fit or score returns
+    ``error_score`` (already on the utility scale) unless ``error_score == "raise"``.
+    ``PrivacyLeakError`` always propagates: it reflects the configuration, not the data.
+    """
+    try:
+        est = prepare_clone(estimator, params, seed=seed, epsilon_scale=epsilon_scale,
+                            epsilon_total=epsilon_total)
+        fit_on_rows(est, X, y, train, fit_params)
+        X_test = _safe_indexing(X, test)
+        y_test = None if y is None else _safe_indexing(y, test)
+        with leak_warnings_as_errors():
+            return float(scorer(est, X_test, y_test))
+    except PrivacyLeakError:
+        raise
+    except Exception:
+        if error_score == "raise":
+            raise
+        return float(error_score)

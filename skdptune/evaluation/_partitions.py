@@ -1,0 +1,178 @@
+"""Subsample-and-aggregate evaluator (DESIGN.md 4.B; seed 000, Algorithm 1).
+
+Privacy argument (replace-one neighbours, ``n`` public)
+-------------------------------------------------------
+The rows are split into ``k`` disjoint partitions by a random permutation drawn independently of
+the data (balanced sizes: they differ by at most one row and depend only on ``n`` and ``k``).
+Candidate ``s`` gets a utility ``u_s^(i)`` in [0, 1] computed from partition ``i``'s rows only:
+a clone is fitted on the partition's inner training part and scored on its inner validation part
+(inner holdout or inner K-fold *inside the partition*). The aggregate is
+``u_s = mean_i u_s^(i)``.
+
+Replacing one record changes exactly one partition, hence at most one term of the mean, by at
+most 1 (all terms lie in [0, 1]): the vector ``(u_s)_s`` has sensitivity ``1/k`` in every
+coordinate simultaneously. This holds whatever the partition models are -- DP fits with any
+``epsilon``, or non-private fits -- because they are never released; only a private selector's
+output over ``(u_s)`` is. That is why ``inner_epsilon`` can be chosen for utility alone: it does
+not enter the privacy bound.
+
+The exact utilities returned by :meth:`PartitionEvaluator.evaluate` are private. The caller
+must pass them straight to a selector and must not store, print or log them.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import is_classifier
+from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.utils import _safe_indexing
+
+from ._fit import fit_and_utility
+
+__all__ = ["PartitionEvaluator", "auto_n_partitions", "make_partitions"]
+
+
+def auto_n_partitions(n_samples: int, min_partition_size: int) -> int:
+    """Data-independent default number of partitions: as many as the minimum size allows.
+
+    ``k = floor(n / min_partition_size)``. More partitions lower the sensitivity ``1/k`` of the
+    aggregated utility (less selection noise) at the price of smaller, noisier partition fits;
+    ``min_partition_size`` sets that trade-off (see docs/calibration.md for the measurements).
+    """
+    return int(n_samples // min_partition_size)
+
+
+def make_partitions(n_samples: int, n_partitions: int, rng) -> list[np.ndarray]:
+    """Split ``range(n_samples)`` into ``n_partitions`` disjoint, balanced index arrays.
+
+    The split is a uniformly random permutation drawn from ``rng``; it never looks at the data.
+    """
+    order = rng.permutation(n_samples)
+    return [np.sort(part) for part in np.array_split(order, n_partitions)]
+
+
+def _inner_splits(cv, rows, y, classifier, rng):
+    """(train, validation) index pairs inside one partition, in global row numbers."""
+    if isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral):
+        # holdout: a data-independent random validation fraction of the partition
+        shuffled = rows[rng.permutation(len(rows))]
+        n_val = max(1, int(np.ceil(cv * len(rows))))
+        return [(np.sort(shuffled[n_val:]), np.sort(shuffled[:n_val]))]
+    if isinstance(cv, numbers.Integral):
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+        if classifier and y is not None:
+            splitter = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
+        else:
+            splitter = KFold(n_splits=cv, shuffle=True, random_state=seed)
+    else:
+        splitter = cv
+    y_rows = None if y is None else _safe_indexing(y, rows)
+    return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows)]
+
+
+def _partition_utility(estimator, params, X, y, rows, scorer, cv, classifier, fit_params,
+                       error_score, split_seed, fit_seed, inner_epsilon, n_samples):
+    """Mean utility of one candidate on one partition (private; returned to the evaluator)."""
+    rng = np.random.RandomState(split_seed)
+    try:
+        splits = _inner_splits(cv, rows, y, classifier, rng)
+    except ValueError:
+        # e.g. a class with fewer members than folds in this partition: a failure is an output
+        if error_score == "raise":
+            raise
+        return float(error_score)
+    total = 0.0
+    for r, (train, test) in enumerate(splits):
+        seed = None if fit_seed is None else (fit_seed + r) % (2**32)
+        total += fit_and_utility(
+            estimator, params, X, y, train, test, scorer,
+            fit_params=fit_params, error_score=error_score, seed=seed,
+            **_inner_epsilon_setting(inner_epsilon, n_samples, len(train)),
+        )
+    return total / len(splits)
+
+
+def _inner_epsilon_setting(inner_epsilon, n_samples, n_train):
+    """How to set the DP epsilons of a partition fit on ``n_train`` rows (never released)."""
+    if inner_epsilon == "same":
+        return {}
+    if inner_epsilon == "scaled":
+        # the full-data model's noise level: DP noise in these models scales as 1 / (n * eps)
+        return {"epsilon_scale": n_samples / n_train}
+    return {"epsilon_total": float(inner_epsilon)}
+
+
+class PartitionEvaluator:
+    """Aggregated utility of each candidate over ``k`` disjoint partitions.
+
+    Sensitivity of every aggregated utility under replace-one: ``1 / n_partitions``.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The base estimator (cloned for every fit; never modified).
+    scorer : BoundedScorer
+        Maps a fitted estimator and rows to a utility in [0, 1].
+    n_partitions : int
+        Number of disjoint partitions ``k``.
+    cv : float, int or CV splitter
+        Inner validation inside each partition: a float in (0, 1) is a holdout fraction, an int
+        is a (stratified for classifiers) K-fold, a splitter is used as given.
+    inner_epsilon : {"same", "scaled"} or float
+        Privacy parameter of the partition fits, which never enters the privacy bound:
+        ``"same"`` keeps the estimator's epsilons, ``"scaled"`` multiplies them by
+        ``n / partition_train_size``, a float sets their total (``inf``: non-private fits).
+    n_jobs, pre_dispatch : joblib parameters.
+    error_score : float or "raise"
+        Utility of a failed fit or score.
+    seeds : SeedPlan
+        Seeds of the partition permutation, the inner splits and the (seeded) fits.
+    """
+
+    def __init__(self, estimator, scorer, *, n_partitions, cv, inner_epsilon, n_jobs,
+                 pre_dispatch, error_score, seeds):
+        self.estimator = estimator
+        self.scorer = scorer
+        self.n_partitions = n_partitions
+        self.cv = cv
+        self.inner_epsilon = inner_epsilon
+        self.n_jobs = n_jobs
+        self.pre_dispatch = pre_dispatch
+        self.error_score = error_score
+        self.seeds = seeds
+
+    @property
+    def sensitivity(self) -> float:
+        """Replace-one sensitivity of each aggregated utility: ``1 / k``."""
+        return 1.0 / self.n_partitions
+
+    def partitions(self, n_samples: int) -> list[np.ndarray]:
+        """The data-independent partitions of ``range(n_samples)``."""
+        return make_partitions(n_samples, self.n_partitions, self.seeds.rng("partition"))
+
+    def evaluate(self, X, y, candidates, fit_params) -> np.ndarray:
+        """Exact aggregated utilities, shape ``(len(candidates),)``. PRIVATE: do not store."""
+        return self.evaluate_partitions(X, y, candidates, fit_params).mean(axis=1)
+
+    def evaluate_partitions(self, X, y, candidates, fit_params) -> np.ndarray:
+        """Exact utilities per (candidate, partition), shape ``(len(candidates), k)``. PRIVATE."""
+        n_samples = len(X) if not hasattr(X, "shape") else X.shape[0]
+        parts = self.partitions(n_samples)
+        classifier = is_classifier(self.estimator)
+        seeded = self.seeds.seeded
+        jobs = (
+            delayed(_partition_utility)(
+                self.estimator, params, X, y, rows, self.scorer, self.cv, classifier,
+                fit_params, self.error_score,
+                self.seeds.seed("split", j),
+                self.seeds.seed("fit", i, j) if seeded else None,
+                self.inner_epsilon, n_samples,
+            )
+            for i, params in enumerate(candidates)
+            for j, rows in enumerate(parts)
+        )
+        values = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(jobs)
+        return np.asarray(values, dtype=float).reshape(len(candidates), len(parts))

@@ -1,0 +1,261 @@
+"""DPGridSearchCV end to end: accounting hand-off, released attributes, sklearn conventions."""
+
+import io
+import pickle
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB, LogisticRegression
+from diffprivlib.utils import BudgetError
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+from sklearn.preprocessing import StandardScaler as SkStandardScaler
+
+from skdptune import DPGridSearchCV, NonPrivateComponentError, PrivacyLeakError
+from skdptune.accounting import doubling_svt_epsilon, svt_max_above
+from skdptune.evaluation._partitions import PartitionEvaluator
+from skdptune.evaluation._scores import check_bounded_scorer
+from skdptune._seeding import SeedPlan
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=1200, n_features=4, n_informative=3, n_redundant=0,
+                               random_state=0)
+    return np.clip(X / 4, -1, 1), y
+
+
+def nb(epsilon=1.0):
+    return GaussianNB(epsilon=epsilon, bounds=(-1.0, 1.0))
+
+
+def lr(epsilon=1.0):
+    return LogisticRegression(epsilon=epsilon, data_norm=2.0)
+
+
+GRID = {"var_smoothing": [1e-9, 1e-2, 0.5]}
+
+
+def fit(X, y, **kw):
+    kw.setdefault("random_state", 0)
+    kw.setdefault("accountant", BudgetAccountant())
+    kw.setdefault("min_partition_size", 50)
+    return DPGridSearchCV(kw.pop("estimator", nb()), kw.pop("grid", GRID), **kw).fit(X, y)
+
+
+def test_fit_predict_and_released_attributes(data):
+    X, y = data
+    search = fit(X, y)
+    assert search.best_params_ in search.cv_results_["params"]
+    assert search.best_index_ == search.cv_results_["params"].index(search.best_params_)
+    assert set(search.cv_results_) == {"params", "param_var_smoothing", "selected"}
+    assert search.cv_results_["selected"].sum() == 1
+    assert search.n_partitions_ == len(X) // 50
+    assert search.sensitivity_ == pytest.approx(1 / search.n_partitions_)
+    assert search.predict(X).shape == (len(X),)
+    assert search.predict_proba(X).shape == (len(X), 2)
+    assert 0.0 <= search.score(X, y) <= 1.0
+    assert list(search.classes_) == [0, 1]
+    assert search.n_features_in_ == 4
+    assert search.refit_time_ >= 0
+    assert search.selection_trace_ == ()
+
+
+def test_privacy_spent_closed_form_permute_and_flip(data):
+    X, y = data
+    search = fit(X, y, epsilon=0.7, estimator=nb(1.3))
+    assert search.privacy_spent_.epsilon == pytest.approx(0.7 + 1.3)
+    assert search.privacy_spent_.delta == 0.0
+
+
+def test_privacy_spent_closed_form_svt(data):
+    X, y = data
+    search = fit(X, y, selection="svt", epsilon=2.0, granularity=0.1, utility_floor=0.5)
+    n_above = 5  # ceil((1 - 0.5) / 0.1)
+    eps0 = 2 * 2.0 / (3 * n_above + 1)
+    assert search.epsilon_round_ == pytest.approx(eps0)
+    assert svt_max_above(0.5, 0.1) == n_above
+    assert doubling_svt_epsilon(n_above, eps0) == pytest.approx(2.0)
+    assert search.privacy_spent_.epsilon == pytest.approx(2.0 + 1.0)
+    for record in search.selection_trace_:
+        assert set(record) == {"round", "threshold_base", "step", "outcome", "selected"}
+
+
+def test_model_cost_is_max_over_grid(data):
+    X, y = data
+    search = fit(X, y, grid={"epsilon": [0.5, 2.0, 1.0]}, epsilon=1.0)
+    assert search.privacy_spent_.epsilon == pytest.approx(1.0 + 2.0)
+
+
+def test_refit_false_spends_tuning_only(data):
+    X, y = data
+    search = fit(X, y, refit=False, epsilon=0.5)
+    assert search.privacy_spent_.epsilon == pytest.approx(0.5)
+    assert not hasattr(search, "best_estimator_")
+    with pytest.raises(AttributeError, match="refit=False"):
+        search.predict(X)
+
+
+def test_accountant_charged_exactly_once_with_the_report(data):
+    X, y = data
+    acc = BudgetAccountant()
+    default_before = list(BudgetAccountant.load_default(None).spent_budget)
+    inner_acc = BudgetAccountant()
+    est = GaussianNB(epsilon=1.0, bounds=(-1.0, 1.0), accountant=inner_acc)
+    search = fit(X, y, estimator=est, accountant=acc, epsilon=0.5)
+    assert acc.spent_budget == [(search.privacy_spent_.epsilon, search.privacy_spent_.delta)]
+    assert inner_acc.spent_budget == []
+    assert BudgetAccountant.load_default(None).spent_budget == default_before
+
+
+class CountingNB(GaussianNB):
+    fits = 0
+
+    def fit(self, X, y, sample_weight=None):
+        CountingNB.fits += 1
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def test_budget_error_before_any_fit(data):
+    X, y = data
+    CountingNB.fits = 0
+    acc = BudgetAccountant(epsilon=1.5)
+    with pytest.raises(BudgetError):
+        fit(X, y, estimator=CountingNB(epsilon=1.0, bounds=(-1.0, 1.0)), accountant=acc)
+    assert CountingNB.fits == 0
+    assert acc.spent_budget == []
+
+
+def test_privacy_leak_error_before_charging(data):
+    X, y = data
+    acc = BudgetAccountant()
+    with pytest.raises(PrivacyLeakError):
+        fit(X, y, estimator=GaussianNB(epsilon=1.0), accountant=acc)
+    assert acc.spent_budget == []
+
+
+def test_non_private_component_is_refused(data):
+    X, y = data
+    pipe = Pipeline([("scale", SkStandardScaler()), ("clf", nb())])
+    with pytest.raises(NonPrivateComponentError, match="scale"):
+        fit(X, y, estimator=pipe, grid={"clf__var_smoothing": [1e-9, 1e-3]})
+
+
+def _captured_utilities(monkeypatch, search, X, y):
+    """Run ``search.fit`` and return the exact utilities its selector received."""
+    seen = []
+    original = PartitionEvaluator.evaluate
+
+    def spy(self, *args, **kwargs):
+        values = original(self, *args, **kwargs)
+        seen.append(np.array(values, copy=True))
+        return values
+
+    monkeypatch.setattr(PartitionEvaluator, "evaluate", spy)
+    search.fit(X, y)
+    return seen[0]
+
+
+def _all_numbers(obj, depth=0):
+    """Every float reachable from ``obj`` (attributes, containers, arrays)."""
+    if depth > 6:
+        return
+    if isinstance(obj, (float, np.floating)):
+        yield float(obj)
+    elif isinstance(obj, np.ndarray) and obj.dtype.kind == "f":
+        yield from (float(v) for v in obj.ravel())
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _all_numbers(v, depth + 1)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            yield from _all_numbers(v, depth + 1)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        yield from _all_numbers(vars(obj), depth + 1)
+
+
+@pytest.mark.parametrize("selection", ["permute_and_flip", "svt"])
+def test_no_exact_utility_survives_fit(data, monkeypatch, selection):
+    X, y = data
+    search = DPGridSearchCV(nb(), GRID, selection=selection, random_state=0,
+                            accountant=BudgetAccountant(), min_partition_size=50, verbose=2)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        utilities = _captured_utilities(monkeypatch, search, X, y)
+    stored = set(_all_numbers({k: v for k, v in vars(search).items() if k != "estimator"}))
+    for u in utilities:
+        assert u not in stored
+        assert f"{u:.4f}" not in out.getvalue()
+    assert "partitions" in out.getvalue()
+
+
+def test_sensitivity_one_row_changes_one_partition(data):
+    X, y = data
+    X2 = X.copy()
+    X2[17] = -X2[17]  # replace one record
+    y2 = y.copy()
+    y2[17] = 1 - y2[17]
+    scorer = check_bounded_scorer(None, None, nb())
+    candidates = [{"var_smoothing": v} for v in GRID["var_smoothing"]]
+
+    def per_partition(Xd, yd):
+        ev = PartitionEvaluator(nb(), scorer, n_partitions=12, cv=0.25, inner_epsilon="same",
+                                n_jobs=None, pre_dispatch="2*n_jobs", error_score=0.0,
+                                seeds=SeedPlan(3))
+        return ev.evaluate_partitions(Xd, yd, candidates, {})
+
+    a, b = per_partition(X, y), per_partition(X2, y2)
+    changed = np.flatnonzero(np.any(a != b, axis=0))
+    assert len(changed) <= 1
+    assert np.all(np.abs(a.mean(axis=1) - b.mean(axis=1)) <= 1 / 12 + 1e-12)
+
+
+def test_reproducible_and_independent_of_n_jobs(data):
+    X, y = data
+    a = fit(X, y, grid={"C": [0.01, 1.0, 100.0]}, estimator=lr(), n_jobs=1)
+    b = fit(X, y, grid={"C": [0.01, 1.0, 100.0]}, estimator=lr(), n_jobs=2)
+    assert a.best_params_ == b.best_params_
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+
+
+def test_clear_winner_is_selected(data):
+    X, y = data
+    wins = 0
+    for seed in range(5):
+        search = fit(X, y, grid={"var_smoothing": [1e-9, 50.0, 100.0]}, epsilon=4.0,
+                     random_state=seed, refit=False, min_partition_size=40)
+        wins += search.best_params_["var_smoothing"] == 1e-9
+    assert wins >= 4
+
+
+def test_failed_candidates_get_error_score(data):
+    X, y = data
+    search = fit(X, y, grid={"var_smoothing": [-1.0, 1e-9]}, epsilon=4.0, refit=False)
+    assert search.best_params_ == {"var_smoothing": 1e-9}
+    with pytest.warns(UserWarning, match="voids"), pytest.raises(ValueError):
+        fit(X, y, grid={"var_smoothing": [-1.0]}, error_score="raise")
+
+
+def test_too_few_rows_for_partitions(data):
+    X, y = data
+    with pytest.raises(ValueError, match="min_partition_size"):
+        fit(X[:60], y[:60], min_partition_size=50, n_partitions=2)
+
+
+def test_pipeline_clone_pickle_and_nesting(data):
+    X, y = data
+    pipe = Pipeline([("id", FunctionTransformer()), ("clf", lr())])
+    search = DPGridSearchCV(pipe, {"clf__C": [0.1, 10.0]}, random_state=0,
+                            accountant=BudgetAccountant(), min_partition_size=50)
+    assert clone(search).get_params()["estimator__clf__C"] == 1.0
+    search.set_params(estimator__clf__epsilon=0.5)
+    search.fit(X, y)
+    assert search.privacy_spent_.epsilon == pytest.approx(1.5)
+    restored = pickle.loads(pickle.dumps(search))
+    np.testing.assert_array_equal(restored.predict(X), search.predict(X))
+    outer = Pipeline([("id", FunctionTransformer()), ("search", clone(search))]).fit(X, y)
+    assert outer.predict(X).shape == (len(X),)
