@@ -149,6 +149,10 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _final_model_params(self, result: TuningResult) -> dict:
         return result.candidate_params[result.best_index]
 
+    def _refit_epsilon_scale(self) -> float | None:
+        """Factor on the DP epsilons of the refitted model (budget modes); None: as given."""
+        return None
+
     # -- helpers -------------------------------------------------------------------------------
     def _log(self, level: int, message: str) -> None:
         """Print public progress information (never a score) when ``verbose >= level``."""
@@ -192,7 +196,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             The fitted search.
         """
         self._check_error_score()
-        check_leak_free_configuration(self.estimator)
+        check_leak_free_configuration(self.estimator, self._search_space())
         X, y = indexable(X, y)
         n_samples = _num_samples(X)  # n is public under replace-one neighbours
         seeds = SeedPlan(self.random_state)
@@ -248,7 +252,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _refit(self, X, y, fit_params, seeds, result):
         params = self._final_model_params(result)
         est = prepare_clone(self.estimator, params,
-                            seed=seeds.seed("refit") if seeds.seeded else None)
+                            seed=seeds.seed("refit") if seeds.seeded else None,
+                            epsilon_scale=self._refit_epsilon_scale())
         start = time.perf_counter()
         fit_on_rows(est, X, y, None, fit_params)
         self.refit_time_ = time.perf_counter() - start

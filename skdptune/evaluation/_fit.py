@@ -39,8 +39,9 @@ def prepare_clone(estimator, params, *, seed=None, epsilon_scale=None, epsilon_t
     params : dict
         Candidate parameters (nested ``step__param`` names allowed).
     seed : int or None
-        When given, every diffprivlib component whose ``random_state`` is ``None`` gets a seed
-        derived from it (reproducible runs). ``None`` keeps diffprivlib's secure generator.
+        When given, every diffprivlib component (and any other component whose
+        ``random_state`` is ``None``) gets a seed derived from it and its path (reproducible
+        runs). ``None`` keeps the estimator's own settings (diffprivlib's secure generator).
     epsilon_scale : float or None
         Multiplies every diffprivlib component's ``epsilon`` (after ``params`` are set).
     epsilon_total : float or None

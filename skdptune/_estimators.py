@@ -1,0 +1,786 @@
+"""Walking an estimator tree: privacy cost, private components, accountants, seeds, leaks.
+
+Everything in skdptune that needs to look *inside* an estimator goes through this module. It
+understands diffprivlib models, scikit-learn's composites (:class:`~sklearn.pipeline.Pipeline`
+-- including ``make_pipeline`` and nested pipelines --, :class:`~sklearn.compose.ColumnTransformer`
+and :class:`~sklearn.pipeline.FeatureUnion`) and a short list of transformers that learn nothing
+private from the data.
+
+Paths
+-----
+A component is named by its *path*: its scikit-learn nested parameter name relative to the
+estimator, e.g. ``"clf"``, ``"preprocess__num__scaler"`` or ``"remainder"`` of a
+``ColumnTransformer``. The estimator itself has the empty path ``""``. A path can be used
+directly with ``set_params`` (``f"{path}__epsilon"``, or ``"epsilon"`` for the root).
+
+Privacy cost
+------------
+Neighbouring relation: replace-one (bounded DP; ``n`` public). The privacy cost of an estimator
+is the ``(epsilon, delta)`` of fitting it once on the rows. diffprivlib components add their
+``epsilon`` and ``delta`` (``delta`` is 0 for models without that parameter) by *sequential
+composition*: every component reads the same records. This holds for the branches of a
+``ColumnTransformer`` or ``FeatureUnion`` too: they see different columns of the *same* rows,
+so replacing one record changes the input of every branch, and their costs add up.
+
+Free (data-independent) components cost nothing:
+
+* ``None``, ``"passthrough"`` and ``"drop"`` steps;
+* :class:`~sklearn.preprocessing.PolynomialFeatures`, :class:`~sklearn.preprocessing.Normalizer`,
+  :class:`~sklearn.preprocessing.Binarizer` (row-wise; they learn only the number of features);
+* :class:`~sklearn.preprocessing.FunctionTransformer`, unless ``check_inverse=True`` with both
+  ``func`` and ``inverse_func`` given (it then compares them on the data and warns). Its ``func``
+  is assumed to be row-wise (each output row depends only on its input row) -- skdptune cannot
+  check arbitrary code;
+* :class:`~sklearn.preprocessing.SplineTransformer` with ``knots`` given as an array of public
+  positions and ``extrapolation != "error"`` (``"uniform"``/``"quantile"`` knots are read off
+  the data; ``"error"`` raises when data lie outside the knots);
+* :class:`~sklearn.preprocessing.OneHotEncoder` with public ``categories=[...]`` lists,
+  ``handle_unknown`` in ``("ignore", "infrequent_if_exist")``, ``min_frequency=None``,
+  ``max_categories=None`` and ``drop=None`` (with ``drop`` set it warns when the data contain
+  unknown categories);
+* :class:`~sklearn.preprocessing.OrdinalEncoder` with public ``categories=[...]`` lists,
+  ``handle_unknown="use_encoded_value"``, ``min_frequency=None`` and ``max_categories=None``;
+* :class:`~sklearn.impute.SimpleImputer` with ``strategy="constant"`` and ``add_indicator=False``.
+
+Only these exact classes are free (not subclasses, which may learn from data). Every other
+component that is fitted -- scikit-learn's own scalers, ``KBinsDiscretizer``, any non-DP model
+such as :class:`sklearn.linear_model.LogisticRegression`, any other meta-estimator -- makes the
+estimator non-private, and :func:`estimator_privacy` raises
+:class:`~skdptune.exceptions.NonPrivateComponentError` naming it (unless
+``allow_nonprivate=True``). A ``ColumnTransformer``'s column selection is assumed to depend on
+the schema only (names, dtypes), which is public.
+
+Search spaces
+-------------
+Functions that take a ``space`` accept what ``GridSearchCV`` and ``RandomizedSearchCV`` accept: a
+dict, or a list of dicts, mapping nested parameter names to lists of values or to
+``scipy.stats`` distributions. When the space changes a cost parameter, the cost reported is the
+**maximum over the space**, and every candidate must be private. Only the parameters that can
+change privacy are examined, so large grids stay cheap:
+
+* ``epsilon`` / ``delta`` (the last component of the name): the cost is increasing in them, so
+  the largest listed value is used, or the upper end of a distribution's support (an unbounded
+  support is an error: the privacy cost would be unbounded);
+* step replacements (values that are estimators, ``"passthrough"`` or ``"drop"``, or a name that
+  is a component of the estimator) and the settings that decide whether a transformer is free
+  (``categories``, ``handle_unknown``, ``knots``, ``strategy``, ...): every listed value is
+  enumerated, in all combinations (at most ``10_000`` settings; split larger spaces). A
+  distribution over such a parameter cannot be checked and is refused;
+* the settings that decide whether diffprivlib reads bounds off the data (``bounds``,
+  ``data_norm``, ``classes``, ``bounds_X``, ``bounds_y``): a listed ``None`` is the worst case.
+
+Any other parameter (``C``, ``max_depth``, ...) does not change privacy and is ignored.
+The ``(epsilon, delta)`` returned over a space is the componentwise maximum: every candidate is
+``(epsilon_c, delta_c)``-DP with ``epsilon_c <= epsilon`` and ``delta_c <= delta``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import math
+import numbers
+import sys
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from diffprivlib import BudgetAccountant
+from diffprivlib.utils import PrivacyLeakWarning
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.impute import SimpleImputer
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import (
+    Binarizer,
+    FunctionTransformer,
+    Normalizer,
+    OneHotEncoder,
+    OrdinalEncoder,
+    PolynomialFeatures,
+    SplineTransformer,
+)
+from sklearn.utils import check_scalar
+
+from .exceptions import NonPrivateComponentError, PrivacyLeakError
+
+__all__ = [
+    "estimator_privacy",
+    "nonprivate_components",
+    "iter_dp_components",
+    "with_throwaway_accountants",
+    "scale_dp_epsilons",
+    "set_total_epsilon",
+    "seed_dp_components",
+    "check_leak_free_configuration",
+    "leak_warnings_as_errors",
+]
+
+# Parameters whose value the privacy cost is increasing in.
+_COST_PARAMS = frozenset({"epsilon", "delta"})
+# Parameters that decide whether a component learns from the data, or the shape of the tree.
+_STRUCTURE_PARAMS = frozenset(
+    {
+        "steps",
+        "transformers",
+        "transformer_list",
+        "remainder",
+        "categories",
+        "handle_unknown",
+        "min_frequency",
+        "max_categories",
+        "drop",
+        "knots",
+        "extrapolation",
+        "strategy",
+        "add_indicator",
+        "check_inverse",
+        "func",
+        "inverse_func",
+        "centered",
+    }
+)
+# diffprivlib parameters that, when None, are read off the data (PrivacyLeakWarning).
+_LEAK_PARAMS = ("bounds", "data_norm", "bounds_X", "bounds_y", "classes")
+_LEAK_ADVICE = {
+    "bounds": "bounds=(lower, upper) with public per-feature bounds",
+    "data_norm": "data_norm to a public bound on the rows' L2 norm",
+    "bounds_X": "bounds_X=(lower, upper) with public per-feature bounds",
+    "bounds_y": "bounds_y=(lower, upper) with public bounds on the target",
+    "classes": "classes to the public list of labels",
+}
+_FREE_STEPS = ("passthrough", "drop")
+_MAX_SETTINGS = 10_000
+
+_DP = "dp"
+_FREE = "free"
+_NONPRIVATE = "nonprivate"
+
+_OPT_OUT = (
+    "Or opt out explicitly with allow_nonprivate=True: the result is then not differentially "
+    "private, and the opt-out is reported."
+)
+_HINTS_BY_NAME = {
+    "StandardScaler": "use diffprivlib.models.StandardScaler(bounds=...) with public bounds",
+    "MinMaxScaler": (
+        "use diffprivlib.models.StandardScaler(bounds=...), or a FunctionTransformer with "
+        "public constants"
+    ),
+    "RobustScaler": "use diffprivlib.models.StandardScaler(bounds=...) with public bounds",
+    "MaxAbsScaler": (
+        "use diffprivlib.models.StandardScaler(bounds=...), or a FunctionTransformer with "
+        "public constants"
+    ),
+    "QuantileTransformer": "use diffprivlib.models.StandardScaler(bounds=...) with public bounds",
+    "PowerTransformer": "use diffprivlib.models.StandardScaler(bounds=...) with public bounds",
+    "KBinsDiscretizer": "bin with a FunctionTransformer and public bin edges",
+    "LogisticRegression": "use diffprivlib.models.LogisticRegression(data_norm=...)",
+    "LinearRegression": "use diffprivlib.models.LinearRegression(bounds_X=..., bounds_y=...)",
+    "GaussianNB": "use diffprivlib.models.GaussianNB(bounds=...)",
+    "KMeans": "use diffprivlib.models.KMeans(bounds=...)",
+    "PCA": "use diffprivlib.models.PCA(data_norm=..., bounds=...)",
+    "RandomForestClassifier": (
+        "use diffprivlib.models.RandomForestClassifier(bounds=..., classes=...)"
+    ),
+    "DecisionTreeClassifier": (
+        "use diffprivlib.models.DecisionTreeClassifier(bounds=..., classes=...)"
+    ),
+    "OneHotEncoder": (
+        "it is data-independent only with public categories=[...] lists, handle_unknown='ignore' "
+        "or 'infrequent_if_exist', min_frequency=None, max_categories=None and drop=None"
+    ),
+    "OrdinalEncoder": (
+        "it is data-independent only with public categories=[...] lists, "
+        "handle_unknown='use_encoded_value', min_frequency=None and max_categories=None"
+    ),
+    "SimpleImputer": "use strategy='constant' with add_indicator=False",
+    "SplineTransformer": (
+        "pass knots as an array of public positions and an extrapolation other than 'error'"
+    ),
+    "FunctionTransformer": (
+        "with check_inverse=True it compares func and inverse_func on the data and warns; "
+        "set check_inverse=False"
+    ),
+}
+_DEFAULT_HINT = "use a diffprivlib model or a data-independent transformer instead"
+
+
+@dataclass(frozen=True)
+class _Component:
+    """One leaf of an estimator tree: its path, a description for messages, and its role."""
+
+    path: str
+    where: str
+    estimator: Any
+    role: str
+
+
+# --------------------------------------------------------------------------------------------
+# Walking one estimator
+# --------------------------------------------------------------------------------------------
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}__{name}" if prefix else name
+
+
+def _public_name(obj: Any) -> str:
+    """``sklearn.preprocessing.StandardScaler`` rather than ``sklearn.preprocessing._data...``."""
+    cls = type(obj)
+    parts = (cls.__module__ or "").split(".")
+    for i in range(1, len(parts) + 1):
+        module = sys.modules.get(".".join(parts[:i]))
+        if module is not None and getattr(module, cls.__name__, None) is cls:
+            return f"{'.'.join(parts[:i])}.{cls.__qualname__}"
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _is_dp_component(estimator: Any) -> bool:
+    """True for diffprivlib's models: defined in ``diffprivlib.*`` with an ``epsilon`` param."""
+    module = type(estimator).__module__ or ""
+    if not module.startswith("diffprivlib.") or not hasattr(estimator, "get_params"):
+        return False
+    return "epsilon" in estimator.get_params(deep=False)
+
+
+def _is_free_step(step: Any) -> bool:
+    return step is None or (isinstance(step, str) and step in _FREE_STEPS)
+
+
+def _is_data_independent(estimator: Any) -> bool:
+    """Whether a (non-composite, non-DP) component learns nothing private from the data."""
+    cls = type(estimator)
+    if cls in (PolynomialFeatures, Normalizer, Binarizer):
+        return True
+    params = estimator.get_params(deep=False)
+    if cls is FunctionTransformer:
+        compares_on_data = (
+            params["check_inverse"]
+            and params["func"] is not None
+            and params["inverse_func"] is not None
+        )
+        return not compares_on_data
+    if cls is SplineTransformer:
+        return not isinstance(params["knots"], str) and params["extrapolation"] != "error"
+    if cls is OneHotEncoder:
+        return (
+            not isinstance(params["categories"], str)
+            and params["handle_unknown"] in ("ignore", "infrequent_if_exist")
+            and params["min_frequency"] is None
+            and params["max_categories"] is None
+            and params["drop"] is None
+        )
+    if cls is OrdinalEncoder:
+        return (
+            not isinstance(params["categories"], str)
+            and params["handle_unknown"] == "use_encoded_value"
+            and params["min_frequency"] is None
+            and params["max_categories"] is None
+        )
+    if cls is SimpleImputer:
+        return params["strategy"] == "constant" and not params["add_indicator"]
+    return False
+
+
+def _children(estimator: Any) -> list[tuple[str, Any, str]] | None:
+    """``(name, child, kind)`` of a composite understood here, ``None`` for a leaf."""
+    if isinstance(estimator, Pipeline):
+        return [(name, step, "Pipeline step") for name, step in estimator.steps]
+    if isinstance(estimator, ColumnTransformer):
+        kind = "ColumnTransformer transformer"
+        return [(name, trans, kind) for name, trans, _ in estimator.transformers] + [
+            ("remainder", estimator.remainder, "ColumnTransformer remainder")
+        ]
+    if isinstance(estimator, FeatureUnion):
+        kind = "FeatureUnion transformer"
+        return [(name, trans, kind) for name, trans in estimator.transformer_list]
+    return None
+
+
+def _walk(estimator: Any, path: str = "", where: str = "The estimator") -> list[_Component]:
+    """The leaves of ``estimator``'s tree, in order, with their role (dp, free, nonprivate)."""
+    if _is_free_step(estimator):
+        return []
+    if isinstance(estimator, str):
+        raise ValueError(f"{where} is the string {estimator!r}, which is not a valid component.")
+    children = _children(estimator)
+    if children is not None:
+        out = []
+        for name, child, kind in children:
+            sub = _join(path, name)
+            out += _walk(child, sub, f"{kind} '{sub}'")
+        return out
+    if _is_dp_component(estimator):
+        role = _DP
+    elif hasattr(estimator, "get_params") and _is_data_independent(estimator):
+        role = _FREE
+    else:
+        role = _NONPRIVATE
+    return [_Component(path, where, estimator, role)]
+
+
+def _dp_cost(component: _Component) -> tuple[float, float]:
+    """Validated ``(epsilon, delta)`` of one diffprivlib component."""
+    params = component.estimator.get_params(deep=False)
+    label = f"{component.where} ({_public_name(component.estimator)})"
+    epsilon = _check_cost_value(params["epsilon"], "epsilon", label)
+    delta = _check_cost_value(params.get("delta", 0.0), "delta", label)
+    return epsilon, delta
+
+
+def _check_cost_value(value: Any, name: str, label: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{label}: {name} must be a real number, got {value!r}.")
+    value = float(value)
+    if not math.isfinite(value):
+        raise ValueError(f"{label}: {name}={value} gives an unbounded privacy cost.")
+    if value < 0 or (name == "delta" and value > 1):
+        allowed = "in [0, 1]" if name == "delta" else "non-negative"
+        raise ValueError(f"{label}: {name} must be {allowed}, got {value}.")
+    return value
+
+
+def _nonprivate_message(components: list[_Component], setting: dict) -> str:
+    lines = []
+    for comp in components:
+        hint = _HINTS_BY_NAME.get(type(comp.estimator).__name__, _DEFAULT_HINT)
+        lines.append(
+            f"{comp.where} ({_public_name(comp.estimator)}) learns from the data without "
+            f"differential privacy; {hint}."
+        )
+    if setting:
+        lines.append(f"(This happens for the search-space setting {setting!r}.)")
+    lines.append(_OPT_OUT)
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Enumerating the settings of a search space that matter for privacy
+# --------------------------------------------------------------------------------------------
+
+
+def _subspaces(space: Any) -> list[Mapping]:
+    if isinstance(space, Mapping):
+        return [space]
+    if isinstance(space, Sequence) and not isinstance(space, str):
+        if not space:
+            raise ValueError("The search space is an empty list.")
+        for sub in space:
+            if not isinstance(sub, Mapping):
+                raise TypeError(f"A search space must be a dict or a list of dicts; got {sub!r}.")
+        return list(space)
+    raise TypeError(f"A search space must be a dict or a list of dicts; got {space!r}.")
+
+
+def _is_distribution(values: Any) -> bool:
+    return hasattr(values, "rvs")
+
+
+def _is_component_value(value: Any) -> bool:
+    return (
+        hasattr(value, "get_params")
+        or hasattr(value, "fit")
+        or (isinstance(value, str) and value in _FREE_STEPS)
+    )
+
+
+def _upper_cost_value(key: str, dist: Any, last: str) -> float:
+    if not hasattr(dist, "support"):
+        raise ValueError(
+            f"Cannot bound the privacy cost: the distribution for {key!r} has no support()."
+        )
+    lower, upper = (float(v) for v in dist.support())
+    if not math.isfinite(upper):
+        raise ValueError(
+            f"The distribution for {key!r} has an unbounded support ({lower}, {upper}), so the "
+            f"privacy cost over the search space is unbounded; use a distribution with a finite "
+            f"upper end (e.g. scipy.stats.uniform or loguniform) or a list of values."
+        )
+    label = f"search-space distribution for {key!r}"
+    _check_cost_value(lower, last, label)
+    return _check_cost_value(upper, last, label)
+
+
+def _axis(key: str, values: Any, base_params: Mapping) -> list | None:
+    """The values of ``key`` to enumerate, or ``None`` when ``key`` cannot change privacy."""
+    if not isinstance(key, str):
+        raise TypeError(f"Search-space keys must be parameter names; got {key!r}.")
+    last = key.rpartition("__")[2]
+    names_component = _is_component_value(base_params.get(key))
+    if _is_distribution(values):
+        if last in _COST_PARAMS:
+            return [_upper_cost_value(key, values, last)]
+        if last in _STRUCTURE_PARAMS or names_component:
+            raise ValueError(
+                f"Cannot check the privacy of the search space: {key!r} is drawn from a "
+                f"distribution but decides whether a component is private; give a list."
+            )
+        # A leak parameter drawn from a distribution is never None: keep it (it is not None).
+        return [values] if last in _LEAK_PARAMS else None
+    if isinstance(values, str) or not isinstance(values, (Sequence, np.ndarray)):
+        raise TypeError(
+            f"Search-space values for {key!r} must be a list (or a scipy.stats distribution); "
+            f"got {values!r}."
+        )
+    values = list(values)
+    if not values:
+        raise ValueError(f"Search-space values for {key!r} are an empty list.")
+    if last in _COST_PARAMS:
+        label = f"search-space value of {key!r}"
+        return [max(_check_cost_value(v, last, label) for v in values)]
+    if last in _LEAK_PARAMS and not (names_component or any(map(_is_component_value, values))):
+        # Only None leaks: it is the worst case; otherwise any listed value will do.
+        return [None] if any(v is None for v in values) else values[:1]
+    if last in _STRUCTURE_PARAMS or names_component or any(map(_is_component_value, values)):
+        return values
+    return None
+
+
+def _privacy_settings(estimator: Any, space: Any) -> Iterator[dict]:
+    """The parameter settings of ``space`` that can differ in privacy (``{}``: no space)."""
+    if space is None:
+        yield {}
+        return
+    base_params = estimator.get_params(deep=True)
+    grids = []
+    for sub in _subspaces(space):
+        axes = {}
+        for key, values in sub.items():
+            axis = _axis(key, values, base_params)
+            if axis is not None:
+                axes[key] = axis
+        grids.append(axes)
+    n_settings = sum(math.prod(len(v) for v in axes.values()) for axes in grids)
+    if n_settings > _MAX_SETTINGS:
+        raise ValueError(
+            f"The search space has {n_settings} combinations of privacy-relevant settings (step "
+            f"replacements, encoder settings, ...), more than {_MAX_SETTINGS}; split it into "
+            f"smaller spaces."
+        )
+    for axes in grids:
+        for combo in itertools.product(*axes.values()):
+            yield dict(zip(axes.keys(), combo, strict=True))
+
+
+def _candidates(estimator: Any, space: Any) -> Iterator[tuple[dict, Any]]:
+    """``(setting, estimator with setting applied)``; the estimator is never modified."""
+    for setting in _privacy_settings(estimator, space):
+        if not setting:
+            yield setting, estimator
+            continue
+        candidate = clone(estimator)
+        try:
+            candidate.set_params(**{k: clone(v, safe=False) for k, v in setting.items()})
+        except ValueError as exc:
+            raise ValueError(
+                f"The search-space setting {setting!r} cannot be applied to the estimator: {exc}"
+            ) from exc
+        yield setting, candidate
+
+
+# --------------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------------
+
+
+def estimator_privacy(
+    estimator: Any, space: Any = None, *, allow_nonprivate: bool = False
+) -> tuple[float, float]:
+    """Privacy cost ``(epsilon, delta)`` of fitting ``estimator`` once on the rows.
+
+    Neighbouring relation: replace-one. diffprivlib components add their ``epsilon`` and
+    ``delta`` (sequential composition: all components, including the branches of a
+    ``ColumnTransformer`` or ``FeatureUnion``, read the same records). Known data-independent
+    transformers cost nothing (see the module docstring for the exact list).
+
+    Parameters
+    ----------
+    estimator : estimator
+        A diffprivlib model, or a ``Pipeline`` / ``ColumnTransformer`` / ``FeatureUnion``
+        (nested at will) of diffprivlib models and free transformers. Not modified.
+    space : dict, list of dicts or None
+        The search space (``GridSearchCV``'s ``param_grid`` or ``RandomizedSearchCV``'s
+        ``param_distributions``). The cost is then the maximum over the space, and every
+        candidate must be private.
+    allow_nonprivate : bool, default=False
+        If False, a component that learns from the data without differential privacy raises
+        :class:`~skdptune.exceptions.NonPrivateComponentError`. If True, such components are
+        skipped (they cost nothing *in this sum*, but the result is not differentially private);
+        list them with :func:`nonprivate_components` and report the opt-out.
+
+    Returns
+    -------
+    epsilon, delta : float
+        Data-independent upper bounds on the cost of one fit of any candidate (componentwise
+        maximum over the space; sums use :func:`math.fsum`).
+
+    Raises
+    ------
+    NonPrivateComponentError
+        A component (of the estimator or of some candidate) is not private, and
+        ``allow_nonprivate`` is False. The message names the component's path.
+    ValueError
+        The cost is unbounded (infinite ``epsilon``, a distribution over ``epsilon`` with an
+        infinite support) or the space cannot be checked.
+    """
+    eps_max, delta_max = 0.0, 0.0
+    for setting, candidate in _candidates(estimator, space):
+        components = _walk(candidate)
+        nonprivate = [c for c in components if c.role == _NONPRIVATE]
+        if nonprivate and not allow_nonprivate:
+            raise NonPrivateComponentError(_nonprivate_message(nonprivate, setting))
+        costs = [_dp_cost(c) for c in components if c.role == _DP]
+        eps_max = max(eps_max, math.fsum(e for e, _ in costs))
+        delta_max = max(delta_max, math.fsum(d for _, d in costs))
+    return eps_max, delta_max
+
+
+def nonprivate_components(estimator: Any, space: Any = None) -> list[str]:
+    """Paths of the components that learn from the data without differential privacy.
+
+    Parameters
+    ----------
+    estimator : estimator
+        The estimator to inspect. Not modified.
+    space : dict, list of dicts or None
+        When given, the union over every candidate of the space.
+
+    Returns
+    -------
+    list of str
+        Nested parameter names (``""`` for the estimator itself), in order of first
+        appearance, without repeats. Empty when the estimator is fully private.
+    """
+    paths: list[str] = []
+    for _setting, candidate in _candidates(estimator, space):
+        for comp in _walk(candidate):
+            if comp.role == _NONPRIVATE and comp.path not in paths:
+                paths.append(comp.path)
+    return paths
+
+
+def iter_dp_components(estimator: Any) -> list[tuple[str, Any]]:
+    """``(path, component)`` for every diffprivlib component of ``estimator``, in tree order.
+
+    Components hidden inside meta-estimators skdptune does not understand (which are non-private
+    anyway) are not listed.
+    """
+    return [(c.path, c.estimator) for c in _walk(estimator) if c.role == _DP]
+
+
+def with_throwaway_accountants(estimator: Any) -> Any:
+    """Give every diffprivlib component its own fresh, unlimited ``BudgetAccountant``.
+
+    Sets, in place, every ``accountant`` parameter (found through ``get_params(deep=True)``, so
+    at any depth) whose value is a ``BudgetAccountant`` to a new ``BudgetAccountant()``. Fitting
+    the result then charges nothing to the user's accountant nor to diffprivlib's default one:
+    the search charges its total once, itself.
+
+    Parameters
+    ----------
+    estimator : estimator
+        An estimator the caller owns, typically a fresh ``clone`` (it is modified).
+
+    Returns
+    -------
+    estimator
+        The same object.
+    """
+    updates = {
+        key: BudgetAccountant()
+        for key, value in estimator.get_params(deep=True).items()
+        if key.rpartition("__")[2] == "accountant" and isinstance(value, BudgetAccountant)
+    }
+    if updates:
+        estimator.set_params(**updates)
+    return estimator
+
+
+def _check_positive(value: Any, name: str) -> float:
+    check_scalar(value, name, numbers.Real, min_val=0, include_boundaries="neither")
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}.")
+    return float(value)
+
+
+def _dp_epsilons(estimator: Any) -> list[tuple[str, float]]:
+    return [(comp.path, _dp_cost(comp)[0]) for comp in _walk(estimator) if comp.role == _DP]
+
+
+def _set_epsilons(estimator: Any, epsilons: list[tuple[str, float]]) -> None:
+    if epsilons:
+        estimator.set_params(**{_join(path, "epsilon"): eps for path, eps in epsilons})
+
+
+def scale_dp_epsilons(estimator: Any, factor: float) -> Any:
+    """Multiply, in place, every diffprivlib component's ``epsilon`` by ``factor`` (> 0).
+
+    The privacy cost (:func:`estimator_privacy`) is then multiplied by ``factor`` (``delta``
+    unchanged). Returns the same object.
+    """
+    factor = _check_positive(factor, "factor")
+    _set_epsilons(estimator, [(p, eps * factor) for p, eps in _dp_epsilons(estimator)])
+    return estimator
+
+
+def set_total_epsilon(estimator: Any, total: float) -> Any:
+    """Scale, in place, all diffprivlib ``epsilon``s proportionally so that they sum to ``total``.
+
+    The sum is made to never exceed ``total`` (floating-point rounding is corrected downwards,
+    by a few units in the last place at most), so a budget of exactly ``total`` suffices.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Modified in place.
+    total : float
+        The new total ``epsilon`` (> 0).
+
+    Returns
+    -------
+    estimator
+        The same object.
+
+    Raises
+    ------
+    ValueError
+        ``total`` is not positive, or the estimator has no diffprivlib component with a positive
+        ``epsilon``.
+    """
+    total = _check_positive(total, "total")
+    epsilons = _dp_epsilons(estimator)
+    current = math.fsum(eps for _, eps in epsilons)
+    if current <= 0:
+        raise ValueError(
+            "Cannot set the total epsilon: the estimator has no diffprivlib component with a "
+            "positive epsilon."
+        )
+    paths = [p for p, _ in epsilons]
+    scaled = [eps / current * total for _, eps in epsilons]
+    while math.fsum(scaled) > total:
+        i = int(np.argmax(scaled))
+        scaled[i] = math.nextafter(scaled[i], 0.0)
+    _set_epsilons(estimator, list(zip(paths, scaled, strict=True)))
+    return estimator
+
+
+def _derived_seed(seed: int, path: str) -> int:
+    entropy = [seed, *path.encode("utf-8")]
+    return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint32)[0])
+
+
+def seed_dp_components(estimator: Any, seed: int) -> Any:
+    """Seed, in place, the randomness of ``estimator``'s components from ``seed``.
+
+    Every diffprivlib component, and every other component whose ``random_state`` is ``None``,
+    gets ``random_state`` = an int in ``[0, 2**32)`` derived from ``seed`` and the component's
+    path with :class:`numpy.random.SeedSequence` (so it is the same in every process and run).
+    Components get distinct seeds; an explicit ``random_state`` of a non-DP component is kept.
+
+    Seeded noise is for testing and teaching, not production. To make repeated fits of the same
+    estimator independent (partitions, repetitions), pass a different ``seed`` to each fit.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Modified in place.
+    seed : int
+        Non-negative.
+
+    Returns
+    -------
+    estimator
+        The same object.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}.")
+    seed = int(seed)
+    dp_paths = {path for path, _ in iter_dp_components(estimator)}
+    updates = {}
+    for key, value in estimator.get_params(deep=True).items():
+        owner, _, last = key.rpartition("__")
+        if last == "random_state" and (value is None or owner in dp_paths):
+            updates[key] = _derived_seed(seed, owner)
+    if updates:
+        estimator.set_params(**updates)
+    return estimator
+
+
+def check_leak_free_configuration(estimator: Any, space: Any = None) -> None:
+    """Refuse, before any data is touched, a diffprivlib component that would read the data.
+
+    diffprivlib reads a privacy parameter off the data, and emits ``PrivacyLeakWarning``, when
+    it is ``None``: ``bounds`` (``GaussianNB``, ``StandardScaler``, ``KMeans``,
+    ``RandomForestClassifier``, ``DecisionTreeClassifier``, and ``PCA`` unless
+    ``centered=True``), ``data_norm`` (``LogisticRegression``, ``PCA``), ``classes`` (forest,
+    tree), ``bounds_X`` / ``bounds_y`` (``LinearRegression``). The check is static: it depends
+    on the parameters only.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Not modified.
+    space : dict, list of dicts or None
+        When given, every candidate of the space is checked too.
+
+    Raises
+    ------
+    PrivacyLeakError
+        Naming the component(s) and parameter(s) at fault.
+    """
+    for setting, candidate in _candidates(estimator, space):
+        problems = []
+        for comp in _walk(candidate):
+            if comp.role != _DP:
+                continue
+            params = comp.estimator.get_params(deep=False)
+            missing = [
+                name
+                for name in _LEAK_PARAMS
+                if name in params
+                and params[name] is None
+                and not (name == "bounds" and "centered" in params and params["centered"])
+            ]
+            if missing:
+                nones = " and ".join(f"{name}=None" for name in missing)
+                advice = "; ".join(f"set {_LEAK_ADVICE[name]}" for name in missing)
+                pronoun = "it" if len(missing) == 1 else "them"
+                problems.append(
+                    f"{comp.where} ({_public_name(comp.estimator)}) has {nones}: diffprivlib "
+                    f"would read {pronoun} from the data (PrivacyLeakWarning) and the fit would "
+                    f"not be differentially private; {advice}."
+                )
+        if problems:
+            if setting:
+                problems.append(f"(This happens for the search-space setting {setting!r}.)")
+            raise PrivacyLeakError("\n".join(problems))
+
+
+@contextlib.contextmanager
+def leak_warnings_as_errors() -> Iterator[None]:
+    """Context manager: diffprivlib's ``PrivacyLeakWarning`` inside it raises ``PrivacyLeakError``.
+
+    The warning is turned into an exception where it is emitted, so the fit stops before it
+    uses the bounds it read off the data.
+
+    Warning filters are per process and do not travel to joblib workers: enter this context
+    *inside* the function that runs in the worker (around the ``fit``), not around the
+    ``Parallel`` call. Warning filters are not thread-safe either (joblib's threading backend):
+    :func:`check_leak_free_configuration` is the primary guard, this is the safety net.
+
+    Examples
+    --------
+    >>> from diffprivlib.models import GaussianNB
+    >>> with leak_warnings_as_errors():  # doctest: +SKIP
+    ...     GaussianNB().fit(X, y)
+    Traceback (most recent call last):
+    skdptune.exceptions.PrivacyLeakError: ...
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyLeakWarning)
+        try:
+            yield
+        except PrivacyLeakWarning as exc:
+            raise PrivacyLeakError(f"diffprivlib raised PrivacyLeakWarning: {exc}") from exc

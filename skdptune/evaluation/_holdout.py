@@ -1,0 +1,110 @@
+"""Holdout evaluator: one private run = a DP fit on the train part + a noisy validation score.
+
+This is the base algorithm ``Q`` of randomized repetition (DESIGN.md 4.D; Papernot & Steinke
+2022). Privacy argument (replace-one neighbours, ``n`` public):
+
+* the rows are split once, independently of the data, into a train part and a validation part
+  of ``m`` rows (sizes depend on ``n`` only); the split is shared by all runs, which is fine
+  because the analysis holds conditionally on any fixed split;
+* the model is fitted on the train part only: a diffprivlib fit, ``(eps_model, delta_model)``-DP
+  with respect to the train rows (its own accountant is a throwaway: the search accounts);
+* the validation score is the mean of per-example utilities in [0, 1] over the ``m`` validation
+  rows -- replace-one sensitivity ``1/m`` -- released with Laplace noise of scale
+  ``1 / (m * eps_score)`` through diffprivlib's ``Laplace`` mechanism: ``eps_score``-DP with
+  respect to the validation rows; the fitted model is a fixed function of the train rows here;
+* the replaced record lies in exactly one part, so by parallel composition one run is
+  ``(max(eps_model, eps_score), delta_model)``-DP.
+
+The run releases ``(params, noisy score, fitted model)``; the exact validation score never
+leaves :func:`_noisy_run`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from diffprivlib.mechanisms import Laplace
+from sklearn.utils import _safe_indexing
+
+from ._fit import fit_on_rows, prepare_clone
+
+__all__ = ["HoldoutEvaluator", "holdout_split"]
+
+
+def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Data-independent (train, validation) row indices; ``m = ceil(validation_size * n)``."""
+    order = rng.permutation(n_samples)
+    m = int(np.ceil(validation_size * n_samples))
+    if m < 1 or m >= n_samples:
+        raise ValueError(
+            f"validation_size={validation_size} leaves no rows for training or validation "
+            f"with {n_samples} rows."
+        )
+    return np.sort(order[m:]), np.sort(order[:m])
+
+
+def _noisy_run(estimator, params, X, y, train, validation, score, fit_params, error_score,
+               epsilon_score, fit_seed, noise_seed, epsilon_scale):
+    """One run of Q: returns ``(noisy_score, fitted_model_or_None)``; exact score stays here."""
+    from ..exceptions import PrivacyLeakError
+
+    model = None
+    try:
+        model = prepare_clone(estimator, params, seed=fit_seed, epsilon_scale=epsilon_scale)
+        fit_on_rows(model, X, y, train, fit_params)
+        X_val = _safe_indexing(X, validation)
+        y_val = None if y is None else _safe_indexing(y, validation)
+        utility = float(np.mean(score(model, X_val, y_val)))
+    except PrivacyLeakError:
+        raise
+    except Exception:
+        if error_score == "raise":
+            raise
+        utility, model = float(error_score), None
+    mechanism = Laplace(epsilon=epsilon_score, delta=0.0, sensitivity=1.0 / len(validation),
+                        random_state=noise_seed)
+    return float(mechanism.randomise(utility)), model
+
+
+class HoldoutEvaluator:
+    """Runs of the base algorithm Q on a fixed, data-independent train/validation split.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Base estimator (cloned for every run).
+    score : PerExampleScore
+        Per-example utilities in [0, 1] on the validation rows.
+    epsilon_score : float
+        Budget of each noisy validation score (Laplace, sensitivity ``1/m``).
+    epsilon_scale : float or None
+        Factor applied to the estimator's DP epsilons in every run (budget mode).
+    error_score : float or "raise"
+        Utility of a failed run (before noise).
+    n_jobs : joblib parallelism.
+    """
+
+    def __init__(self, estimator, score, *, epsilon_score, epsilon_scale, error_score, n_jobs):
+        self.estimator = estimator
+        self.score = score
+        self.epsilon_score = epsilon_score
+        self.epsilon_scale = epsilon_scale
+        self.error_score = error_score
+        self.n_jobs = n_jobs
+
+    def run(self, X, y, candidates, split, fit_params, seeds):
+        """Noisy scores and models of ``candidates`` (one run each). Released outputs of Q."""
+        from joblib import Parallel, delayed
+
+        train, validation = split
+        seeded = seeds.seeded
+        outputs = Parallel(n_jobs=self.n_jobs)(
+            delayed(_noisy_run)(
+                self.estimator, params, X, y, train, validation, self.score, fit_params,
+                self.error_score, self.epsilon_score,
+                seeds.seed("fit", r) if seeded else None,
+                seeds.noise_seed("score", r), self.epsilon_scale,
+            )
+            for r, params in enumerate(candidates)
+        )
+        scores = np.array([s for s, _ in outputs], dtype=float)
+        return scores, [m for _, m in outputs]

@@ -1,0 +1,410 @@
+"""Bounded utilities: scores mapped to [0, 1] so that their sensitivity is known (DESIGN 4.A).
+
+Two kinds, for two kinds of evaluators:
+
+* :class:`BoundedScorer` -- one score of a fitted model on a set of rows, ``s``, mapped to the
+  utility ``u = clip((s - lo) / (hi - lo), 0, 1)``. Used where the *sensitivity comes from the
+  partitioning* (subsample-and-aggregate: one replaced record changes one partition's utility,
+  by at most 1). Built by :func:`check_bounded_scorer`.
+* :class:`PerExampleScore` -- one utility in ``[0, 1]`` *per validation row*. Their mean over
+  ``m`` rows has sensitivity ``1 / m`` under replace-one (one replaced row moves one term by at
+  most 1), which is what noisy validation scores (randomized repetition) need. The same objects
+  give per-example *losses* in ``[0, L]`` for DP-GIBO: ``loss = (1 - u) * L`` with
+  ``L = loss_bound`` -- one way to do it, the utilities are the primitive. Built by
+  :func:`check_per_example_score`.
+
+Every value these objects return is an exact function of private data: callers feed it to a
+private mechanism and never store, print or log it. Nothing here logs or warns with a value.
+A non-finite score (NaN) becomes the minimum utility 0, like a failed fit with the default
+``error_score``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sklearn.base import is_classifier, is_regressor
+from sklearn.metrics import check_scoring, get_scorer
+from sklearn.utils import check_scalar
+
+__all__ = [
+    "BoundedScorer",
+    "check_bounded_scorer",
+    "PerExampleScore",
+    "AccuracyScore",
+    "SquaredErrorScore",
+    "AbsoluteErrorScore",
+    "LogLossScore",
+    "check_per_example_score",
+    "DEFAULT_LOG_LOSS_CLIP",
+]
+
+_UNIT = (0.0, 1.0)
+# Scorers whose range is known. r2 and d2 are at most 1 and unbounded below: they are clipped
+# at 0 (a model worse than predicting the mean has the minimum utility).
+_DEFAULT_BOUNDS: dict[str, tuple[float, float]] = {
+    name: _UNIT
+    for name in (
+        "accuracy",
+        "balanced_accuracy",
+        "top_k_accuracy",
+        "average_precision",
+        "f1",
+        "f1_macro",
+        "f1_micro",
+        "f1_weighted",
+        "f1_samples",
+        "precision",
+        "precision_macro",
+        "precision_micro",
+        "precision_weighted",
+        "precision_samples",
+        "recall",
+        "recall_macro",
+        "recall_micro",
+        "recall_weighted",
+        "recall_samples",
+        "jaccard",
+        "jaccard_macro",
+        "jaccard_micro",
+        "jaccard_weighted",
+        "jaccard_samples",
+        "roc_auc",
+        "roc_auc_ovr",
+        "roc_auc_ovo",
+        "roc_auc_ovr_weighted",
+        "roc_auc_ovo_weighted",
+        "r2",
+        "d2_absolute_error_score",
+        "rand_score",
+        "homogeneity_score",
+        "completeness_score",
+        "v_measure_score",
+        "normalized_mutual_info_score",
+        "fowlkes_mallows_score",
+    )
+}
+_DEFAULT_BOUNDS["matthews_corrcoef"] = (-1.0, 1.0)
+
+#: Default clip ``L`` of :class:`LogLossScore`: ``log(100)``, i.e. a predicted probability of the
+#: true class below 1 % counts as maximally wrong. The noise on a mean of ``m`` utilities has
+#: scale ``1/m`` on the utility scale, i.e. ``L/m`` in log-loss units: a smaller ``L`` gives more
+#: signal per unit of noise, a larger one distinguishes more among confident mistakes.
+DEFAULT_LOG_LOSS_CLIP = math.log(100.0)
+
+
+def _to_unit(score: Any, lo: float, hi: float) -> float:
+    value = float(score)
+    if math.isnan(value):
+        return 0.0
+    return min(1.0, max(0.0, (value - lo) / (hi - lo)))
+
+
+class BoundedScorer:
+    """A scikit-learn scorer mapped to the utility scale ``[0, 1]``.
+
+    ``u = clip((s - lo) / (hi - lo), 0, 1)`` where ``s = scorer(estimator, X, y)``; a NaN score
+    gives ``u = 0``. Picklable when ``scorer`` is (scikit-learn's scorers are).
+
+    Parameters
+    ----------
+    scorer : callable
+        ``scorer(estimator, X, y[, sample_weight=...]) -> float``.
+    lo, hi : float
+        Finite, ``lo < hi``: scores at or below ``lo`` give 0, at or above ``hi`` give 1.
+    name : str
+        A label for reports.
+
+    Attributes
+    ----------
+    scorer, lo, hi, name
+        As given (``lo`` and ``hi`` as floats).
+    """
+
+    def __init__(self, scorer: Callable, lo: float, hi: float, name: str) -> None:
+        self.lo, self.hi = _check_score_bounds((lo, hi))
+        self.scorer = scorer
+        self.name = name
+
+    def __call__(self, estimator: Any, X: Any, y: Any = None, sample_weight: Any = None) -> float:
+        """Utility in ``[0, 1]`` of the fitted ``estimator`` on ``(X, y)``; private: never store."""
+        if sample_weight is None:
+            score = self.scorer(estimator, X, y)
+        else:
+            score = self.scorer(estimator, X, y, sample_weight=sample_weight)
+        return _to_unit(score, self.lo, self.hi)
+
+    def __repr__(self) -> str:
+        return f"BoundedScorer(name={self.name!r}, lo={self.lo!r}, hi={self.hi!r})"
+
+
+def _check_score_bounds(score_bounds: Any) -> tuple[float, float]:
+    try:
+        lo, hi = score_bounds
+        lo, hi = float(lo), float(hi)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"score_bounds must be a pair (lo, hi) of finite numbers; got {score_bounds!r}."
+        ) from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"score_bounds must be finite with lo < hi; got {score_bounds!r}.")
+    return lo, hi
+
+
+def check_bounded_scorer(scoring: Any, score_bounds: Any, estimator: Any) -> BoundedScorer:
+    """Resolve ``scoring`` and ``score_bounds`` into a :class:`BoundedScorer`.
+
+    Parameters
+    ----------
+    scoring : None, str or callable
+        ``None``: the estimator's default score -- accuracy for classifiers, r2 for regressors
+        (both with bounds ``(0, 1)``, so r2 is clipped to ``[0, 1]``); other estimators need
+        ``score_bounds``. A string is a scikit-learn scorer name: accuracy, balanced_accuracy,
+        top_k_accuracy, average_precision, f1*, precision*, recall*, jaccard*, roc_auc*, r2,
+        d2_absolute_error_score and the [0, 1] clustering indices have bounds ``(0, 1)``,
+        matthews_corrcoef ``(-1, 1)``; every other name (e.g. the unbounded ``neg_*`` errors)
+        and every callable need ``score_bounds``. One metric only (no dict or list).
+    score_bounds : (float, float) or None
+        ``(lo, hi)``, finite, ``lo < hi``. Overrides the default bounds.
+    estimator : estimator
+        The (unfitted) estimator, used when ``scoring`` is None.
+
+    Returns
+    -------
+    BoundedScorer
+
+    Raises
+    ------
+    ValueError
+        ``score_bounds`` is needed but missing, or invalid; or ``scoring`` is not one metric.
+    """
+    bounds = None if score_bounds is None else _check_score_bounds(score_bounds)
+    if scoring is None:
+        if is_classifier(estimator):
+            scorer, name, default = get_scorer("accuracy"), "accuracy", _UNIT
+        elif is_regressor(estimator):
+            scorer, name, default = get_scorer("r2"), "r2", _UNIT
+        else:
+            scorer, name, default = check_scoring(estimator), "score", None
+    elif isinstance(scoring, str):
+        scorer, name, default = get_scorer(scoring), scoring, _DEFAULT_BOUNDS.get(scoring)
+    elif callable(scoring):
+        scorer, default = scoring, None
+        name = getattr(scoring, "__name__", None) or repr(scoring)
+    else:
+        raise ValueError(
+            f"scoring must be None, a scorer name or a callable (one metric); got {scoring!r}."
+        )
+    if bounds is None:
+        bounds = default
+    if bounds is None:
+        what = f"scoring={scoring!r}" if scoring is not None else "the estimator's score method"
+        raise ValueError(
+            f"score_bounds=(lo, hi) is required for {what} because its range is unbounded or "
+            f"unknown; the sensitivity argument needs scores in a known range."
+        )
+    return BoundedScorer(scorer, bounds[0], bounds[1], name)
+
+
+# --------------------------------------------------------------------------------------------
+# Per-example scores
+# --------------------------------------------------------------------------------------------
+
+
+def _check_clip(clip: Any) -> float:
+    check_scalar(clip, "clip", numbers.Real, min_val=0, include_boundaries="neither")
+    if not math.isfinite(clip):
+        raise ValueError(f"clip must be finite, got {clip}.")
+    return float(clip)
+
+
+def _predictions_like(estimator: Any, X: Any, y: np.ndarray) -> np.ndarray:
+    pred = np.asarray(estimator.predict(X))
+    return pred.reshape(y.shape) if pred.size == y.size else pred
+
+
+class PerExampleScore:
+    """Per-example utilities in ``[0, 1]`` (higher is better); base class.
+
+    Calling the object returns one utility per row of ``X``. Under replace-one, the mean over
+    ``m`` rows has sensitivity ``(hi - lo) / m = 1 / m`` (:meth:`sensitivity_of_mean`).
+    :meth:`losses` gives the same information as losses in ``[0, loss_bound]``.
+
+    Attributes
+    ----------
+    name : str
+        ``"accuracy"``, ``"squared_error"``, ``"absolute_error"`` or ``"log_loss"``.
+    bounds : (float, float)
+        ``(0.0, 1.0)``, the range of each per-example utility.
+    loss_bound : float
+        ``L``: ``losses = (1 - utilities) * L`` lie in ``[0, L]``.
+    """
+
+    name = "per_example"
+    bounds = _UNIT
+    loss_bound = 1.0
+
+    def __call__(self, estimator: Any, X: Any, y: Any) -> np.ndarray:
+        """Utilities of the fitted ``estimator`` on each row: private, never store them."""
+        utilities = np.asarray(self._utilities(estimator, X, np.asarray(y)), dtype=float)
+        return np.clip(np.nan_to_num(utilities, nan=0.0), 0.0, 1.0)
+
+    def losses(self, estimator: Any, X: Any, y: Any) -> np.ndarray:
+        """Per-example losses ``(1 - u) * loss_bound`` in ``[0, loss_bound]`` (for DP-GIBO)."""
+        return (1.0 - self(estimator, X, y)) * self.loss_bound
+
+    def sensitivity_of_mean(self, m: int) -> float:
+        """Replace-one sensitivity of the mean utility over ``m`` rows: ``(hi - lo) / m``."""
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"m must be a positive int, got {m!r}.")
+        return (self.bounds[1] - self.bounds[0]) / int(m)
+
+    def _utilities(self, estimator: Any, X: Any, y: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class AccuracyScore(PerExampleScore):
+    """``u = 1`` when the prediction is correct, else ``0`` (all outputs, for multi-output)."""
+
+    name = "accuracy"
+
+    def _utilities(self, estimator: Any, X: Any, y: np.ndarray) -> np.ndarray:
+        correct = _predictions_like(estimator, X, y) == y
+        return correct.all(axis=1) if correct.ndim > 1 else correct
+
+
+class _ClippedErrorScore(PerExampleScore):
+    """``u = 1 - min(e, clip) / clip`` for a per-example error ``e`` in the target's units."""
+
+    def __init__(self, *, clip: float) -> None:
+        self.clip = _check_clip(clip)
+        self.loss_bound = self.clip
+
+    def _error(self, residual: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _utilities(self, estimator: Any, X: Any, y: np.ndarray) -> np.ndarray:
+        residual = y.astype(float) - _predictions_like(estimator, X, y).astype(float)
+        error = self._error(residual)
+        if error.ndim > 1:  # multi-output: mean error over the outputs
+            error = error.mean(axis=1)
+        return 1.0 - np.fmin(error, self.clip) / self.clip  # fmin: NaN counts as clip
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(clip={self.clip!r})"
+
+
+class SquaredErrorScore(_ClippedErrorScore):
+    """``u = 1 - min((y - y_hat)**2, clip) / clip``; ``clip`` in squared target units."""
+
+    name = "squared_error"
+
+    def _error(self, residual: np.ndarray) -> np.ndarray:
+        return residual**2
+
+
+class AbsoluteErrorScore(_ClippedErrorScore):
+    """``u = 1 - min(|y - y_hat|, clip) / clip``; ``clip`` in target units."""
+
+    name = "absolute_error"
+
+    def _error(self, residual: np.ndarray) -> np.ndarray:
+        return np.abs(residual)
+
+
+class LogLossScore(PerExampleScore):
+    """``u = 1 - min(-log p_y, clip) / clip`` with ``p_y`` the predicted probability of the label.
+
+    Needs ``predict_proba`` and ``classes_``. A label the model does not know has ``p_y = 0``,
+    hence ``u = 0``. Default ``clip`` is :data:`DEFAULT_LOG_LOSS_CLIP` (``log(100)``).
+    """
+
+    name = "log_loss"
+
+    def __init__(self, *, clip: float = DEFAULT_LOG_LOSS_CLIP) -> None:
+        self.clip = _check_clip(clip)
+        self.loss_bound = self.clip
+
+    def _utilities(self, estimator: Any, X: Any, y: np.ndarray) -> np.ndarray:
+        proba = np.asarray(estimator.predict_proba(X), dtype=float)
+        column = {label: j for j, label in enumerate(np.asarray(estimator.classes_).tolist())}
+        index = np.array([column.get(label, -1) for label in y.tolist()], dtype=int)
+        known = index >= 0
+        p_true = np.zeros(len(index))
+        p_true[known] = proba[np.flatnonzero(known), index[known]]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loss = -np.log(p_true)
+        return 1.0 - np.fmin(loss, self.clip) / self.clip  # fmin: NaN counts as clip
+
+    def __repr__(self) -> str:
+        return f"LogLossScore(clip={self.clip!r})"
+
+
+_PER_EXAMPLE = {
+    "accuracy": AccuracyScore,
+    "squared_error": SquaredErrorScore,
+    "absolute_error": AbsoluteErrorScore,
+    "log_loss": LogLossScore,
+}
+
+
+def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerExampleScore:
+    """Resolve ``scoring`` into a :class:`PerExampleScore`.
+
+    Parameters
+    ----------
+    scoring : None, str or PerExampleScore
+        ``None`` means ``"accuracy"`` for classifiers; regressors must choose (there is no
+        natural clip). Strings: ``"accuracy"``, ``"squared_error"`` and ``"absolute_error"``
+        (both need ``clip``, in the target's units -- squared units for ``"squared_error"``),
+        ``"log_loss"`` (optional ``clip``, default ``log(100)``; needs ``predict_proba``). A
+        ``PerExampleScore`` instance is returned as is.
+    estimator : estimator
+        The (unfitted) estimator.
+    **kwargs
+        ``clip=...`` for the clipped scores.
+
+    Returns
+    -------
+    PerExampleScore
+
+    Raises
+    ------
+    ValueError
+        Unknown ``scoring``, missing or unexpected ``clip``, no default for the estimator, or
+        ``"log_loss"`` for an estimator without ``predict_proba``.
+    """
+    if isinstance(scoring, PerExampleScore):
+        if kwargs:
+            raise ValueError(f"Unexpected options {sorted(kwargs)} for a PerExampleScore object.")
+        return scoring
+    if scoring is None:
+        if not is_classifier(estimator):
+            raise ValueError(
+                "There is no default per-example score for a non-classifier: choose "
+                "scoring='squared_error' or 'absolute_error' with clip=c in the target's units "
+                "(an error above c counts as c), or another per-example score."
+            )
+        scoring = "accuracy"
+    if not isinstance(scoring, str) or scoring not in _PER_EXAMPLE:
+        raise ValueError(
+            f"Unknown per-example score {scoring!r}; choose one of {sorted(_PER_EXAMPLE)}."
+        )
+    if scoring in ("squared_error", "absolute_error") and "clip" not in kwargs:
+        raise ValueError(
+            f"scoring={scoring!r} needs clip=c (in the target's units): per-example errors are "
+            f"clipped to [0, c] so that their mean has a known sensitivity."
+        )
+    unexpected = set(kwargs) - ({"clip"} if scoring != "accuracy" else set())
+    if unexpected:
+        raise ValueError(f"Unexpected options {sorted(unexpected)} for scoring={scoring!r}.")
+    if scoring == "log_loss" and not hasattr(estimator, "predict_proba"):
+        raise ValueError("scoring='log_loss' needs an estimator with predict_proba.")
+    return _PER_EXAMPLE[scoring](**kwargs)

@@ -1,0 +1,269 @@
+"""DPRandomSearchCV: private random search by randomized repetition (Papernot & Steinke)."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.optimize import brentq
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import ParameterSampler
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseDPSearchCV, TuningPlan, TuningResult
+from ._estimators import estimator_privacy
+from .accounting import event_cost
+from .evaluation._holdout import HoldoutEvaluator, holdout_split
+from .evaluation._scores import check_per_example_score
+from .selection._repetition import RandomizedRepetition
+
+__all__ = ["DPRandomSearchCV"]
+
+
+class DPRandomSearchCV(BaseDPSearchCV):
+    """Differentially private random search by randomized repetition.
+
+    The private counterpart of :class:`sklearn.model_selection.RandomizedSearchCV`, after
+    Papernot & Steinke (ICLR 2022). The rows are split once, independently of the data, into a
+    train part and a validation part. One *run* draws a candidate from
+    ``param_distributions``, fits the DP estimator on the train part and releases a noisy
+    validation score (mean per-example utility in [0, 1] plus Laplace noise of sensitivity
+    ``1/m``). The number of runs ``K`` is random (``distribution``, mean ``n_iter``); the run
+    with the highest noisy score is returned -- its parameters and its trained model.
+
+    One run is ``eps_Q = max(eps_model, epsilon_score)``-DP (parallel composition over the two
+    disjoint parts). The tuning is ``(2 + eta) * eps_Q``-DP for the truncated negative binomial
+    laws (Corollary 3; eta = 0 logarithmic, 1 geometric), or tighter by Renyi DP at ``delta``
+    (Theorem 2, through dp-accounting); ``"poisson"`` needs ``delta > 0`` (Theorem 6);
+    ``"fixed"`` is the naive baseline: exactly ``n_iter`` runs, accounted by composition.
+    ``privacy_spent_`` adds the refit on all rows when ``refit=True``.
+
+    Only the winning run is released: neither the number of runs ``K`` nor the losing runs'
+    noisy scores are stored (releasing ``K`` with the winner voids the bound: conditional on
+    ``K = k`` the best of ``k`` runs can cost ``k * eps_Q``). The running time still depends
+    on ``K``; timing side channels are outside the guarantee, as for every DP library.
+
+    Parameters
+    ----------
+    estimator : estimator object
+        A diffprivlib model or a ``Pipeline`` of them with data-independent transformers.
+    param_distributions : dict or list of dicts
+        As in ``RandomizedSearchCV``: lists (sampled uniformly) or scipy.stats distributions.
+    n_iter : float, default=10
+        Expected number of runs ``E[K]`` (the exact number for ``"fixed"``).
+    distribution : {"logarithmic", "geometric", "negative_binomial", "poisson", "fixed"}, \
+            default="logarithmic"
+        Law of the number of runs.
+    eta : float or None, default=None
+        Shape in (-1, inf) of the truncated negative binomial (``"negative_binomial"`` only).
+    epsilon : float or None, default=None
+        Total budget (tuning plus refit). When given, every DP ``epsilon`` of the estimator is
+        scaled by one common factor so that ``privacy_spent_`` equals it (``epsilon_scale_``,
+        ``epsilon_run_``). ``None`` uses the estimator as configured and reports the total.
+    delta : float, default=0.0
+        Target delta for the Renyi-DP bound (required > 0 for ``"poisson"``).
+    epsilon_score : float or None, default=None
+        Budget of each noisy validation score; ``None`` uses the (scaled) model epsilon.
+    validation_size : float, default=0.2
+        Fraction of rows in the validation part.
+    scoring : str or None, default=None
+        Per-example score: ``None`` (accuracy for classifiers), ``"accuracy"``,
+        ``"squared_error"``, ``"absolute_error"`` or ``"log_loss"`` (see
+        ``skdptune.evaluation._scores.check_per_example_score``).
+    score_clip : float or None, default=None
+        Clip of per-example losses for the error/log-loss scores.
+    refit : bool, default=True
+        Refit the winner's parameters on all rows (its cost is added). With ``refit=False``
+        the winning run's already-trained model is returned at no extra cost -- unlike
+        scikit-learn, where ``refit=False`` returns no model.
+    n_jobs : int, default=None
+        Parallel runs.
+    verbose : int, default=0
+        Phases and timings only (never ``K``, never a score).
+    random_state : None, int or RandomState, default=None
+        ``None``: secure noise. An int makes runs reproducible (testing and teaching only).
+    error_score : "raise" or float, default=0.0
+        Utility in [0, 1] of a failed run before noise.
+    accountant : diffprivlib.BudgetAccountant or None, default=None
+        Charged once with ``privacy_spent_``.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        Parameters of the winning run.
+    best_estimator_ : estimator
+        Refitted model (``refit=True``) or the winning run's model (``refit=False``).
+    best_score_ : float
+        The winning run's *noisy* validation utility (released by the mechanism).
+    cv_results_ : dict
+        The winning run only: ``params``, ``param_<name>``, ``selected`` and ``noisy_score``.
+    no_runs_ : bool
+        True when ``K = 0`` (Poisson): the returned parameters are a data-independent draw.
+    epsilon_scale_ : float
+        Factor applied to the estimator's DP epsilons (1.0 without budget mode).
+    epsilon_run_ : float
+        ``eps_Q`` of one run.
+    privacy_spent_ : PrivacyReport
+        Total (epsilon, delta) and components.
+
+    See Also
+    --------
+    sklearn.model_selection.RandomizedSearchCV : the non-private search it replaces.
+    DPGridSearchCV : private grid search by subsample-and-aggregate.
+
+    Examples
+    --------
+    >>> from diffprivlib import BudgetAccountant
+    >>> from diffprivlib.models import GaussianNB
+    >>> from scipy.stats import loguniform
+    >>> from sklearn.datasets import make_classification
+    >>> from skdptune import DPRandomSearchCV
+    >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
+    >>> search = DPRandomSearchCV(
+    ...     GaussianNB(bounds=(-6.0, 6.0)), {"var_smoothing": loguniform(1e-9, 1e-1)},
+    ...     n_iter=5, epsilon=1.0, random_state=0, accountant=BudgetAccountant(),
+    ... ).fit(X, y)
+    >>> round(search.privacy_spent_.epsilon, 6)
+    1.0
+    """
+
+    _parameter_constraints: dict = {
+        **BaseDPSearchCV._parameter_constraints,
+        "param_distributions": [dict, list],
+        "n_iter": [Interval(numbers.Real, 1, None, closed="left")],
+        "distribution": [StrOptions({"logarithmic", "geometric", "negative_binomial",
+                                     "poisson", "fixed"})],
+        "eta": [Interval(numbers.Real, -1, None, closed="neither"), None],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "delta": [Interval(numbers.Real, 0, 1, closed="left")],
+        "epsilon_score": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "validation_size": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "scoring": [str, None],
+        "score_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, estimator, param_distributions, *, n_iter=10, distribution="logarithmic",
+                 eta=None, epsilon=None, delta=0.0, epsilon_score=None, validation_size=0.2,
+                 scoring=None, score_clip=None, refit=True, n_jobs=None, verbose=0,
+                 random_state=None, error_score=0.0, accountant=None):
+        super().__init__(estimator, refit=refit, n_jobs=n_jobs, verbose=verbose,
+                         random_state=random_state, error_score=error_score,
+                         accountant=accountant)
+        self.param_distributions = param_distributions
+        self.n_iter = n_iter
+        self.distribution = distribution
+        self.eta = eta
+        self.epsilon = epsilon
+        self.delta = delta
+        self.epsilon_score = epsilon_score
+        self.validation_size = validation_size
+        self.scoring = scoring
+        self.score_clip = score_clip
+
+    def _search_space(self):
+        return self.param_distributions
+
+    def _target_delta(self) -> float:
+        return float(self.delta)
+
+    def _repetition(self) -> RandomizedRepetition:
+        return RandomizedRepetition(self.distribution, self.n_iter, self.eta)
+
+    def _costs(self, scale: float):
+        """(tuning event, run epsilon, model (eps, delta)) when DP epsilons are scaled by scale."""
+        eps_model, delta_model = estimator_privacy(self.estimator, self._search_space())
+        eps_model *= scale
+        eps_score = eps_model if self.epsilon_score is None else float(self.epsilon_score)
+        eps_run = max(eps_model, eps_score)
+        event = self._repetition().privacy_event(eps_run, delta_model)
+        return event, eps_run, (eps_model, delta_model)
+
+    def _total_epsilon(self, scale: float) -> float:
+        event, _, (eps_model, _) = self._costs(scale)
+        tuning, _ = event_cost(event, delta=self.delta)
+        return tuning + (eps_model if self.refit else 0.0)
+
+    def _budget_scale(self) -> float:
+        """Common factor on the DP epsilons so that the total equals ``epsilon`` (budget mode)."""
+        if self.epsilon is None:
+            return 1.0
+        if _space_sets_epsilon(self.param_distributions):
+            raise ValueError(
+                "epsilon (budget mode) scales the estimator's DP epsilons, but the search space "
+                "sets an epsilon itself; give epsilon=None or remove epsilon from the space."
+            )
+        target = float(self.epsilon)
+        # the total is continuous and increasing in the scale: bracket, then solve
+        lo, hi = 1e-9, 1.0
+        while self._total_epsilon(hi) < target:
+            hi *= 2.0
+        scale = brentq(lambda s: self._total_epsilon(s) - target, lo, hi, xtol=1e-14,
+                       rtol=1e-12)
+        # never exceed the budget because of the root finder's tolerance
+        while self._total_epsilon(scale) > target:
+            scale *= 1 - 1e-12
+        return scale
+
+    def _final_model_cost(self):
+        return self._final_cost
+
+    def _plan_tuning(self, n_samples, seeds):
+        self.scorer_ = check_scoring(self.estimator, scoring=_raw_scoring(self.scoring))
+        clip = {} if self.score_clip is None else {"clip": self.score_clip}
+        score = check_per_example_score(self.scoring, self.estimator, **clip)
+        scale = self._budget_scale()
+        event, eps_run, model_cost = self._costs(scale)
+        self._final_cost = model_cost
+        split = holdout_split(n_samples, self.validation_size, seeds.rng("split"))
+        evaluator = HoldoutEvaluator(
+            self.estimator, score, epsilon_score=(model_cost[0] if self.epsilon_score is None
+                                                  else float(self.epsilon_score)),
+            epsilon_scale=scale, error_score=self.error_score, n_jobs=self.n_jobs,
+        )
+        self.epsilon_scale_ = scale
+        self.epsilon_run_ = eps_run
+        return TuningPlan(events=[(f"tuning: {event.name}", event)],
+                          settings={"split": split, "evaluator": evaluator, "scale": scale})
+
+    def _run_tuning(self, plan, X, y, fit_params, seeds):
+        repetition = self._repetition()
+        n_runs = repetition.sample(seeds.rng("sampling"))  # never released
+        # independent draws (with replacement): the runs of Q must be i.i.d. for the analysis,
+        # so ParameterSampler's without-replacement mode for all-list spaces is avoided
+        candidates = [
+            next(iter(ParameterSampler(self.param_distributions, n_iter=1,
+                                       random_state=seeds.seed("sampling", 1, r))))
+            for r in range(max(n_runs, 1))
+        ]
+        self._log(1, "running the private repetition")
+        if n_runs == 0:
+            # K = 0 (Poisson): a data-independent output, flagged
+            return TuningResult(candidate_params=candidates[:1], best_index=0, fallback=True,
+                                extra_results={"noisy_score": np.array([np.nan])},
+                                attributes={"no_runs_": True, "best_score_": np.nan})
+        scores, models = plan.settings["evaluator"].run(
+            X, y, candidates, plan.settings["split"], fit_params, seeds)
+        best = repetition.select(scores)
+        # release the winner only: its parameters, noisy score and model
+        return TuningResult(
+            candidate_params=[candidates[best]], best_index=0,
+            extra_results={"noisy_score": np.array([scores[best]])},
+            attributes={"no_runs_": False, "best_score_": float(scores[best])},
+            best_estimator=models[best],
+        )
+
+    def _refit_epsilon_scale(self):
+        return self.epsilon_scale_
+
+
+def _raw_scoring(scoring):
+    """sklearn scorer name for :meth:`score` matching a per-example score name."""
+    return {None: None, "accuracy": "accuracy", "squared_error": "neg_mean_squared_error",
+            "absolute_error": "neg_mean_absolute_error", "log_loss": "neg_log_loss"}.get(
+                scoring, scoring)
+
+
+def _space_sets_epsilon(space) -> bool:
+    spaces = space if isinstance(space, list) else [space]
+    return any(key == "epsilon" or key.endswith("__epsilon") for s in spaces for key in s)
+

@@ -1,0 +1,431 @@
+"""Walking estimator trees: privacy cost, private components, accountants, seeds, leaks."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.stats as st
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import PCA as DPPCA
+from diffprivlib.models import DecisionTreeClassifier as DPTree
+from diffprivlib.models import GaussianNB as DPNB
+from diffprivlib.models import KMeans as DPKMeans
+from diffprivlib.models import LinearRegression as DPLinear
+from diffprivlib.models import LogisticRegression as DPLR
+from diffprivlib.models import RandomForestClassifier as DPForest
+from diffprivlib.models import StandardScaler as DPScaler
+from diffprivlib.utils import PrivacyLeakWarning
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import FeatureUnion, Pipeline, make_pipeline, make_union
+from sklearn.preprocessing import (
+    Binarizer,
+    FunctionTransformer,
+    KBinsDiscretizer,
+    MaxAbsScaler,
+    MinMaxScaler,
+    Normalizer,
+    OneHotEncoder,
+    OrdinalEncoder,
+    PolynomialFeatures,
+    PowerTransformer,
+    QuantileTransformer,
+    RobustScaler,
+    SplineTransformer,
+    StandardScaler,
+)
+
+from skdptune._estimators import (
+    check_leak_free_configuration,
+    estimator_privacy,
+    iter_dp_components,
+    leak_warnings_as_errors,
+    nonprivate_components,
+    scale_dp_epsilons,
+    seed_dp_components,
+    set_total_epsilon,
+    with_throwaway_accountants,
+)
+from skdptune.exceptions import NonPrivateComponentError, PrivacyLeakError
+
+BOUNDS = (0.0, 1.0)
+
+
+def dp_pipeline(scaler_eps=0.5, clf_eps=1.0):
+    return Pipeline(
+        [
+            ("scaler", DPScaler(bounds=BOUNDS, epsilon=scaler_eps)),
+            ("clf", DPLR(data_norm=2.0, epsilon=clf_eps)),
+        ]
+    )
+
+
+@pytest.fixture
+def data():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(60, 3))
+    y = (X[:, 0] + X[:, 1] > 1).astype(int)
+    return X, y
+
+
+# ---------------------------------------------------------------------------------- cost
+
+
+def test_single_model_cost():
+    assert estimator_privacy(DPLR(data_norm=1.0, epsilon=0.7)) == (0.7, 0.0)
+
+
+def test_pipeline_cost_is_the_sum():
+    assert estimator_privacy(dp_pipeline(0.5, 1.0)) == (1.5, 0.0)
+    nested = make_pipeline(make_pipeline(DPScaler(epsilon=0.25)), DPNB(epsilon=0.5))
+    assert estimator_privacy(nested) == (0.75, 0.0)
+
+
+def test_column_transformer_and_feature_union_branches_add_up():
+    ct = ColumnTransformer(
+        [("a", DPScaler(epsilon=0.25), [0]), ("b", "drop", [1])],
+        remainder=DPScaler(epsilon=0.125),
+    )
+    union = FeatureUnion([("pca", DPPCA(epsilon=0.5)), ("id", "passthrough")])
+    est = Pipeline([("pre", ct), ("union", union), ("clf", DPLR(epsilon=1.0))])
+    assert estimator_privacy(est) == (1.875, 0.0)
+    paths = [path for path, _ in iter_dp_components(est)]
+    assert paths == ["pre__a", "pre__remainder", "union__pca", "clf"]
+    assert estimator_privacy(make_union(DPScaler(epsilon=0.5), DPScaler(epsilon=0.5))) == (1, 0)
+
+
+@pytest.mark.parametrize(
+    "transformer",
+    [
+        FunctionTransformer(np.log1p),
+        FunctionTransformer(np.log1p, np.expm1, check_inverse=False),
+        PolynomialFeatures(),
+        Normalizer(),
+        Binarizer(),
+        SplineTransformer(knots=np.array([[0.0], [0.5], [1.0]])),
+        OneHotEncoder(categories=[["a", "b"]], handle_unknown="ignore"),
+        OneHotEncoder(categories=[["a", "b"]], handle_unknown="infrequent_if_exist"),
+        OrdinalEncoder(
+            categories=[["a", "b"]], handle_unknown="use_encoded_value", unknown_value=-1
+        ),
+        SimpleImputer(strategy="constant", fill_value=0.0),
+        "passthrough",
+        None,
+    ],
+)
+def test_free_transformers_cost_nothing(transformer):
+    est = Pipeline([("pre", transformer), ("clf", DPLR(epsilon=0.5))])
+    assert estimator_privacy(est) == (0.5, 0.0)
+    assert nonprivate_components(est) == []
+
+
+@pytest.mark.parametrize(
+    "transformer",
+    [
+        StandardScaler(),
+        MinMaxScaler(),
+        RobustScaler(),
+        MaxAbsScaler(),
+        QuantileTransformer(),
+        PowerTransformer(),
+        KBinsDiscretizer(),
+        SimpleImputer(),
+        SimpleImputer(strategy="constant", add_indicator=True),
+        SplineTransformer(),
+        SplineTransformer(knots=np.array([[0.0], [1.0]]), extrapolation="error"),
+        FunctionTransformer(np.log1p, np.expm1),  # check_inverse=True compares them on the data
+        OneHotEncoder(),
+        OneHotEncoder(categories=[["a", "b"]]),  # handle_unknown="error" raises on the data
+        OneHotEncoder(categories=[["a", "b"]], handle_unknown="ignore", min_frequency=2),
+        OneHotEncoder(categories=[["a", "b"]], handle_unknown="ignore", drop="first"),
+        OrdinalEncoder(categories=[["a", "b"]]),
+        LogisticRegression(),
+    ],
+)
+def test_data_dependent_components_are_refused(transformer):
+    est = Pipeline([("pre", transformer), ("clf", DPLR(epsilon=0.5))])
+    with pytest.raises(NonPrivateComponentError, match="Pipeline step 'pre'"):
+        estimator_privacy(est)
+    assert nonprivate_components(est) == ["pre"]
+
+
+def test_sklearn_scaler_error_names_the_step_and_is_a_value_error():
+    est = Pipeline([("scaler", StandardScaler()), ("clf", DPLR(epsilon=1.0))])
+    with pytest.raises(ValueError) as info:
+        estimator_privacy(est)
+    assert isinstance(info.value, NonPrivateComponentError)
+    message = str(info.value)
+    assert "Pipeline step 'scaler' (sklearn.preprocessing.StandardScaler)" in message
+    assert "diffprivlib.models.StandardScaler(bounds=...)" in message
+    assert "allow_nonprivate=True" in message
+
+
+def test_nonprivate_root_and_nested_paths():
+    with pytest.raises(NonPrivateComponentError, match="The estimator .*LogisticRegression"):
+        estimator_privacy(LogisticRegression())
+    assert nonprivate_components(LogisticRegression()) == [""]
+    ct = ColumnTransformer([("num", make_pipeline(StandardScaler()), [0])])
+    est = Pipeline([("pre", ct), ("clf", DPLR(epsilon=1.0))])
+    assert nonprivate_components(est) == ["pre__num__standardscaler"]
+
+
+def test_allow_nonprivate_returns_the_private_part():
+    est = Pipeline(
+        [
+            ("scaler", StandardScaler()),
+            ("clf", DPLR(epsilon=0.75)),
+            ("rf", RandomForestClassifier()),
+        ]
+    )
+    assert estimator_privacy(est, allow_nonprivate=True) == (0.75, 0.0)
+    assert nonprivate_components(est) == ["scaler", "rf"]
+
+
+def test_invalid_epsilon_is_refused():
+    with pytest.raises(ValueError, match="unbounded"):
+        estimator_privacy(DPLR(epsilon=math.inf))
+    with pytest.raises(ValueError, match="non-negative"):
+        estimator_privacy(DPLR(epsilon=-1.0))
+
+
+# ---------------------------------------------------------------------------- search spaces
+
+
+def test_max_over_a_grid_of_epsilons():
+    est = dp_pipeline(0.5, 1.0)
+    assert estimator_privacy(est, {"clf__epsilon": [0.5, 2]}) == (2.5, 0.0)
+    assert estimator_privacy(est, [{"clf__epsilon": [0.5]}, {"scaler__epsilon": [3.0]}]) == (4, 0)
+    # the estimator itself is not modified
+    assert est.get_params()["clf__epsilon"] == 1.0
+
+
+def test_grid_swapping_whole_estimators():
+    est = dp_pipeline(0.5, 1.0)
+    space = {"clf": [DPLR(data_norm=1.0, epsilon=3.0), DPNB(bounds=BOUNDS, epsilon=0.1)]}
+    assert estimator_privacy(est, space) == (3.5, 0.0)
+    both = dict(space, clf__epsilon=[1.0, 4.0])
+    assert estimator_privacy(est, both) == (4.5, 0.0)
+    assert space["clf"][0].epsilon == 3.0  # the space's estimators are cloned, not modified
+    with pytest.raises(NonPrivateComponentError, match="search-space setting"):
+        estimator_privacy(est, {"clf": [DPLR(), LogisticRegression()]})
+    assert nonprivate_components(est, {"clf": [DPLR(), LogisticRegression()]}) == ["clf"]
+
+
+def test_grid_can_replace_a_nonprivate_step():
+    est = Pipeline([("scaler", StandardScaler()), ("clf", DPLR(epsilon=1.0))])
+    space = {"scaler": [DPScaler(bounds=BOUNDS, epsilon=0.5), "passthrough"]}
+    assert estimator_privacy(est, space) == (1.5, 0.0)
+
+
+def test_grid_over_encoder_settings_is_checked():
+    enc = OneHotEncoder(categories=[["a", "b"]], handle_unknown="ignore")
+    est = Pipeline([("enc", enc), ("clf", DPLR(epsilon=1.0))])
+    assert estimator_privacy(est, {"enc__categories": [[["a", "b"]], [["a"]]]}) == (1, 0)
+    with pytest.raises(NonPrivateComponentError, match="'enc'"):
+        estimator_privacy(est, {"enc__categories": ["auto", [["a", "b"]]]})
+
+
+def test_irrelevant_keys_are_not_enumerated():
+    space = {"clf__C": list(np.logspace(-3, 3, 1000)), "clf__max_iter": list(range(1, 1000))}
+    assert estimator_privacy(dp_pipeline(), space) == (1.5, 0.0)
+
+
+def test_too_many_privacy_relevant_settings():
+    candidates = [DPLR(epsilon=1.0), DPNB(epsilon=1.0)] * 60
+    space = {"scaler": candidates, "clf": candidates}
+    with pytest.raises(ValueError, match="split it"):
+        estimator_privacy(dp_pipeline(), space)
+
+
+def test_distributions_over_epsilon():
+    est = dp_pipeline(0.5, 1.0)
+    assert estimator_privacy(est, {"clf__epsilon": st.uniform(0.5, 1.5)}) == (2.5, 0.0)
+    assert estimator_privacy(est, {"clf__epsilon": st.loguniform(0.1, 4.0)}) == (4.5, 0.0)
+    with pytest.raises(ValueError, match="unbounded"):
+        estimator_privacy(est, {"clf__epsilon": st.expon()})
+    assert estimator_privacy(est, {"clf__C": st.expon()}) == (1.5, 0.0)  # irrelevant
+    with pytest.raises(ValueError, match="give a list"):
+        estimator_privacy(est, {"scaler": st.uniform()})
+
+
+# ------------------------------------------------------------------------------ accountants
+
+
+def _fit_with_known_accountants(X, y, *, throwaway):
+    """Fit a pipeline whose scaler charges a user accountant and whose model the default one."""
+    default = BudgetAccountant(spent_budget=[(0.25, 0.0)]).set_default()
+    user = BudgetAccountant(spent_budget=[(0.5, 0.0)])
+    est = Pipeline(
+        [
+            ("scaler", DPScaler(bounds=BOUNDS, epsilon=0.5, accountant=user)),
+            ("clf", DPLR(data_norm=2.0, epsilon=1.0)),  # the default accountant
+        ]
+    )
+    if throwaway:
+        assert with_throwaway_accountants(est) is est
+    est.fit(X, y)
+    return est, user, default
+
+
+def test_with_throwaway_accountants_charges_nobody(data):
+    previous_default = BudgetAccountant.load_default(None)
+    try:
+        # control: diffprivlib charges both accountants when fitted as is
+        _, user, default = _fit_with_known_accountants(*data, throwaway=False)
+        assert user.spent_budget == [(0.5, 0.0), (0.5, 0.0)]
+        assert default.spent_budget == [(0.25, 0.0), (1.0, 0.0)]
+
+        est, user, default = _fit_with_known_accountants(*data, throwaway=True)
+        assert user.spent_budget == [(0.5, 0.0)]
+        assert default.spent_budget == [(0.25, 0.0)]
+        assert BudgetAccountant.load_default(None) is default
+        scaler_acc, clf_acc = est["scaler"].accountant, est["clf"].accountant
+        assert scaler_acc is not clf_acc
+        assert scaler_acc.spent_budget == [(0.5, 0.0)]
+        assert clf_acc.spent_budget == [(1.0, 0.0)]
+        assert scaler_acc.epsilon == math.inf
+    finally:
+        previous_default.set_default()
+
+
+# ------------------------------------------------------------------------------ epsilons
+
+
+def test_scale_dp_epsilons_is_exact():
+    est = dp_pipeline(0.5, 1.0)
+    assert scale_dp_epsilons(est, 3) is est
+    assert est["scaler"].epsilon == 1.5 and est["clf"].epsilon == 3.0
+    assert estimator_privacy(est) == (4.5, 0.0)
+    with pytest.raises(ValueError):
+        scale_dp_epsilons(est, 0)
+
+
+@pytest.mark.parametrize("total", [0.1, 0.3, 1 / 3, 0.7, 1.0, 2.9, 1e-3])
+def test_set_total_epsilon_never_exceeds_the_total(total):
+    ct = ColumnTransformer([("a", DPScaler(epsilon=0.1), [0])], remainder=DPScaler(epsilon=0.2))
+    est = make_pipeline(ct, DPLR(epsilon=0.3))
+    assert set_total_epsilon(est, total) is est
+    eps, _ = estimator_privacy(est)
+    assert eps <= total
+    assert eps == pytest.approx(total, rel=1e-12, abs=0)
+    epsilons = [c.epsilon for _, c in iter_dp_components(est)]
+    assert epsilons == pytest.approx([total / 6, total / 3, total / 2], rel=1e-12)
+
+
+def test_set_total_epsilon_needs_dp_components():
+    with pytest.raises(ValueError, match="no diffprivlib component"):
+        set_total_epsilon(make_pipeline(Normalizer()), 1.0)
+
+
+# ------------------------------------------------------------------------------ seeding
+
+
+def test_seed_dp_components_is_reproducible(data):
+    X, y = data
+    est = dp_pipeline()
+    first = seed_dp_components(clone(est), 7).fit(X, y)
+    second = seed_dp_components(clone(est), 7).fit(X, y)
+    other = seed_dp_components(clone(est), 8).fit(X, y)
+    np.testing.assert_array_equal(first["clf"].coef_, second["clf"].coef_)
+    assert not np.array_equal(first["clf"].coef_, other["clf"].coef_)
+    seeds = [c.random_state for _, c in iter_dp_components(first)]
+    assert len(set(seeds)) == 2 and all(isinstance(s, int) for s in seeds)
+
+
+def test_seed_dp_components_which_components():
+    est = Pipeline(
+        [
+            ("dp", DPNB(random_state=123)),  # diffprivlib: always (re)seeded
+            ("kept", RandomForestClassifier(random_state=5)),  # non-DP explicit seed: kept
+            ("free", RandomForestClassifier()),  # non-DP with None: seeded
+        ]
+    )
+    seed_dp_components(est, 0)
+    assert est["dp"].random_state != 123
+    assert est["kept"].random_state == 5
+    assert isinstance(est["free"].random_state, int)
+    again = seed_dp_components(Pipeline([("dp", DPNB())]), 0)
+    assert again["dp"].random_state == est["dp"].random_state  # depends on seed and path only
+    with pytest.raises(ValueError):
+        seed_dp_components(est, -1)
+
+
+# ------------------------------------------------------------------------------ leaks
+
+LEAKY = [
+    (DPLR(), ["data_norm"]),
+    (DPPCA(n_components=1), ["bounds", "data_norm"]),
+    (DPPCA(n_components=1, data_norm=2.0), ["bounds"]),
+    (DPPCA(n_components=1, centered=True), ["data_norm"]),
+    (DPNB(), ["bounds"]),
+    (DPScaler(), ["bounds"]),
+    (DPKMeans(n_clusters=2), ["bounds"]),
+    (DPForest(n_estimators=2), ["bounds", "classes"]),
+    (DPTree(bounds=BOUNDS), ["classes"]),
+    (DPLinear(bounds_X=BOUNDS), ["bounds_y"]),
+    (DPLinear(bounds_y=BOUNDS), ["bounds_X"]),
+]
+LEAK_FREE = [
+    DPLR(data_norm=2.0),
+    DPPCA(n_components=1, data_norm=2.0, bounds=BOUNDS),
+    DPPCA(n_components=1, data_norm=2.0, centered=True),
+    DPNB(bounds=BOUNDS),
+    DPScaler(bounds=BOUNDS),
+    DPKMeans(n_clusters=2, bounds=BOUNDS),
+    DPForest(n_estimators=2, bounds=BOUNDS, classes=[0, 1]),
+    DPTree(bounds=BOUNDS, classes=[0, 1]),
+    DPLinear(bounds_X=BOUNDS, bounds_y=BOUNDS),
+]
+
+
+def _emits_leak_warning(estimator, X, y):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clone(estimator).fit(X, y)
+    return any(issubclass(w.category, PrivacyLeakWarning) for w in caught)
+
+
+@pytest.mark.parametrize(("estimator", "params"), LEAKY)
+def test_leaky_configurations_are_refused(estimator, params, data):
+    with pytest.raises(PrivacyLeakError) as info:
+        check_leak_free_configuration(make_pipeline(estimator))
+    for name in params:
+        assert f"{name}=None" in str(info.value)
+    # the static rule agrees with diffprivlib
+    assert _emits_leak_warning(estimator, *data)
+
+
+@pytest.mark.parametrize("estimator", LEAK_FREE)
+def test_leak_free_configurations_pass(estimator, data):
+    check_leak_free_configuration(estimator)
+    assert not _emits_leak_warning(estimator, *data)
+
+
+def test_leak_check_over_a_space():
+    est = dp_pipeline()
+    check_leak_free_configuration(est, {"clf__data_norm": [1.0, 3.0], "clf__C": [None]})
+    with pytest.raises(PrivacyLeakError, match="'clf'"):
+        check_leak_free_configuration(est, {"clf__data_norm": [1.0, None]})
+    with pytest.raises(PrivacyLeakError, match="search-space setting"):
+        check_leak_free_configuration(est, {"clf": [DPNB(bounds=BOUNDS), DPNB()]})
+    leaky_base = make_pipeline(DPLR())
+    check_leak_free_configuration(leaky_base, {"logisticregression__data_norm": [2.0]})
+    check_leak_free_configuration(leaky_base, {"logisticregression__data_norm": st.uniform()})
+
+
+def test_leak_warnings_as_errors(data):
+    X, y = data
+    with pytest.raises(PrivacyLeakError, match="PrivacyLeakWarning") as info:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an outer filter does not hide the leak
+            with leak_warnings_as_errors():
+                DPNB().fit(X, y)
+    assert isinstance(info.value, ValueError)
+    with leak_warnings_as_errors():
+        DPNB(bounds=BOUNDS).fit(X, y)  # no leak, no error
+    with pytest.warns(PrivacyLeakWarning):  # the filter is restored on exit
+        DPNB().fit(X, y)

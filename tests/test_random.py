@@ -1,0 +1,162 @@
+"""DPRandomSearchCV end to end: budget mode, accounting hand-off, released attributes."""
+
+import pickle
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB, LogisticRegression
+from scipy.stats import loguniform, uniform
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skdptune import DPRandomSearchCV, PrivacyLeakError
+from skdptune.accounting import repetition_epsilon
+from skdptune import random as random_module
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=1000, n_features=4, n_informative=3, n_redundant=0,
+                               random_state=1)
+    return np.clip(X / 4, -1, 1), y
+
+
+SPACE = {"var_smoothing": loguniform(1e-9, 1.0)}
+
+
+def nb(epsilon=1.0, **kw):
+    return GaussianNB(epsilon=epsilon, bounds=(-1.0, 1.0), **kw)
+
+
+def search(**kw):
+    kw.setdefault("random_state", 0)
+    kw.setdefault("accountant", BudgetAccountant())
+    return DPRandomSearchCV(kw.pop("estimator", nb()), kw.pop("space", SPACE), **kw)
+
+
+@pytest.mark.parametrize("distribution, eta, factor", [
+    ("logarithmic", None, 2.0), ("geometric", None, 3.0), ("negative_binomial", 0.5, 2.5)])
+def test_pure_bound_without_budget_mode(data, distribution, eta, factor):
+    X, y = data
+    s = search(distribution=distribution, eta=eta, n_iter=3).fit(X, y)
+    # delta = 0: the pure bound (2 + eta) * eps_Q, plus the refit (eps = 1)
+    assert s.privacy_spent_.epsilon == pytest.approx(factor * 1.0 + 1.0)
+    assert s.privacy_spent_.delta == 0.0
+    assert s.epsilon_run_ == 1.0 and s.epsilon_scale_ == 1.0
+
+
+def test_rdp_bound_used_when_tighter(data):
+    X, y = data
+    s = search(n_iter=3, delta=1e-6, estimator=nb(0.1), refit=False).fit(X, y)
+    expected = repetition_epsilon(0.1, 0.0, "logarithmic", 3.0, None, 1e-6)
+    assert s.privacy_spent_.epsilon == pytest.approx(expected)
+    assert expected <= 2 * 0.1
+
+
+@pytest.mark.parametrize("refit", [True, False])
+@pytest.mark.parametrize("distribution", ["logarithmic", "fixed"])
+def test_budget_mode_lands_exactly_on_the_total(data, refit, distribution):
+    X, y = data
+    acc = BudgetAccountant()
+    s = search(epsilon=1.5, refit=refit, n_iter=4, distribution=distribution,
+               accountant=acc).fit(X, y)
+    assert s.privacy_spent_.epsilon == pytest.approx(1.5, rel=1e-9)
+    assert s.privacy_spent_.epsilon <= 1.5
+    assert acc.spent_budget == [(s.privacy_spent_.epsilon, s.privacy_spent_.delta)]
+    if distribution == "logarithmic":
+        # eps_Q = scaled model epsilon; total = 2 eps_Q (+ eps_Q for the refit)
+        assert s.epsilon_run_ == pytest.approx(1.5 / (3 if refit else 2))
+    else:
+        assert s.epsilon_run_ == pytest.approx(1.5 / (5 if refit else 4))
+
+
+def test_poisson_needs_delta(data):
+    X, y = data
+    with pytest.raises(ValueError, match="delta"):
+        search(distribution="poisson").fit(X, y)
+    s = search(distribution="poisson", delta=1e-5, n_iter=3).fit(X, y)
+    assert s.privacy_spent_.delta == pytest.approx(1e-5)
+
+
+def test_released_attributes_are_the_winner_only(data, monkeypatch):
+    X, y = data
+    exact = []
+    real = random_module.check_per_example_score
+
+    def recording(*args, **kwargs):
+        score = real(*args, **kwargs)
+
+        def call(estimator, X_val, y_val):
+            utilities = score(estimator, X_val, y_val)
+            exact.append(float(np.mean(utilities)))
+            return utilities
+
+        return call
+
+    monkeypatch.setattr(random_module, "check_per_example_score", recording)
+    s = search(n_iter=5).fit(X, y)
+    assert exact, "the spy saw no validation score"
+    assert set(s.cv_results_) == {"params", "param_var_smoothing", "selected", "noisy_score"}
+    assert len(s.cv_results_["params"]) == 1
+    assert not hasattr(s, "n_runs_")
+    released = [s.best_score_, *s.cv_results_["noisy_score"]]
+    for u in exact:
+        assert u not in released
+        assert u not in vars(s).values()
+
+
+def test_refit_false_keeps_the_winning_model(data):
+    X, y = data
+    s = search(refit=False, n_iter=3).fit(X, y)
+    assert s.privacy_spent_.epsilon == pytest.approx(2.0)
+    assert s.predict(X).shape == (len(X),)
+    assert s.best_estimator_.get_params()["var_smoothing"] == s.best_params_["var_smoothing"]
+
+
+def test_reproducible_with_a_seed(data):
+    X, y = data
+    a = search(n_iter=4, random_state=3).fit(X, y)
+    b = search(n_iter=4, random_state=3, n_jobs=2).fit(X, y)
+    assert a.best_params_ == b.best_params_ and a.best_score_ == b.best_score_
+    np.testing.assert_array_equal(a.best_estimator_.theta_, b.best_estimator_.theta_)
+
+
+def test_budget_mode_refuses_epsilon_in_space(data):
+    X, y = data
+    with pytest.raises(ValueError, match="budget mode"):
+        search(epsilon=1.0, space={"epsilon": uniform(0.1, 1.0)}).fit(X, y)
+
+
+def test_privacy_leak_refused(data):
+    X, y = data
+    acc = BudgetAccountant()
+    with pytest.raises(PrivacyLeakError):
+        search(estimator=GaussianNB(), accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
+
+
+def test_pipeline_clone_pickle(data):
+    X, y = data
+    pipe = Pipeline([("id", FunctionTransformer()),
+                     ("clf", LogisticRegression(epsilon=1.0, data_norm=2.0))])
+    s = search(estimator=pipe, space={"clf__C": loguniform(1e-2, 1e2)}, n_iter=3, epsilon=2.0)
+    assert clone(s).get_params()["estimator__clf__C"] == 1.0
+    s.fit(X, y)
+    assert s.privacy_spent_.epsilon == pytest.approx(2.0)
+    restored = pickle.loads(pickle.dumps(s))
+    np.testing.assert_array_equal(restored.predict(X), s.predict(X))
+
+
+def test_regression_needs_an_explicit_score(data):
+    from diffprivlib.models import LinearRegression
+
+    X, y = data
+    reg = LinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(0, 1))
+    with pytest.raises(ValueError, match="clip"):
+        search(estimator=reg, space={"fit_intercept": [True, False]}).fit(X, y.astype(float))
+    s = search(estimator=reg, space={"fit_intercept": [True, False]}, scoring="squared_error",
+               score_clip=1.0, n_iter=2).fit(X, y.astype(float))
+    assert s.best_params_["fit_intercept"] in (True, False)

@@ -1,0 +1,227 @@
+"""Bounded utilities (DESIGN 4.A): default bounds, clipping, per-example scores."""
+
+import math
+import pickle
+
+import numpy as np
+import pytest
+from diffprivlib.models import KMeans as DPKMeans
+from diffprivlib.models import LinearRegression as DPLinear
+from diffprivlib.models import LogisticRegression as DPLR
+from diffprivlib.models import StandardScaler as DPScaler
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.metrics import get_scorer
+from sklearn.pipeline import make_pipeline
+
+from skdptune.evaluation._scores import (
+    DEFAULT_LOG_LOSS_CLIP,
+    AbsoluteErrorScore,
+    AccuracyScore,
+    BoundedScorer,
+    LogLossScore,
+    SquaredErrorScore,
+    check_bounded_scorer,
+    check_per_example_score,
+)
+
+
+class FixedClassifier(ClassifierMixin, BaseEstimator):
+    """Returns fixed predictions and probabilities, whatever X (already 'fitted')."""
+
+    def __init__(self, predictions=None, proba=None, classes=(0, 1)):
+        self.predictions = predictions
+        self.proba = proba
+        self.classes = classes
+
+    @property
+    def classes_(self):
+        return np.asarray(self.classes)
+
+    def predict(self, X):
+        return np.asarray(self.predictions)
+
+    def predict_proba(self, X):
+        return np.asarray(self.proba, dtype=float)
+
+
+class FixedRegressor(RegressorMixin, BaseEstimator):
+    def __init__(self, predictions=None):
+        self.predictions = predictions
+
+    def predict(self, X):
+        return np.asarray(self.predictions, dtype=float)
+
+
+def constant_scorer(value):
+    def scorer(estimator, X, y, sample_weight=None):
+        return value
+
+    return scorer
+
+
+X4 = np.zeros((4, 1))
+
+# ------------------------------------------------------------------------- bounded scorer
+
+
+@pytest.mark.parametrize(
+    ("scoring", "estimator", "name", "bounds"),
+    [
+        (None, DPLR(), "accuracy", (0.0, 1.0)),
+        (None, make_pipeline(DPScaler(), DPLR()), "accuracy", (0.0, 1.0)),
+        (None, DPLinear(), "r2", (0.0, 1.0)),
+        ("balanced_accuracy", DPLR(), "balanced_accuracy", (0.0, 1.0)),
+        ("f1_macro", DPLR(), "f1_macro", (0.0, 1.0)),
+        ("precision_weighted", DPLR(), "precision_weighted", (0.0, 1.0)),
+        ("recall", DPLR(), "recall", (0.0, 1.0)),
+        ("roc_auc_ovr", DPLR(), "roc_auc_ovr", (0.0, 1.0)),
+        ("average_precision", DPLR(), "average_precision", (0.0, 1.0)),
+        ("jaccard_micro", DPLR(), "jaccard_micro", (0.0, 1.0)),
+        ("r2", DPLinear(), "r2", (0.0, 1.0)),
+        ("matthews_corrcoef", DPLR(), "matthews_corrcoef", (-1.0, 1.0)),
+    ],
+)
+def test_default_bounds(scoring, estimator, name, bounds):
+    scorer = check_bounded_scorer(scoring, None, estimator)
+    assert isinstance(scorer, BoundedScorer)
+    assert (scorer.name, scorer.lo, scorer.hi) == (name, *bounds)
+
+
+@pytest.mark.parametrize(
+    ("scoring", "estimator"),
+    [
+        ("neg_mean_squared_error", DPLinear()),
+        ("neg_log_loss", DPLR()),
+        ("explained_variance", DPLinear()),
+        (get_scorer("accuracy"), DPLR()),  # a callable: its range is unknown
+        (None, DPKMeans()),  # KMeans.score is the negative inertia
+    ],
+)
+def test_score_bounds_required(scoring, estimator):
+    with pytest.raises(ValueError, match=r"score_bounds=\(lo, hi\) is required"):
+        check_bounded_scorer(scoring, None, estimator)
+    scorer = check_bounded_scorer(scoring, (-10, 0), estimator)
+    assert (scorer.lo, scorer.hi) == (-10.0, 0.0)
+
+
+def test_user_bounds_override_defaults():
+    scorer = check_bounded_scorer("accuracy", (0.5, 1.0), DPLR())
+    assert (scorer.lo, scorer.hi) == (0.5, 1.0)
+
+
+@pytest.mark.parametrize("bounds", [(1, 0), (0, 0), (0, math.inf), (math.nan, 1), "ab", (1,)])
+def test_invalid_score_bounds(bounds):
+    with pytest.raises(ValueError, match="score_bounds"):
+        check_bounded_scorer("accuracy", bounds, DPLR())
+
+
+def test_invalid_scoring():
+    with pytest.raises(ValueError):
+        check_bounded_scorer(["accuracy", "f1"], None, DPLR())
+    with pytest.raises(ValueError):
+        check_bounded_scorer("not_a_scorer", None, DPLR())
+
+
+@pytest.mark.parametrize(
+    ("score", "utility"),
+    [(-3.0, 0.0), (-2.0, 0.0), (-1.0, 0.25), (0.0, 0.5), (2.0, 1.0), (5.0, 1.0), (math.nan, 0.0)],
+)
+def test_bounded_scorer_maps_and_clips(score, utility):
+    scorer = BoundedScorer(constant_scorer(score), -2.0, 2.0, "custom")
+    assert scorer(None, X4, None) == utility
+
+
+def test_r2_is_clipped_to_the_unit_interval():
+    scorer = check_bounded_scorer(None, None, FixedRegressor())
+    y = np.array([0.0, 1.0, 2.0, 3.0])
+    assert scorer(FixedRegressor(y), X4, y) == 1.0
+    assert scorer(FixedRegressor(-10 * y), X4, y) == 0.0  # r2 far below 0
+
+
+def test_bounded_scorer_accuracy_and_sample_weight():
+    scorer = check_bounded_scorer(None, None, FixedClassifier())
+    est = FixedClassifier(predictions=[0, 1, 1, 1])
+    y = np.array([0, 1, 0, 0])
+    assert scorer(est, X4, y) == 0.5
+    assert scorer(est, X4, y, sample_weight=np.array([1.0, 1.0, 0.0, 0.0])) == 1.0
+
+
+def test_bounded_scorer_pickles():
+    scorer = check_bounded_scorer("f1", None, DPLR())
+    copy = pickle.loads(pickle.dumps(scorer))
+    assert (copy.name, copy.lo, copy.hi) == ("f1", 0.0, 1.0)
+    est = FixedClassifier(predictions=[0, 1, 1, 0])
+    y = np.array([0, 1, 1, 1])
+    assert copy(est, X4, y) == scorer(est, X4, y) == pytest.approx(0.8)
+
+
+# ------------------------------------------------------------------------- per-example
+
+
+def test_accuracy_per_example():
+    score = AccuracyScore()
+    est = FixedClassifier(predictions=[0, 1, 0, 0])
+    np.testing.assert_array_equal(score(est, X4, [0, 1, 1, 0]), [1.0, 1.0, 0.0, 1.0])
+    np.testing.assert_array_equal(score.losses(est, X4, [0, 1, 1, 0]), [0.0, 0.0, 1.0, 0.0])
+    assert score.bounds == (0.0, 1.0)
+    assert score.sensitivity_of_mean(10) == 0.1
+
+
+def test_squared_and_absolute_error_per_example():
+    est = FixedRegressor([0.0, 1.0, 2.0, 3.0, np.nan])
+    y = np.zeros(5)
+    X5 = np.zeros((5, 1))
+    squared = SquaredErrorScore(clip=4.0)  # errors 0, 1, 4, 9, nan
+    np.testing.assert_allclose(squared(est, X5, y), [1.0, 0.75, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(squared.losses(est, X5, y), [0.0, 1.0, 4.0, 4.0, 4.0])
+    absolute = AbsoluteErrorScore(clip=2.0)  # errors 0, 1, 2, 3, nan
+    np.testing.assert_allclose(absolute(est, X5, y), [1.0, 0.5, 0.0, 0.0, 0.0])
+    assert absolute.loss_bound == 2.0
+    assert absolute.sensitivity_of_mean(4) == 0.25
+
+
+def test_log_loss_per_example():
+    y = np.array([0, 1, 1, 0, 2])  # label 2 is unknown to the model
+    p_true = np.array([1.0, 0.1, 0.01, 0.001, 0.5])
+    proba = np.column_stack([p_true, 1 - p_true])
+    proba[[1, 2], :] = proba[[1, 2], ::-1]  # rows whose label is 1
+    est = FixedClassifier(proba=proba)
+    score = LogLossScore(clip=math.log(100))
+    # -log p = 0, log 10, log 100, log 1000 (clipped), unknown label -> clip
+    u = score(est, np.zeros((5, 1)), y)
+    np.testing.assert_allclose(u, [1.0, 0.5, 0.0, 0.0, 0.0], atol=1e-12)
+    np.testing.assert_allclose(
+        score.losses(est, np.zeros((5, 1)), y),
+        [0.0, math.log(10), math.log(100), math.log(100), math.log(100)],
+    )
+    # classes_ in a non-sorted order are honoured (diffprivlib forests keep the user's order)
+    reordered = FixedClassifier(proba=proba[:, ::-1], classes=(1, 0))
+    np.testing.assert_allclose(
+        score(reordered, np.zeros((5, 1)), y), score(est, np.zeros((5, 1)), y)
+    )
+
+
+def test_check_per_example_score():
+    assert isinstance(check_per_example_score(None, DPLR()), AccuracyScore)
+    with pytest.raises(ValueError, match="squared_error"):
+        check_per_example_score(None, DPLinear())
+    with pytest.raises(ValueError, match="clip"):
+        check_per_example_score("squared_error", DPLinear())
+    with pytest.raises(ValueError, match="clip"):
+        check_per_example_score("absolute_error", DPLinear(), clip=-1.0)
+    score = check_per_example_score("squared_error", DPLinear(), clip=2.5)
+    assert isinstance(score, SquaredErrorScore) and score.clip == 2.5 and score.loss_bound == 2.5
+    log_loss = check_per_example_score("log_loss", DPLR())
+    assert log_loss.clip == DEFAULT_LOG_LOSS_CLIP == math.log(100)
+    with pytest.raises(ValueError, match="predict_proba"):
+        check_per_example_score("log_loss", DPLinear())
+    with pytest.raises(ValueError, match="Unexpected"):
+        check_per_example_score("accuracy", DPLR(), clip=1.0)
+    with pytest.raises(ValueError, match="Unknown"):
+        check_per_example_score("r2", DPLinear())
+    assert check_per_example_score(score, DPLinear()) is score
+
+
+def test_per_example_scores_pickle():
+    score = pickle.loads(pickle.dumps(check_per_example_score("log_loss", DPLR(), clip=3.0)))
+    assert isinstance(score, LogLossScore) and score.clip == 3.0
