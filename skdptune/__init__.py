@@ -9,11 +9,13 @@ from ._estimators import estimator_privacy
 from .accounting import PrivacyReport
 from .exceptions import NonPrivateComponentError, PrivacyLeakError
 from .grid import DPGridSearchCV
+from .random import DPRandomSearchCV
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "DPGridSearchCV",
+    "DPRandomSearchCV",
     "NonPrivateComponentError",
     "PrivacyLeakError",
     "PrivacyReport",

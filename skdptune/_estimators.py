@@ -636,7 +636,8 @@ def set_total_epsilon(estimator: Any, total: float) -> Any:
     estimator : estimator
         Modified in place.
     total : float
-        The new total ``epsilon`` (> 0).
+        The new total ``epsilon`` (> 0). ``inf`` sets every component's ``epsilon`` to ``inf``
+        (non-private fits, for models that are never released).
 
     Returns
     -------
@@ -649,8 +650,11 @@ def set_total_epsilon(estimator: Any, total: float) -> Any:
         ``total`` is not positive, or the estimator has no diffprivlib component with a positive
         ``epsilon``.
     """
-    total = _check_positive(total, "total")
     epsilons = _dp_epsilons(estimator)
+    if total == math.inf:
+        _set_epsilons(estimator, [(p, math.inf) for p, _ in epsilons])
+        return estimator
+    total = _check_positive(total, "total")
     current = math.fsum(eps for _, eps in epsilons)
     if current <= 0:
         raise ValueError(

@@ -148,7 +148,7 @@ class DPGridSearchCV(BaseDPSearchCV):
         "utility_floor": [Interval(numbers.Real, 0, 1, closed="left")],
         "svt_order": [StrOptions({"fixed", "shuffle"})],
         "inner_epsilon": [StrOptions({"same", "scaled"}),
-                          Interval(numbers.Real, 0, None, closed="neither")],
+                          Interval(numbers.Real, 0, None, closed="right")],
         "scoring": [str, callable, None],
         "score_bounds": [tuple, list, None],
         "cv": [Interval(numbers.Real, 0, 1, closed="neither"),

@@ -13,6 +13,7 @@ Privacy obligations met here, for every inner fit of every search:
 
 from __future__ import annotations
 
+from threadpoolctl import threadpool_limits
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_method_params
@@ -26,7 +27,18 @@ from .._estimators import (
 )
 from ..exceptions import PrivacyLeakError
 
-__all__ = ["prepare_clone", "fit_on_rows", "fit_and_utility"]
+__all__ = ["prepare_clone", "fit_on_rows", "fit_and_utility", "many_small_fits"]
+
+
+def many_small_fits():
+    """Context for running many small fits: single-threaded BLAS.
+
+    Parallelism belongs to joblib here. A multi-threaded BLAS on the tiny matrices of a
+    partition fit spends its time synchronising threads: diffprivlib's LogisticRegression on
+    30 rows measured 0.26 s per fit with the default OpenBLAS threads and 0.012 s with one
+    thread on the 2-core machines of this project. (loky workers already limit their threads.)
+    """
+    return threadpool_limits(limits=1, user_api="blas")
 
 
 def prepare_clone(estimator, params, *, seed=None, epsilon_scale=None, epsilon_total=None):

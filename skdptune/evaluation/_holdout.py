@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 from diffprivlib.mechanisms import Laplace
+from joblib import Parallel, delayed
 from sklearn.utils import _safe_indexing
 
-from ._fit import fit_on_rows, prepare_clone
+from ..exceptions import PrivacyLeakError
+from ._fit import fit_on_rows, many_small_fits, prepare_clone
 
 __all__ = ["HoldoutEvaluator", "holdout_split"]
 
@@ -45,8 +47,6 @@ def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarr
 def _noisy_run(estimator, params, X, y, train, validation, score, fit_params, error_score,
                epsilon_score, fit_seed, noise_seed, epsilon_scale):
     """One run of Q: returns ``(noisy_score, fitted_model_or_None)``; exact score stays here."""
-    from ..exceptions import PrivacyLeakError
-
     model = None
     try:
         model = prepare_clone(estimator, params, seed=fit_seed, epsilon_scale=epsilon_scale)
@@ -93,18 +93,17 @@ class HoldoutEvaluator:
 
     def run(self, X, y, candidates, split, fit_params, seeds):
         """Noisy scores and models of ``candidates`` (one run each). Released outputs of Q."""
-        from joblib import Parallel, delayed
-
         train, validation = split
         seeded = seeds.seeded
-        outputs = Parallel(n_jobs=self.n_jobs)(
-            delayed(_noisy_run)(
-                self.estimator, params, X, y, train, validation, self.score, fit_params,
-                self.error_score, self.epsilon_score,
-                seeds.seed("fit", r) if seeded else None,
-                seeds.noise_seed("score", r), self.epsilon_scale,
+        with many_small_fits():
+            outputs = Parallel(n_jobs=self.n_jobs)(
+                delayed(_noisy_run)(
+                    self.estimator, params, X, y, train, validation, self.score, fit_params,
+                    self.error_score, self.epsilon_score,
+                    seeds.seed("fit", r) if seeded else None,
+                    seeds.noise_seed("score", r), self.epsilon_scale,
+                )
+                for r, params in enumerate(candidates)
             )
-            for r, params in enumerate(candidates)
-        )
         scores = np.array([s for s, _ in outputs], dtype=float)
         return scores, [m for _, m in outputs]

@@ -30,7 +30,7 @@ from sklearn.base import is_classifier
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
 
-from ._fit import fit_and_utility
+from ._fit import fit_and_utility, many_small_fits
 
 __all__ = ["PartitionEvaluator", "auto_n_partitions", "make_partitions"]
 
@@ -174,5 +174,6 @@ class PartitionEvaluator:
             for i, params in enumerate(candidates)
             for j, rows in enumerate(parts)
         )
-        values = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(jobs)
+        with many_small_fits():
+            values = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(jobs)
         return np.asarray(values, dtype=float).reshape(len(candidates), len(parts))

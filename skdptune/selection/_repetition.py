@@ -98,6 +98,8 @@ class RandomizedRepetition:
     def _first_probability(self) -> float:
         """P[K = 1] of the truncated negative binomial."""
         gamma, eta = self.gamma, self.eta
+        if gamma >= 1.0:  # E[K] = 1: K = 1 surely
+            return 1.0
         if eta == 0.0:
             return (1.0 - gamma) / math.log(1.0 / gamma)
         return eta * (1.0 - gamma) / (gamma ** (-eta) - 1.0)
