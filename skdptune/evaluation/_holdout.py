@@ -39,7 +39,7 @@ def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarr
     if m < 1 or m >= n_samples:
         raise ValueError(
             f"validation_size={validation_size} leaves no rows for training or validation "
-            f"with {n_samples} rows."
+            f"with n_samples={n_samples}."
         )
     return np.sort(order[m:]), np.sort(order[:m])
 

@@ -69,15 +69,13 @@ class RandomizedRepetition:
         self.distribution = distribution
         self.mean = float(mean)
         self.eta = DISTRIBUTION_ETA.get(distribution, eta)
+        # the sampler must use exactly the gamma the accounting assumes
+        self.gamma = (truncated_negative_binomial_gamma(self.mean, self.eta)
+                      if self.is_truncated_negative_binomial else None)
 
     @property
     def is_truncated_negative_binomial(self) -> bool:
         return self.distribution in ("logarithmic", "geometric", "negative_binomial")
-
-    @property
-    def gamma(self) -> float:
-        """gamma of the truncated negative binomial with the requested mean."""
-        return truncated_negative_binomial_gamma(self.mean, self.eta)
 
     def privacy_event(self, epsilon_run: float, delta_run: float = 0.0) -> RepeatAndSelectEvent:
         """Cost description of the repetition of an ``(epsilon_run, delta_run)``-DP run."""

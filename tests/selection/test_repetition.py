@@ -36,7 +36,7 @@ def test_sampler_empirical_mean_and_frequencies(distribution, eta):
     rng = np.random.RandomState(0)
     draws = np.array([law.sample(rng) for _ in range(n)])
     # heavy tails for eta <= 0: compare with a generous 5-sigma band from the pmf's variance
-    k = np.arange(0, 200000)
+    k = np.arange(0, 50000)
     p = law.pmf(k)
     sd = math.sqrt((p * k**2).sum() - mean**2)
     assert abs(draws.mean() - mean) < 5 * sd / math.sqrt(n)

@@ -1,0 +1,1 @@
+"""Benchmarks of skdptune: run ``python -m benchmarks.run`` (or ``make bench``)."""

@@ -1,0 +1,56 @@
+"""Shared pieces of the benchmarks: data, output folder, tables and timing.
+
+Real data: ``--data path/to/adult.csv`` (never committed); synthetic data otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+
+from skdptune.datasets import load_classification
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv"
+
+
+def load_split(path=None, *, test_size=0.25, seed=0, n_samples=30000):
+    """``(X_train, X_test, y_train, y_test, name)`` with features in [0, 1]."""
+    X, y, name = load_classification(path, n_samples=n_samples, random_state=seed)
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=test_size, random_state=seed, stratify=y)
+    return X_train, X_test, y_train, y_test, name
+
+
+@contextmanager
+def timer(into: dict, key: str):
+    """Wall-clock seconds of the block, stored in ``into[key]``."""
+    start = time.perf_counter()
+    yield
+    into[key] = time.perf_counter() - start
+
+
+def mean_std(values) -> str:
+    values = np.asarray(values, dtype=float)
+    return f"{values.mean():.3f} ± {values.std(ddof=1) if len(values) > 1 else 0.0:.3f}"
+
+
+def markdown_table(header: list[str], rows: list[list]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def write_result(name: str, markdown: str, data: dict | None = None) -> Path:
+    """Write ``results/<name>.md`` (and ``.json`` with the raw numbers); return the md path."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.md"
+    path.write_text(markdown + "\n")
+    if data is not None:
+        (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=1, default=float))
+    return path

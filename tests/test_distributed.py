@@ -1,0 +1,49 @@
+"""Searches under joblib's dask backend give the same seeded result as in-process runs."""
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB
+from joblib import parallel_backend
+from scipy.stats import loguniform
+from sklearn.datasets import make_classification
+
+from skdptune import DPGridSearchCV, DPRandomSearchCV
+
+distributed = pytest.importorskip("dask.distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=None)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=800, n_features=4, random_state=0)
+    return np.clip(X / 4, -1, 1), y
+
+
+def _searches():
+    nb = GaussianNB(epsilon=1.0, bounds=(-1.0, 1.0))
+    return [
+        DPGridSearchCV(nb, {"var_smoothing": [1e-9, 1e-3, 0.3]}, min_partition_size=50,
+                       random_state=0, n_jobs=2, accountant=BudgetAccountant()),
+        DPRandomSearchCV(nb, {"var_smoothing": loguniform(1e-9, 1.0)}, n_iter=4,
+                         random_state=0, n_jobs=2, accountant=BudgetAccountant()),
+    ]
+
+
+def test_dask_backend_matches_local(client, data):
+    X, y = data
+    local = [s.fit(X, y) for s in _searches()]
+    with parallel_backend("dask"):
+        remote = [s.fit(X, y) for s in _searches()]
+    for a, b in zip(local, remote, strict=True):
+        assert a.best_params_ == b.best_params_
+        np.testing.assert_array_equal(a.best_estimator_.theta_, b.best_estimator_.theta_)
+        assert a.privacy_spent_.epsilon == b.privacy_spent_.epsilon

@@ -1,0 +1,46 @@
+"""scikit-learn's estimator checks, where they apply to private searches.
+
+Expected failures, and why they cannot pass for a differentially private search:
+
+* ``check_estimators_overwrite_params``: the search charges its ``accountant`` parameter with
+  ``privacy_spent_`` -- the one mutation the privacy contract requires.
+* ``check_classifiers_train`` and ``check_classifiers_one_label_sample_weights``: the returned
+  model is a DP model (noise by design), so it does not reach the accuracy those checks demand
+  on their tiny data sets.
+"""
+
+import pytest
+import sklearn
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB
+from scipy.stats import loguniform
+
+from skdptune import DPGridSearchCV, DPRandomSearchCV
+
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) < (1, 6):
+    pytest.skip("expected_failed_checks needs scikit-learn >= 1.6", allow_module_level=True)
+
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+EXPECTED = {
+    "check_estimators_overwrite_params": "charges its accountant (privacy contract)",
+    "check_classifiers_train": "DP model: noisy by design",
+    "check_classifiers_one_label_sample_weights": "DP model: noisy by design",
+}
+
+
+def _estimators():
+    nb = GaussianNB(epsilon=1.0, bounds=(-10.0, 10.0))
+    return [
+        DPGridSearchCV(nb, {"var_smoothing": [1e-9, 1e-3]}, min_partition_size=2,
+                       random_state=0, accountant=BudgetAccountant()),
+        DPRandomSearchCV(nb, {"var_smoothing": loguniform(1e-9, 1e-3)}, n_iter=2,
+                         validation_size=0.3, random_state=0, accountant=BudgetAccountant()),
+    ]
+
+
+@parametrize_with_checks(_estimators(), expected_failed_checks=lambda est: EXPECTED)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
