@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ADULT ?= ../shared/data/adult.csv
 
-.PHONY: demo test test-slow lint bench clean
+.PHONY: demo test test-slow test-min lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,4 +35,15 @@ bench: $(VENV)/.installed-dev
 	$(BIN)/python -m benchmarks.run --data $(ADULT)
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(MIN_VENV) build dist *.egg-info .pytest_cache .ruff_cache
+
+# The lowest supported scikit-learn (the pin's lower bound), in a venv of its own.
+MIN_VENV ?= .venv-min
+$(MIN_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(MIN_VENV)
+	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(MIN_VENV)/bin/python -m pip install --quiet -e ".[test]" "scikit-learn==1.4.*"
+	touch $@
+
+test-min: $(MIN_VENV)/.installed
+	$(MIN_VENV)/bin/python -m pytest -q -p no:cacheprovider
