@@ -193,8 +193,18 @@ class DPRandomSearchCV(BaseDPSearchCV):
                 "sets an epsilon itself; give epsilon=None or remove epsilon from the space."
             )
         target = float(self.epsilon)
-        # the total is continuous and increasing in the scale: bracket, then solve
+        # the total is continuous and non-decreasing in the scale: bracket, then solve
         lo, hi = 1e-9, 1.0
+        # with a fixed epsilon_score the runs cost at least that much whatever the scale (and,
+        # with refit=False, the total is flat near 0): a root there would be meaningless (a
+        # model epsilon of 1e-9) or missing, so the budget must lie strictly above this floor
+        floor = self._total_epsilon(lo)
+        if floor >= target:
+            raise ValueError(
+                f"epsilon={target:g} cannot be met: the noisy validation scores alone "
+                f"(epsilon_score={self.epsilon_score!r}) cost {floor:.6g}. Raise epsilon or "
+                "lower epsilon_score."
+            )
         while self._total_epsilon(hi) < target:
             hi *= 2.0
         scale = brentq(lambda s: self._total_epsilon(s) - target, lo, hi, xtol=1e-14,

@@ -13,8 +13,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skdptune import DPRandomSearchCV, PrivacyLeakError
-from skdptune.accounting import repetition_epsilon
 from skdptune import random as random_module
+from skdptune.accounting import repetition_epsilon
 
 
 @pytest.fixture(scope="module")

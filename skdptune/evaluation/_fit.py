@@ -13,10 +13,10 @@ Privacy obligations met here, for every inner fit of every search:
 
 from __future__ import annotations
 
-from threadpoolctl import threadpool_limits
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_method_params
+from threadpoolctl import threadpool_limits
 
 from .._estimators import (
     leak_warnings_as_errors,

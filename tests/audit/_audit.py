@@ -24,7 +24,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from scipy import stats
+from scipy.special import betaincinv
 
 __all__ = [
     "clopper_pearson",
@@ -40,13 +40,13 @@ __all__ = [
 def cp_lower(k: int, n: int, alpha: float) -> float:
     """One-sided Clopper--Pearson lower bound of a binomial proportion at level ``1 - alpha``."""
     _check_counts(k, n)
-    return 0.0 if k == 0 else float(stats.beta.ppf(alpha, k, n - k + 1))
+    return 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha))
 
 
 def cp_upper(k: int, n: int, alpha: float) -> float:
     """One-sided Clopper--Pearson upper bound of a binomial proportion at level ``1 - alpha``."""
     _check_counts(k, n)
-    return 1.0 if k == n else float(stats.beta.ppf(1 - alpha, k + 1, n - k))
+    return 1.0 if k == n else float(betaincinv(k + 1, n - k, 1 - alpha))
 
 
 def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from skdptune.events import DoublingSVTEvent
-from skdptune.selection import DoublingSVT, Selection
-from skdptune.selection import _svt
+from skdptune.selection import DoublingSVT, Selection, _svt
 
 RECORD_KEYS = {"round", "threshold_base", "step", "outcome", "selected"}
 

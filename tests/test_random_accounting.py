@@ -1,0 +1,205 @@
+"""DPRandomSearchCV's privacy figures against the accounting closed forms, law by law.
+
+The accounting rules themselves (Corollary 3, Theorem 2 against an independent implementation
+optimised on a fine grid of orders, corrected Theorem 6, Lemma 20, KOV composition) are tested
+in ``tests/test_accounting.py``; this file checks what the *search* reports and spends:
+
+* ``privacy_spent_`` = the repetition's cost for ``eps_Q = max(eps_model, epsilon_score)``
+  (pure ``(2 + eta) eps_Q`` at ``delta = 0``; ``min(pure, RDP at delta)`` at ``delta > 0``;
+  composition for ``"fixed"``; Theorem 6 for ``"poisson"``) plus the refit when ``refit=True``;
+* budget mode lands on the requested total for every law, never above it, with the DP epsilons
+  of the estimator scaled by one common factor;
+* a budget that ``epsilon_score`` alone exceeds is refused with a clear error, before any data
+  is touched.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
+from scipy.stats import loguniform
+from sklearn.datasets import make_classification
+from sklearn.pipeline import Pipeline
+
+from skdptune import DPRandomSearchCV
+from skdptune.accounting import (
+    kov_optimal_composition_epsilon,
+    repetition_epsilon,
+    repetition_pure_epsilon,
+    repetition_rdp_epsilon,
+)
+
+SPACE = {"var_smoothing": loguniform(1e-9, 1.0)}
+EPS_MODEL = 0.7
+
+# (distribution, eta, (2 + eta)) for the truncated negative binomial laws
+TNB = [("logarithmic", None, 2.0), ("geometric", None, 3.0), ("negative_binomial", 0.5, 2.5),
+       ("negative_binomial", -0.5, 1.5), ("negative_binomial", 2.0, 4.0)]
+ALL_LAWS = [(d, eta) for d, eta, _ in TNB] + [("fixed", None), ("poisson", None)]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=300, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=0)
+    return np.clip(X / 4, -1, 1), y
+
+
+def search(distribution, eta=None, *, estimator=None, **kw):
+    kw.setdefault("random_state", 0)
+    kw.setdefault("accountant", BudgetAccountant())
+    estimator = GaussianNB(epsilon=EPS_MODEL, bounds=(-1.0, 1.0)) if estimator is None \
+        else estimator
+    return DPRandomSearchCV(estimator, kw.pop("space", SPACE), distribution=distribution,
+                            eta=eta, **kw)
+
+
+def expected_tuning(eps_q, distribution, eta, n_iter, delta):
+    """(epsilon, delta) of the repetition, from the closed forms (not from the search)."""
+    if distribution == "fixed":
+        candidates = [(n_iter * eps_q, 0.0)]
+        if delta > 0:
+            candidates.append((kov_optimal_composition_epsilon(eps_q, n_iter, delta), delta))
+        return min(candidates)
+    if distribution == "poisson":
+        return repetition_rdp_epsilon(eps_q, "poisson", n_iter, None, delta), delta
+    pure = repetition_pure_epsilon(eps_q, distribution, eta)
+    if delta == 0:
+        return pure, 0.0
+    rdp = repetition_rdp_epsilon(eps_q, distribution, n_iter, eta, delta)
+    return (rdp, delta) if rdp < pure else (pure, 0.0)
+
+
+# --------------------------------------------------------------------------------------------
+# privacy_spent_ without budget mode
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("refit", [True, False])
+@pytest.mark.parametrize(("distribution", "eta", "factor"), TNB)
+def test_pure_bound_is_2_plus_eta_times_eps_q(data, distribution, eta, factor, refit):
+    s = search(distribution, eta, n_iter=5, refit=refit).fit(*data)
+    tuning = s.privacy_spent_.components[0]
+    assert tuning.epsilon == pytest.approx(factor * EPS_MODEL, rel=1e-12)
+    assert tuning.delta == 0.0 and "Cor. 3" in tuning.detail
+    assert s.privacy_spent_.epsilon == pytest.approx((factor + refit) * EPS_MODEL, rel=1e-12)
+    assert len(s.privacy_spent_.components) == 1 + refit
+    assert s.privacy_spent_.delta == 0.0
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_fixed_is_basic_composition(data, refit):
+    s = search("fixed", n_iter=6, refit=refit).fit(*data)
+    assert s.privacy_spent_.epsilon == pytest.approx((6 + refit) * EPS_MODEL, rel=1e-12)
+    assert s.privacy_spent_.delta == 0.0
+
+
+@pytest.mark.parametrize("n_iter", [2, 8])
+@pytest.mark.parametrize(("distribution", "eta"), ALL_LAWS)
+def test_delta_gives_the_smaller_of_pure_and_rdp(data, distribution, eta, n_iter):
+    # eps_Q = 2: with 2 runs Theorem 2 is well below Corollary 3 (geometric: 3.39 vs 6)
+    eps_q, delta = 2.0, 1e-6
+    estimator = GaussianNB(epsilon=eps_q, bounds=(-1.0, 1.0))
+    s = search(distribution, eta, estimator=estimator, n_iter=n_iter, delta=delta).fit(*data)
+    eps, dlt = expected_tuning(eps_q, distribution, eta, n_iter, delta)
+    assert s.privacy_spent_.components[0].epsilon == pytest.approx(eps, rel=1e-9)
+    assert s.privacy_spent_.epsilon == pytest.approx(eps + eps_q, rel=1e-9)
+    assert s.privacy_spent_.delta == pytest.approx(dlt)
+    assert s.privacy_spent_.epsilon == pytest.approx(
+        repetition_epsilon(eps_q, 0.0, distribution, n_iter, eta, delta) + eps_q, rel=1e-12)
+    if n_iter == 2 and distribution in ("logarithmic", "geometric"):
+        assert eps < repetition_pure_epsilon(eps_q, distribution) - 0.5  # the RDP route
+
+
+@pytest.mark.parametrize(("epsilon_score", "eps_q"), [(0.3, EPS_MODEL), (1.9, 1.9)])
+def test_one_run_costs_the_max_of_model_and_score(data, epsilon_score, eps_q):
+    s = search("geometric", n_iter=4, epsilon_score=epsilon_score).fit(*data)
+    assert s.epsilon_run_ == pytest.approx(eps_q)
+    # parallel composition on the fixed split: max(eps_model, eps_score), not the sum
+    assert s.privacy_spent_.epsilon == pytest.approx(3 * eps_q + EPS_MODEL, rel=1e-12)
+
+
+# --------------------------------------------------------------------------------------------
+# budget mode
+# --------------------------------------------------------------------------------------------
+
+
+def check_lands_on(s, total, distribution, eta, n_iter, delta, refit):
+    spent = s.privacy_spent_
+    assert spent.epsilon <= total
+    assert spent.epsilon == pytest.approx(total, rel=1e-9)
+    # the closed form, recomputed from the reported per-run epsilon, gives the same total
+    eps_q = s.epsilon_run_
+    eps, dlt = expected_tuning(eps_q, distribution, eta, n_iter, delta)
+    assert eps + refit * eps_q == pytest.approx(total, rel=1e-9)
+    assert spent.delta == pytest.approx(dlt)
+    assert s.accountant.spent_budget == [(spent.epsilon, spent.delta)]
+
+
+@pytest.mark.parametrize("refit", [True, False])
+@pytest.mark.parametrize(("distribution", "eta"), [(d, e) for d, e in ALL_LAWS
+                                                   if d != "poisson"])
+def test_budget_mode_pure(data, distribution, eta, refit):
+    total, n_iter = 1.3, 4
+    s = search(distribution, eta, n_iter=n_iter, epsilon=total, refit=refit).fit(*data)
+    check_lands_on(s, total, distribution, eta, n_iter, 0.0, refit)
+    assert s.epsilon_scale_ == pytest.approx(s.epsilon_run_ / EPS_MODEL)
+
+
+@pytest.mark.parametrize("refit", [True, False])
+@pytest.mark.parametrize(("distribution", "eta"), [
+    ("logarithmic", None), ("geometric", None), ("negative_binomial", -0.5), ("fixed", None),
+    ("poisson", None)])
+def test_budget_mode_with_delta(data, distribution, eta, refit):
+    total, n_iter, delta = 2.0, 3, 1e-5
+    s = search(distribution, eta, n_iter=n_iter, epsilon=total, delta=delta,
+               refit=refit).fit(*data)
+    check_lands_on(s, total, distribution, eta, n_iter, delta, refit)
+    if distribution != "fixed":  # few runs: the RDP route was the one that landed
+        assert s.privacy_spent_.delta == pytest.approx(delta)
+
+
+def test_budget_mode_scales_every_dp_component_by_one_factor(data):
+    pipe = Pipeline([("scale", StandardScaler(epsilon=0.5, bounds=(-1.0, 1.0))),
+                     ("clf", LogisticRegression(epsilon=1.5, data_norm=3.0))])
+    s = search("logarithmic", estimator=pipe, space={"clf__C": loguniform(1e-2, 1e2)},
+               n_iter=3, epsilon=1.2).fit(*data)
+    check_lands_on(s, 1.2, "logarithmic", None, 3, 0.0, True)
+    factor = s.epsilon_scale_
+    assert s.epsilon_run_ == pytest.approx(2.0 * factor)  # both components, summed
+    refitted = s.best_estimator_.get_params()
+    assert refitted["scale__epsilon"] == pytest.approx(0.5 * factor)
+    assert refitted["clf__epsilon"] == pytest.approx(1.5 * factor)
+    # the user's estimator is left as configured
+    assert pipe.get_params()["scale__epsilon"] == 0.5
+
+
+def test_budget_mode_with_a_fixed_score_budget(data):
+    # the noisy scores keep their epsilon; the model epsilon is scaled to fill the rest
+    s = search("logarithmic", n_iter=4, epsilon=1.5, epsilon_score=0.5).fit(*data)
+    check_lands_on(s, 1.5, "logarithmic", None, 4, 0.0, True)
+    assert s.epsilon_run_ == pytest.approx(0.5)  # 2 * 0.5 (runs) + 0.5 (refit) = 1.5
+    assert s.epsilon_scale_ * EPS_MODEL == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_budget_below_what_the_scores_cost_is_refused_before_touching_data(data, refit):
+    acc = BudgetAccountant()
+    # refit=False: 2 * epsilon_score = 1.0 is exactly the budget, so nothing is left for the
+    # model (this used to pick a model epsilon of 1e-9 and hang in diffprivlib)
+    with pytest.raises(ValueError, match="epsilon_score"):
+        search("logarithmic", n_iter=4, epsilon=1.0, epsilon_score=0.5, refit=refit,
+               accountant=acc).fit(*data)
+    assert acc.spent_budget == []
+
+
+def test_accounting_is_data_independent(data):
+    X, y = data
+    flipped = search("poisson", n_iter=3, delta=1e-5, epsilon=1.0).fit(X, 1 - y)
+    plain = search("poisson", n_iter=3, delta=1e-5, epsilon=1.0, random_state=1).fit(X, y)
+    assert flipped.privacy_spent_ == plain.privacy_spent_
+    assert math.isclose(flipped.epsilon_run_, plain.epsilon_run_)
