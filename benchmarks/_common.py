@@ -54,3 +54,61 @@ def write_result(name: str, markdown: str, data: dict | None = None) -> Path:
     if data is not None:
         (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=1, default=float))
     return path
+
+
+@contextmanager
+def method_timer(cls, names=("fit",)):
+    """Sum the wall-clock seconds spent inside ``cls.<name>`` calls (in this process only).
+
+    Yields a dict ``{name: seconds}`` that fills while the block runs; nested calls of the same
+    method (e.g. a ``fit`` calling ``super().fit``) are counted once. The original methods are
+    restored on exit.
+    """
+    totals = dict.fromkeys(names, 0.0)
+    originals = {name: getattr(cls, name) for name in names}
+    own = {name for name in names if name in vars(cls)}  # not inherited: restore, else delete
+    depth = dict.fromkeys(names, 0)
+
+    def wrap(name, method):
+        def timed(self, *args, **kwargs):
+            depth[name] += 1
+            start = time.perf_counter()
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                depth[name] -= 1
+                if depth[name] == 0:
+                    totals[name] += time.perf_counter() - start
+        return timed
+
+    for name, method in originals.items():
+        setattr(cls, name, wrap(name, method))
+    try:
+        yield totals
+    finally:
+        for name, method in originals.items():
+            if name in own:
+                setattr(cls, name, method)
+            else:
+                delattr(cls, name)
+
+
+def save_figure(fig, name: str) -> Path:
+    """Write ``results/<name>.png`` and close the figure; return the path."""
+    import matplotlib.pyplot as plt
+
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.png"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def pyplot():
+    """matplotlib's pyplot with the non-interactive Agg backend (benchmarks run headless)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt

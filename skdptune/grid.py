@@ -190,8 +190,8 @@ class DPGridSearchCV(BaseDPSearchCV):
         if k < 1 or n_samples // k < self.min_partition_size:
             raise ValueError(
                 f"n_samples={n_samples} rows cannot be split into {max(k, 1)} partitions of "
-                f"at least min_partition_size={self.min_partition_size} rows. Lower n_partitions or "
-                "min_partition_size, or use more data."
+                f"at least min_partition_size={self.min_partition_size} rows. Lower "
+                "n_partitions or min_partition_size, or use more data."
             )
         return k
 
