@@ -225,3 +225,19 @@ def test_check_per_example_score():
 def test_per_example_scores_pickle():
     score = pickle.loads(pickle.dumps(check_per_example_score("log_loss", DPLR(), clip=3.0)))
     assert isinstance(score, LogLossScore) and score.clip == 3.0
+
+
+def test_fast_accuracy_equals_sklearn_accuracy_scorer():
+    from diffprivlib.models import GaussianNB
+    from sklearn.datasets import make_classification
+    from sklearn.metrics import get_scorer
+
+    from skdptune.evaluation._scores import _accuracy
+
+    X, y = make_classification(n_samples=300, n_features=4, n_classes=3, n_informative=3,
+                               n_redundant=0, random_state=0)
+    model = GaussianNB(epsilon=1.0, bounds=(-6.0, 6.0), random_state=0).fit(X, y)
+    weights = np.random.RandomState(0).uniform(size=len(y))
+    assert _accuracy(model, X, y) == get_scorer("accuracy")(model, X, y)
+    assert _accuracy(model, X, y, weights) == pytest.approx(
+        get_scorer("accuracy")(model, X, y, sample_weight=weights))

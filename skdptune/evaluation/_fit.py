@@ -13,6 +13,8 @@ Privacy obligations met here, for every inner fit of every search:
 
 from __future__ import annotations
 
+import copy
+
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_method_params
@@ -27,7 +29,14 @@ from .._estimators import (
 )
 from ..exceptions import PrivacyLeakError
 
-__all__ = ["prepare_clone", "fit_on_rows", "fit_and_utility", "many_small_fits"]
+__all__ = [
+    "candidate_template",
+    "fit_and_utility",
+    "fit_on_rows",
+    "instantiate",
+    "many_small_fits",
+    "prepare_clone",
+]
 
 
 def many_small_fits():
@@ -41,28 +50,35 @@ def many_small_fits():
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def prepare_clone(estimator, params, *, seed=None, epsilon_scale=None, epsilon_total=None):
-    """An unfitted clone with ``params`` set, throwaway accountants and optional seeding.
+def candidate_template(estimator, params):
+    """Unfitted clone of ``estimator`` with ``params`` set and fresh throwaway accountants.
+
+    Built once per candidate; :func:`instantiate` copies it for every fit.
+    """
+    est = clone(estimator)
+    est.set_params(**clone(params, safe=False))
+    return with_throwaway_accountants(est)
+
+
+def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None):
+    """A fresh copy of a :func:`candidate_template`, seeded and with its epsilons set.
 
     Parameters
     ----------
-    estimator : estimator
-        The user's (unfitted) estimator; it is not modified.
-    params : dict
-        Candidate parameters (nested ``step__param`` names allowed).
+    template : estimator
+        From :func:`candidate_template`; not modified (it is deep-copied, which for an unfitted
+        estimator equals ``clone`` and is several times faster).
     seed : int or None
         When given, every diffprivlib component (and any other component whose
         ``random_state`` is ``None``) gets a seed derived from it and its path (reproducible
         runs). ``None`` keeps the estimator's own settings (diffprivlib's secure generator).
     epsilon_scale : float or None
-        Multiplies every diffprivlib component's ``epsilon`` (after ``params`` are set).
+        Multiplies every diffprivlib component's ``epsilon``.
     epsilon_total : float or None
         Rescales the diffprivlib components' ``epsilon`` proportionally so that they sum to this
         value (``inf``: non-private fits). Only for fits that are never released.
     """
-    est = clone(estimator)
-    est.set_params(**clone(params, safe=False))
-    with_throwaway_accountants(est)
+    est = copy.deepcopy(template)
     if seed is not None:
         seed_dp_components(est, seed)
     if epsilon_scale is not None and epsilon_scale != 1.0:
@@ -70,6 +86,11 @@ def prepare_clone(estimator, params, *, seed=None, epsilon_scale=None, epsilon_t
     if epsilon_total is not None:
         set_total_epsilon(est, epsilon_total)
     return est
+
+
+def prepare_clone(estimator, params, **settings):
+    """``instantiate(candidate_template(estimator, params), **settings)``: one-off fits."""
+    return instantiate(candidate_template(estimator, params), **settings)
 
 
 def fit_on_rows(estimator, X, y, rows, fit_params):
@@ -92,8 +113,7 @@ def fit_on_rows(estimator, X, y, rows, fit_params):
 
 
 def fit_and_utility(
-    estimator,
-    params,
+    template,
     X,
     y,
     train,
@@ -106,7 +126,7 @@ def fit_and_utility(
     epsilon_scale=None,
     epsilon_total=None,
 ):
-    """Bounded utility in [0, 1] of ``params`` fitted on ``train`` and scored on ``test``.
+    """Bounded utility in [0, 1] of ``template`` fitted on ``train`` and scored on ``test``.
 
     The returned value is exact and therefore private: callers must only feed it to a private
     mechanism (selector, noisy release) and never store it. A failed fit or score returns
@@ -114,8 +134,8 @@ def fit_and_utility(
     ``PrivacyLeakError`` always propagates: it reflects the configuration, not the data.
     """
     try:
-        est = prepare_clone(estimator, params, seed=seed, epsilon_scale=epsilon_scale,
-                            epsilon_total=epsilon_total)
+        est = instantiate(template, seed=seed, epsilon_scale=epsilon_scale,
+                          epsilon_total=epsilon_total)
         fit_on_rows(est, X, y, train, fit_params)
         X_test = _safe_indexing(X, test)
         y_test = None if y is None else _safe_indexing(y, test)

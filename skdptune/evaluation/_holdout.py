@@ -27,7 +27,7 @@ from joblib import Parallel, delayed
 from sklearn.utils import _safe_indexing
 
 from ..exceptions import PrivacyLeakError
-from ._fit import fit_on_rows, many_small_fits, prepare_clone
+from ._fit import candidate_template, fit_on_rows, instantiate, many_small_fits
 
 __all__ = ["HoldoutEvaluator", "holdout_split"]
 
@@ -44,12 +44,12 @@ def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarr
     return np.sort(order[m:]), np.sort(order[:m])
 
 
-def _noisy_run(estimator, params, X, y, train, validation, score, fit_params, error_score,
+def _noisy_run(template, X, y, train, validation, score, fit_params, error_score,
                epsilon_score, fit_seed, noise_seed, epsilon_scale):
     """One run of Q: returns ``(noisy_score, fitted_model_or_None)``; exact score stays here."""
     model = None
     try:
-        model = prepare_clone(estimator, params, seed=fit_seed, epsilon_scale=epsilon_scale)
+        model = instantiate(template, seed=fit_seed, epsilon_scale=epsilon_scale)
         fit_on_rows(model, X, y, train, fit_params)
         X_val = _safe_indexing(X, validation)
         y_val = None if y is None else _safe_indexing(y, validation)
@@ -98,7 +98,8 @@ class HoldoutEvaluator:
         with many_small_fits():
             outputs = Parallel(n_jobs=self.n_jobs)(
                 delayed(_noisy_run)(
-                    self.estimator, params, X, y, train, validation, self.score, fit_params,
+                    candidate_template(self.estimator, params), X, y, train, validation,
+                    self.score, fit_params,
                     self.error_score, self.epsilon_score,
                     seeds.seed("fit", r) if seeded else None,
                     seeds.noise_seed("score", r), self.epsilon_scale,

@@ -25,12 +25,13 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import is_classifier
 from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _num_samples
 
-from ._fit import fit_and_utility, many_small_fits
+from ._fit import candidate_template, fit_and_utility, many_small_fits
 
 __all__ = ["PartitionEvaluator", "auto_n_partitions", "make_partitions"]
 
@@ -73,8 +74,8 @@ def _inner_splits(cv, rows, y, classifier, rng):
     return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows)]
 
 
-def _partition_utility(estimator, params, X, y, rows, scorer, cv, classifier, fit_params,
-                       error_score, split_seed, fit_seed, inner_epsilon, n_samples):
+def _partition_utility(template, X, y, rows, scorer, cv, classifier, fit_params, error_score,
+                       split_seed, fit_seed, inner_epsilon, n_samples):
     """Mean utility of one candidate on one partition (private; returned to the evaluator)."""
     rng = np.random.RandomState(split_seed)
     try:
@@ -88,11 +89,30 @@ def _partition_utility(estimator, params, X, y, rows, scorer, cv, classifier, fi
     for r, (train, test) in enumerate(splits):
         seed = None if fit_seed is None else (fit_seed + r) % (2**32)
         total += fit_and_utility(
-            estimator, params, X, y, train, test, scorer,
+            template, X, y, train, test, scorer,
             fit_params=fit_params, error_score=error_score, seed=seed,
             **_inner_epsilon_setting(inner_epsilon, n_samples, len(train)),
         )
     return total / len(splits)
+
+
+def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, classifier, fit_params,
+                     error_score, seeds, inner_epsilon, n_samples):
+    """Utilities of every candidate on the partitions ``chunk``: one joblib task.
+
+    Tasks are chunks of partitions, not single fits, so that ``X`` travels to a worker once
+    per chunk. Seeds depend on (candidate, partition) only, never on the chunking.
+    """
+    out = np.empty((len(templates), len(chunk)))
+    for c, j in enumerate(chunk):
+        split_seed = seeds.seed("split", j)
+        for i, template in enumerate(templates):
+            out[i, c] = _partition_utility(
+                template, X, y, parts[j], scorer, cv, classifier, fit_params, error_score,
+                split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
+                inner_epsilon, n_samples,
+            )
+    return out
 
 
 def _inner_epsilon_setting(inner_epsilon, n_samples, n_train):
@@ -159,21 +179,18 @@ class PartitionEvaluator:
 
     def evaluate_partitions(self, X, y, candidates, fit_params) -> np.ndarray:
         """Exact utilities per (candidate, partition), shape ``(len(candidates), k)``. PRIVATE."""
-        n_samples = len(X) if not hasattr(X, "shape") else X.shape[0]
+        n_samples = _num_samples(X)
         parts = self.partitions(n_samples)
         classifier = is_classifier(self.estimator)
-        seeded = self.seeds.seeded
-        jobs = (
-            delayed(_partition_utility)(
-                self.estimator, params, X, y, rows, self.scorer, self.cv, classifier,
-                fit_params, self.error_score,
-                self.seeds.seed("split", j),
-                self.seeds.seed("fit", i, j) if seeded else None,
-                self.inner_epsilon, n_samples,
-            )
-            for i, params in enumerate(candidates)
-            for j, rows in enumerate(parts)
-        )
+        templates = [candidate_template(self.estimator, params) for params in candidates]
+        n_chunks = min(len(parts), 4 * effective_n_jobs(self.n_jobs))
+        chunks = np.array_split(np.arange(len(parts)), n_chunks)
         with many_small_fits():
-            values = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(jobs)
-        return np.asarray(values, dtype=float).reshape(len(candidates), len(parts))
+            blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
+                delayed(_chunk_utilities)(
+                    templates, X, y, chunk, parts, self.scorer, self.cv, classifier, fit_params,
+                    self.error_score, self.seeds, self.inner_epsilon, n_samples,
+                )
+                for chunk in chunks
+            )
+        return np.hstack(blocks)

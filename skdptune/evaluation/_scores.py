@@ -155,6 +155,16 @@ def _check_score_bounds(score_bounds: Any) -> tuple[float, float]:
     return lo, hi
 
 
+def _accuracy(estimator: Any, X: Any, y: Any, sample_weight: Any = None) -> float:
+    """Accuracy without scikit-learn's per-call validation (thousands of tiny calls per search).
+
+    Same value as ``get_scorer("accuracy")`` for single-output labels, which is what the
+    searches evaluate; ``tests/test_scores.py`` checks the equality.
+    """
+    correct = np.asarray(estimator.predict(X)) == np.asarray(y)
+    return float(np.average(correct, weights=sample_weight))
+
+
 def check_bounded_scorer(scoring: Any, score_bounds: Any, estimator: Any) -> BoundedScorer:
     """Resolve ``scoring`` and ``score_bounds`` into a :class:`BoundedScorer`.
 
@@ -185,11 +195,13 @@ def check_bounded_scorer(scoring: Any, score_bounds: Any, estimator: Any) -> Bou
     bounds = None if score_bounds is None else _check_score_bounds(score_bounds)
     if scoring is None:
         if is_classifier(estimator):
-            scorer, name, default = get_scorer("accuracy"), "accuracy", _UNIT
+            scorer, name, default = _accuracy, "accuracy", _UNIT
         elif is_regressor(estimator):
             scorer, name, default = get_scorer("r2"), "r2", _UNIT
         else:
             scorer, name, default = check_scoring(estimator), "score", None
+    elif scoring == "accuracy":
+        scorer, name, default = _accuracy, scoring, _UNIT
     elif isinstance(scoring, str):
         scorer, name, default = get_scorer(scoring), scoring, _DEFAULT_BOUNDS.get(scoring)
     elif callable(scoring):
