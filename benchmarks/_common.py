@@ -112,3 +112,20 @@ def pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def timed_fit(estimator, X, y, single_blas: bool = False) -> float:
+    """Wall-clock seconds of ``estimator.fit(X, y)``, optionally under single-threaded BLAS.
+
+    skdptune runs its many small fits with one BLAS thread (``many_small_fits``); timing a
+    scikit-learn search both ways separates that effect from the algorithms' own cost.
+    """
+    from threadpoolctl import threadpool_limits
+
+    start = time.perf_counter()
+    if single_blas:
+        with threadpool_limits(limits=1, user_api="blas"):
+            estimator.fit(X, y)
+    else:
+        estimator.fit(X, y)
+    return time.perf_counter() - start

@@ -1,0 +1,599 @@
+"""Benchmark of DPGridSearchCV (issue #2): runtime, utility at equal total epsilon, SVT rounds.
+
+Run ``python -m benchmarks.bench_grid [--data PATH] [--quick] [--parts runtime utility rounds]``
+(or everything through ``python -m benchmarks.run``). Writes ``results/grid_*.md`` / ``.json``
+/ ``.png``; ``docs/benchmarks_grid.md`` reads them.
+
+* **runtime** -- DPGridSearchCV vs GridSearchCV(cv=5) on the same grid and estimator, with
+  n_jobs 1 and 2, repetitions interleaved (the machine is shared: ratios, not seconds); the
+  share of DPGridSearchCV's time outside the model's ``fit`` calls (and scoring); scaling
+  with n and |S|; peak memory of each search in a fresh subprocess.
+* **utility** -- test accuracy at equal total epsilon (tuning + returned model) for
+  DPGridSearchCV with permute-and-flip, doubling SVT (fixed order) and SVT with a shuffled
+  order, against the untuned default model given the whole budget, naive private tuning by
+  composition, and the non-private GridSearchCV ceiling. The searches are decomposed into their
+  stages with the library's own classes (see ``calibrate_grid``); ``decomposition_check``
+  asserts that this reproduces ``DPGridSearchCV(random_state=seed)`` exactly.
+* **rounds** -- rounds of the doubling SVT on synthetic utilities vs (u* - u0) / g, against
+  seed paper 000's ~3 log2 figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from diffprivlib import BudgetAccountant
+from sklearn.metrics._scorer import _BaseScorer
+from sklearn.model_selection import GridSearchCV, ParameterGrid
+from threadpoolctl import threadpool_limits
+
+from benchmarks._common import (
+    DEFAULT_DATA,
+    markdown_table,
+    mean_std,
+    method_timer,
+    pyplot,
+    save_figure,
+    write_result,
+)
+from benchmarks.calibrate_grid import (
+    TOTAL_EPSILONS,
+    Case,
+    Data,
+    Evaluation,
+    Selector,
+    UtilityStore,
+    load_data,
+    make_cases,
+    refit_accuracies,
+)
+from skdptune import DPGridSearchCV
+from skdptune._seeding import SeedPlan
+from skdptune.evaluation._fit import fit_on_rows, prepare_clone
+from skdptune.evaluation._holdout import HoldoutEvaluator, holdout_split
+from skdptune.evaluation._scores import AccuracyScore
+from skdptune.selection import DoublingSVT
+
+#: share of the total budget given to the tuning (the rest to the returned model); measured in
+#: docs/calibration.md ("share" experiment)
+TUNING_SHARE = 0.5
+#: validation fraction of the naive composition baseline (DPRandomSearchCV's default)
+NAIVE_VALIDATION = 0.2
+
+
+def library_defaults() -> tuple[Evaluation, dict]:
+    """DPGridSearchCV's own defaults, so that the benchmark follows the library if they change."""
+    params = DPGridSearchCV(None, {}).get_params()
+    evaluation = Evaluation(params["min_partition_size"], params["cv"], params["inner_epsilon"])
+    return evaluation, params
+
+
+def search_selectors() -> dict[str, Selector]:
+    """The three private selectors of DPGridSearchCV, at the library's SVT defaults."""
+    _, p = library_defaults()
+    g, u0 = p["granularity"], p["utility_floor"]
+    return {
+        "DPGridSearchCV permute-and-flip": Selector("permute_and_flip"),
+        "DPGridSearchCV SVT (fixed order)": Selector("svt", g, u0, "fixed"),
+        "DPGridSearchCV SVT (shuffled order)": Selector("svt", g, u0, "shuffle"),
+    }
+
+
+# == runtime ===================================================================================
+def dp_search(case: Case, n_jobs: int, grid=None) -> DPGridSearchCV:
+    return DPGridSearchCV(case.estimator(0.5), grid or case.grid, epsilon=0.5, n_jobs=n_jobs,
+                          random_state=0, accountant=BudgetAccountant())
+
+
+def plain_search(case: Case, n_jobs: int, grid=None) -> GridSearchCV:
+    return GridSearchCV(case.estimator(0.5), grid or case.grid, cv=5, n_jobs=n_jobs)
+
+
+def timed_fit(search, X, y, single_blas: bool = False) -> float:
+    """Seconds of ``search.fit(X, y)`` (optionally with single-threaded BLAS)."""
+    start = time.perf_counter()
+    if single_blas:
+        with threadpool_limits(limits=1, user_api="blas"):
+            search.fit(X, y)
+    else:
+        search.fit(X, y)
+    return time.perf_counter() - start
+
+
+def runtime_ratios(case: Case, data: Data, n_jobs: int, reps: int) -> dict:
+    """Interleaved repetitions of the three searches; paired ratios per repetition."""
+    X, y = data.X_train, data.y_train
+    # warm-up: start the joblib workers and their imports outside the timings
+    dp_search(case, n_jobs).fit(X[:2000], y[:2000])
+    plain_search(case, n_jobs).fit(X[:2000], y[:2000])
+    times = {"dp": [], "grid": [], "grid_1blas": []}
+    for _ in range(reps):
+        times["dp"].append(timed_fit(dp_search(case, n_jobs), X, y))
+        times["grid"].append(timed_fit(plain_search(case, n_jobs), X, y))
+        times["grid_1blas"].append(timed_fit(plain_search(case, n_jobs), X, y, True))
+    dp = np.array(times["dp"])
+    return {"seconds": times,
+            "ratio": (dp / np.array(times["grid"])).tolist(),
+            "ratio_1blas": (dp / np.array(times["grid_1blas"])).tolist()}
+
+
+def time_shares(case: Case, data: Data) -> dict:
+    """Seconds inside the model's ``fit`` and inside scoring during one search (n_jobs=1).
+
+    Scoring is timed at scikit-learn's scorer (DPGridSearchCV's bounded scorer wraps it) and at
+    the model's ``score`` (GridSearchCV's default scorer calls it); the two never nest.
+    """
+    out = {}
+    for name, search in (("dp", dp_search(case, 1)), ("grid", plain_search(case, 1))):
+        with method_timer(case.model, ("fit", "score")) as model, \
+                method_timer(_BaseScorer, ("__call__",)) as scorer:
+            total = timed_fit(search, data.X_train, data.y_train)
+        scoring = model["score"] + scorer["__call__"]
+        out[name] = {"total": total, "fit": model["fit"], "scoring": scoring,
+                     "outside_fit": 1 - model["fit"] / total,
+                     "outside_fit_scoring": 1 - (model["fit"] + scoring) / total}
+    return out
+
+
+def scaling(case: Case, data: Data, sizes, grid_sizes) -> dict:
+    """One timing per n (full grid) and per |S| (all rows), n_jobs=1."""
+    rows = []
+    for n in sizes:
+        X, y = data.X_train[:n], data.y_train[:n]
+        rows.append({"n": n, "S": len(case.candidates()),
+                     "dp": timed_fit(dp_search(case, 1), X, y),
+                     "grid": timed_fit(plain_search(case, 1), X, y)})
+    big = wide_grid(case)
+    for s in grid_sizes:
+        grid = [{k: [v] for k, v in params.items()} for params in big[:s]]
+        rows.append({"n": len(data.X_train), "S": s,
+                     "dp": timed_fit(dp_search(case, 1, grid), data.X_train, data.y_train),
+                     "grid": timed_fit(plain_search(case, 1, grid), data.X_train,
+                                       data.y_train)})
+    return {"rows": rows}
+
+
+def wide_grid(case: Case) -> list[dict]:
+    """A larger list of candidates for the |S| scaling (the case's grid, then more C values)."""
+    extra = [{**p, "C": c} for c in (0.1, 10.0) for p in ParameterGrid(
+        {"data_norm": case.grid["data_norm"]})] if "C" in case.grid else []
+    return case.candidates() + extra
+
+
+def peak_memory(data_path: str, case_name: str, n_train: int | None) -> dict:
+    """Peak RSS (MiB) added by each search's fit, each measured in a fresh subprocess."""
+    out = {}
+    for method in ("dp", "grid"):
+        cmd = [sys.executable, "-m", "benchmarks.bench_grid", "--memory-child", method,
+               "--case", case_name, "--data", data_path]
+        if n_train is not None:
+            cmd += ["--n-train", str(n_train)]
+        result = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        out[method] = json.loads(result.stdout.strip().splitlines()[-1])
+    return out
+
+
+def memory_child(method: str, case_name: str, data_path: str, n_train) -> None:
+    """Subprocess body of :func:`peak_memory`: print the fit's memory figures as JSON.
+
+    ``traced_peak_mib``: peak of Python and numpy allocations during the fit (tracemalloc);
+    ``maxrss_mib``: the process's peak resident set size (includes loading the data).
+    """
+    import resource
+    import tracemalloc
+
+    data = load_data(data_path, n_train)
+    case = make_cases(data.X_train.shape[1])[case_name]
+    search = dp_search(case, 1) if method == "dp" else plain_search(case, 1)
+    tracemalloc.start()
+    search.fit(data.X_train, data.y_train)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"traced_peak_mib": peak / 2**20, "maxrss_mib": maxrss}))
+
+
+def run_runtime(data: Data, opts) -> None:
+    cases = make_cases(data.X_train.shape[1])
+    report = {"n_train": len(data.X_train), "cases": {}, "load_before": os.getloadavg()}
+    for name in opts.runtime_cases:
+        case = cases[name]
+        entry = {"S": len(case.candidates()),
+                 "jobs": {j: runtime_ratios(case, data, j, opts.reps) for j in (1, 2)},
+                 "shares": time_shares(case, data)}
+        if name == "logistic":
+            entry["scaling"] = scaling(case, data, opts.scaling_n, opts.scaling_s)
+            entry["memory"] = peak_memory(opts.data, name, opts.n_train)
+        report["cases"][name] = entry
+        print(f"[grid:runtime] {name} done", flush=True)
+    report["load_after"] = os.getloadavg()
+    write_result(f"grid_runtime{opts.suffix}", runtime_markdown(report), report)
+    if "logistic" in report["cases"]:
+        plot_scaling(report["cases"]["logistic"]["scaling"], f"grid_scaling{opts.suffix}")
+
+
+def runtime_markdown(report: dict) -> str:
+    rows, shares, lines = [], [], []
+    for name, entry in report["cases"].items():
+        for jobs, r in entry["jobs"].items():
+            rows.append([name, entry["S"], jobs, f"{np.median(r['seconds']['dp']):.1f}",
+                         f"{np.median(r['seconds']['grid']):.1f}",
+                         f"{np.median(r['seconds']['grid_1blas']):.1f}",
+                         _ratio_cell(r["ratio"]), _ratio_cell(r["ratio_1blas"])])
+        for method, s in entry["shares"].items():
+            shares.append([name, method, f"{s['total']:.1f}", f"{s['fit']:.1f}",
+                           f"{s['scoring']:.1f}", f"{100 * s['outside_fit']:.1f}%",
+                           f"{100 * s['outside_fit_scoring']:.1f}%"])
+    lines += [f"# DPGridSearchCV runtime\n\n{report['n_train']} training rows; seconds are "
+              "medians of interleaved repetitions; ratio = DPGridSearchCV / GridSearchCV(cv=5) "
+              "per repetition, median [min, max]. Load average (1, 5, 15 min) of the 2-core "
+              f"machine: {_load(report['load_before'])} before, {_load(report['load_after'])} "
+              "after.\n",
+              markdown_table(["case", "|S|", "n_jobs", "DP s", "Grid s", "Grid 1-BLAS s",
+                              "ratio", "ratio vs 1-BLAS"], rows),
+              "\n## Where DPGridSearchCV's time goes (n_jobs=1)\n",
+              markdown_table(["case", "search", "total s", "in fit s", "in scoring s",
+                              "outside fit", "outside fit+scoring"], shares)]
+    lines += _scaling_and_memory_markdown(report)
+    return "\n".join(lines)
+
+
+def _load(values) -> str:
+    return ", ".join(f"{v:.1f}" for v in values)
+
+
+def _ratio_cell(values) -> str:
+    return f"{np.median(values):.2f} [{min(values):.2f}, {max(values):.2f}]"
+
+
+def _scaling_and_memory_markdown(report: dict) -> list[str]:
+    entry = report["cases"].get("logistic", {})
+    lines = []
+    if "scaling" in entry:
+        rows = [[r["n"], r["S"], f"{r['dp']:.1f}", f"{r['grid']:.1f}",
+                 f"{r['dp'] / r['grid']:.2f}"] for r in entry["scaling"]["rows"]]
+        lines += ["\n## Scaling (logistic, n_jobs=1, one run each)\n",
+                  markdown_table(["n", "|S|", "DP s", "Grid s", "ratio"], rows)]
+    if "memory" in entry:
+        rows = [[m, f"{v['traced_peak_mib']:.1f}", f"{v['maxrss_mib']:.0f}"]
+                for m, v in entry["memory"].items()]
+        lines += ["\n## Peak memory (logistic, fresh subprocess, n_jobs=1)\n",
+                  markdown_table(["search", "fit's traced peak MiB (tracemalloc)",
+                                  "process max RSS MiB"], rows)]
+    return lines
+
+
+def plot_scaling(scaling_report: dict, name: str) -> None:
+    plt = pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
+    rows = scaling_report["rows"]
+    s_full = max(r["S"] for r in rows if r["n"] == min(r["n"] for r in rows))
+    by_n = [r for r in rows if r["S"] == s_full]
+    by_s = [r for r in rows if r["n"] == max(r["n"] for r in rows)]
+    for ax, series, key, label in ((axes[0], by_n, "n", "training rows n"),
+                                   (axes[1], by_s, "S", "candidates |S|")):
+        series = sorted({r[key]: r for r in series}.values(), key=lambda r: r[key])
+        xs = [r[key] for r in series]
+        ax.plot(xs, [r["dp"] for r in series], "o-", label="DPGridSearchCV")
+        ax.plot(xs, [r["grid"] for r in series], "s--", label="GridSearchCV(cv=5)")
+        ax.set_xlabel(label)
+        ax.set_ylabel("seconds (n_jobs=1)")
+    axes[0].legend()
+    fig.suptitle("DPGridSearchCV runtime scaling (logistic regression, Adult)")
+    save_figure(fig, name)
+
+
+# == utility ===================================================================================
+@dataclass
+class UtilityRun:
+    """Everything one (case, seed, total epsilon) cell needs."""
+
+    case: Case
+    data: Data
+    store: UtilityStore
+    evaluation: Evaluation
+    seed: int
+    total: float
+
+    @property
+    def tuning(self) -> float:
+        return TUNING_SHARE * self.total
+
+    @property
+    def model_epsilon(self) -> float:
+        return self.total - self.tuning
+
+
+def dp_grid_results(run: UtilityRun) -> dict:
+    """Accuracy (and SVT rounds) of DPGridSearchCV(random_state=seed) with each selector."""
+    utilities = run.store.get(run.case, run.evaluation, run.model_epsilon, run.seed)
+    accuracy = refit_accuracies(run.case, run.data, run.model_epsilon, run.seed)
+    noise_seed = SeedPlan(run.seed).noise_seed("selection")
+    out = {}
+    for name, selector in search_selectors().items():
+        pick = selector.build(run.tuning, utilities.shape[1], noise_seed).select(
+            utilities.mean(axis=1))
+        out[name] = {"accuracy": float(accuracy[pick.index]), "rounds": len(pick.trace),
+                     "fallback": pick.fallback}
+    return out
+
+
+def untuned_default(run: UtilityRun) -> float:
+    """The case's default configuration with the whole budget (no tuning)."""
+    model = prepare_clone(run.case.estimator(run.total), {},
+                          seed=SeedPlan(run.seed).seed("refit"))
+    fit_on_rows(model, run.data.X_train, run.data.y_train, None, {})
+    return float(model.score(run.data.X_test, run.data.y_test))
+
+
+def naive_composition(run: UtilityRun, refit: bool) -> float:
+    """Each candidate once: DP fit on a train part + noisy holdout accuracy; best noisy wins.
+
+    One run is eps_run-DP (model on the train rows, Laplace score on the disjoint validation
+    rows, parallel composition); |S| runs compose to |S| * eps_run. Without refit the winning
+    run's model is returned: eps_run = total / |S|. With refit the runs get half the budget
+    and the winner is refitted on all rows with the other half.
+    """
+    candidates = run.case.candidates()
+    tuning = run.total / 2 if refit else run.total
+    eps_run = tuning / len(candidates)
+    seeds = SeedPlan(run.seed)
+    split = holdout_split(len(run.data.X_train), NAIVE_VALIDATION, seeds.rng("split"))
+    evaluator = HoldoutEvaluator(run.case.estimator(eps_run), AccuracyScore(),
+                                 epsilon_score=eps_run, epsilon_scale=None, error_score=0.0,
+                                 n_jobs=1)
+    scores, models = evaluator.run(run.data.X_train, run.data.y_train, candidates, split, {},
+                                   seeds)
+    best = int(np.argmax(scores))
+    model = models[best]
+    if refit or model is None:
+        model = prepare_clone(run.case.estimator(run.total - tuning), candidates[best],
+                              seed=seeds.seed("refit"))
+        fit_on_rows(model, run.data.X_train, run.data.y_train, None, {})
+    return float(model.score(run.data.X_test, run.data.y_test))
+
+
+def nonprivate_ceiling(run: UtilityRun) -> float:
+    """GridSearchCV(cv=5) over the DP model with the whole budget (tuning NOT private)."""
+    estimator = prepare_clone(run.case.estimator(run.total), {}, seed=SeedPlan(run.seed).seed(
+        "refit"))
+    with threadpool_limits(limits=1, user_api="blas"):
+        search = GridSearchCV(estimator, run.case.grid, cv=5).fit(run.data.X_train,
+                                                                   run.data.y_train)
+    return float(search.score(run.data.X_test, run.data.y_test))
+
+
+def utility_cell(run: UtilityRun) -> dict:
+    results = dp_grid_results(run)
+    results["untuned default, whole budget"] = {"accuracy": untuned_default(run)}
+    results["naive composition (no refit)"] = {"accuracy": naive_composition(run, False)}
+    results["naive composition + refit"] = {"accuracy": naive_composition(run, True)}
+    results["GridSearchCV ceiling (NOT private)"] = {"accuracy": nonprivate_ceiling(run)}
+    return results
+
+
+def decomposition_check(data: Data, case: Case, evaluation: Evaluation, seeds) -> list[dict]:
+    """Assert that the staged computation equals DPGridSearchCV(random_state=seed)."""
+    small = Data(data.X_train[:4000], data.X_test, data.y_train[:4000], data.y_test, data.name)
+    store = UtilityStore(small)
+    checks = []
+    for seed in seeds:
+        run = UtilityRun(case, small, store, evaluation, seed, 1.0)
+        staged = dp_grid_results(run)
+        for name, selector in search_selectors().items():
+            search = DPGridSearchCV(
+                case.estimator(run.model_epsilon), case.grid, epsilon=run.tuning,
+                selection=selector.method, svt_order=selector.order,
+                min_partition_size=evaluation.min_partition_size, cv=evaluation.cv,
+                inner_epsilon=evaluation.inner_epsilon, random_state=seed,
+                accountant=BudgetAccountant()).fit(small.X_train, small.y_train)
+            accuracy = float(search.score(small.X_test, small.y_test))
+            if not np.isclose(accuracy, staged[name]["accuracy"]):
+                raise AssertionError(f"staged {name} differs from DPGridSearchCV (seed {seed})")
+            checks.append({"seed": seed, "method": name, "accuracy": accuracy})
+    return checks
+
+
+def run_utility(data: Data, opts) -> None:
+    evaluation, _ = library_defaults()
+    cases = make_cases(data.X_train.shape[1])
+    checks = decomposition_check(data, cases["logistic"], evaluation, opts.seeds[:2])
+    store = UtilityStore(data, n_jobs=opts.n_jobs, cache=opts.cache)
+    records = []
+    for name in opts.utility_cases:
+        for seed in opts.seeds:
+            for total in opts.epsilons:
+                run = UtilityRun(cases[name], data, store, evaluation, seed, total)
+                start = time.perf_counter()
+                for method, result in utility_cell(run).items():
+                    records.append({"case": name, "seed": seed, "total_epsilon": total,
+                                    "method": method, **result})
+                print(f"[grid:utility] {name} seed={seed} eps={total} "
+                      f"({time.perf_counter() - start:.0f}s)", flush=True)
+    report = {"evaluation": evaluation.label(), "tuning_share": TUNING_SHARE,
+              "seeds": list(opts.seeds), "decomposition_check": checks, "records": records}
+    write_result(f"grid_utility{opts.suffix}", utility_markdown(report), report)
+    plot_utility(records, f"grid_utility{opts.suffix}")
+
+
+def utility_markdown(report: dict) -> str:
+    records = report["records"]
+    lines = [f"# Utility at equal total epsilon\n\nTest accuracy, mean ± std over "
+             f"{len(report['seeds'])} seeds (search random_state; fixed train/test split). "
+             f"DPGridSearchCV: {report['evaluation']}, tuning gets "
+             f"{report['tuning_share']:.0%} of the total. Staged computation checked equal to "
+             f"DPGridSearchCV on {len(report['decomposition_check'])} fits.\n"]
+    for case in dict.fromkeys(r["case"] for r in records):
+        rows_case = [r for r in records if r["case"] == case]
+        epsilons = sorted({r["total_epsilon"] for r in rows_case})
+        body = []
+        for method in dict.fromkeys(r["method"] for r in rows_case):
+            cells = [mean_std([r["accuracy"] for r in rows_case
+                               if r["method"] == method and r["total_epsilon"] == e])
+                     for e in epsilons]
+            body.append([method] + cells + [_svt_stats(rows_case, method)])
+        lines += [f"\n## {case}\n", markdown_table(
+            ["method"] + [f"ε={e:g}" for e in epsilons] + ["SVT rounds / fallback"], body)]
+    return "\n".join(lines)
+
+
+def _svt_stats(records, method) -> str:
+    rounds = [r["rounds"] for r in records if r["method"] == method and "rounds" in r]
+    if not rounds or max(rounds) == 0:
+        return ""
+    fallback = np.mean([r["fallback"] for r in records if r["method"] == method])
+    return f"{np.mean(rounds):.1f} / {fallback:.0%}"
+
+
+def plot_utility(records, name: str) -> None:
+    plt = pyplot()
+    cases = list(dict.fromkeys(r["case"] for r in records))
+    fig, axes = plt.subplots(1, len(cases), figsize=(5 * len(cases), 4), squeeze=False)
+    for ax, case in zip(axes[0], cases, strict=True):
+        rows = [r for r in records if r["case"] == case]
+        epsilons = sorted({r["total_epsilon"] for r in rows})
+        for i, method in enumerate(dict.fromkeys(r["method"] for r in rows)):
+            values = [[r["accuracy"] for r in rows
+                       if r["method"] == method and r["total_epsilon"] == e] for e in epsilons]
+            jitter = np.array(epsilons) * (1 + 0.02 * (i - 3))  # keep error bars apart
+            ax.errorbar(jitter, [np.mean(v) for v in values], yerr=[np.std(v) for v in values],
+                        marker="o", capsize=3, label=method,
+                        linestyle="--" if "NOT private" in method else "-")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("total ε (tuning + model)")
+        ax.set_ylabel("test accuracy")
+        ax.set_title(case)
+    axes[0][0].legend(fontsize=7, loc="lower right")
+    save_figure(fig, name)
+
+
+# == SVT rounds ================================================================================
+def svt_rounds(best: float, floor: float, granularity: float, noise_to_step: float,
+               draws: int, seed: int, n_candidates: int = 10) -> list[int]:
+    """Rounds of the doubling SVT on synthetic utilities with maximum ``best``.
+
+    The per-query noise scale ``4 D / eps0`` is set to ``noise_to_step * granularity``.
+    """
+    rng = np.random.RandomState(seed)
+    utilities = np.clip(rng.uniform(floor - 0.1, best, n_candidates), 0, 1)
+    utilities[rng.randint(n_candidates)] = best
+    sensitivity = 1e-3
+    probe = DoublingSVT(1.0, sensitivity=sensitivity, granularity=granularity,
+                        utility_floor=floor)
+    eps_round = 4 * sensitivity / (noise_to_step * granularity)
+    epsilon = eps_round * (3 * probe.max_above + 1) / 2
+    svt = DoublingSVT(epsilon, sensitivity=sensitivity, granularity=granularity,
+                      utility_floor=floor, random_state=rng)
+    return [len(svt.select(utilities).trace) for _ in range(draws)]
+
+
+def run_rounds(opts) -> None:
+    rows = []
+    for best in opts.round_bests:
+        for g in opts.round_granularities:
+            ratio = (best - 0.5) / g
+            if ratio < 1:
+                continue
+            for noise in opts.round_noise:
+                rounds = svt_rounds(best, 0.5, g, noise, opts.round_draws, seed=len(rows))
+                rows.append({"u_star": best, "granularity": g, "ratio": ratio,
+                             "noise_to_step": noise, "rounds_mean": float(np.mean(rounds)),
+                             "rounds_std": float(np.std(rounds)),
+                             "per_log2": float(np.mean(rounds) / max(np.log2(ratio), 1.0))})
+    write_result(f"grid_svt_rounds{opts.suffix}", rounds_markdown(rows), {"rows": rows})
+    plot_rounds(rows, f"grid_svt_rounds{opts.suffix}")
+
+
+def rounds_markdown(rows) -> str:
+    body = [[f"{r['u_star']:.2f}", r["granularity"], f"{r['ratio']:.0f}", r["noise_to_step"],
+             f"{r['rounds_mean']:.1f} ± {r['rounds_std']:.1f}",
+             f"{3 * np.log2(r['ratio']):.1f}", f"{r['per_log2']:.2f}"] for r in rows]
+    return ("# Doubling SVT rounds vs (u* − u0)/g\n\nu0 = 0.5, 10 candidates; noise = per-query "
+            "Laplace scale / g. Seed 000 (Figure 4) reports ≈ 3·log2((u*−u0)/g).\n\n"
+            + markdown_table(["u*", "g", "(u*−u0)/g", "noise/g", "rounds", "3·log2",
+                              "rounds / log2"], body))
+
+
+def plot_rounds(rows, name: str) -> None:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for noise in dict.fromkeys(r["noise_to_step"] for r in rows):
+        sel = sorted((r for r in rows if r["noise_to_step"] == noise), key=lambda r: r["ratio"])
+        ax.errorbar([r["ratio"] for r in sel], [r["rounds_mean"] for r in sel],
+                    yerr=[r["rounds_std"] for r in sel], fmt="o", capsize=2, alpha=0.8,
+                    label=f"measured, noise/g = {noise}")
+    xs = np.geomspace(1, max(r["ratio"] for r in rows), 100)
+    for c in (1, 3, 5):
+        ax.plot(xs, c * np.maximum(np.log2(xs), 0), ":", label=f"{c}·log2")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("(u* − u0) / g")
+    ax.set_ylabel("SVT rounds")
+    ax.legend(fontsize=7)
+    ax.set_title("Doubling SVT rounds (seed 000, Figure 4)")
+    save_figure(fig, name)
+
+
+# == command line ==============================================================================
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default=str(DEFAULT_DATA))
+    p.add_argument("--quick", action="store_true", help="small smoke run (< 3 min)")
+    p.add_argument("--parts", nargs="+", default=["runtime", "utility", "rounds"],
+                   choices=["runtime", "utility", "rounds"])
+    p.add_argument("--cases", nargs="+", help="utility cases (default: all three)")
+    p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--n-jobs", type=int, default=1, help="for the utility part")
+    p.add_argument("--cache", help="folder for utility matrices (outside the repository)")
+    p.add_argument("--memory-child", help=argparse.SUPPRESS)
+    p.add_argument("--case", help=argparse.SUPPRESS)
+    p.add_argument("--n-train", type=int, help=argparse.SUPPRESS)
+    return p
+
+
+def options(args) -> argparse.Namespace:
+    """Sizes of every part: full run, or a smoke run with ``--quick``."""
+    quick = args.quick
+    return argparse.Namespace(
+        data=args.data, quick=quick, suffix="_quick" if quick else "",
+        n_train=3000 if quick else None, n_jobs=args.n_jobs,
+        cache=None if args.cache is None else Path(args.cache),
+        reps=1 if quick else 3,
+        runtime_cases=["logistic"] if quick else ["logistic", "naive_bayes"],
+        scaling_n=(1000, 3000) if quick else (3000, 6000, 12000, 24420),
+        scaling_s=(2, 8) if quick else (2, 4, 8, 16),
+        utility_cases=["logistic"] if quick else (args.cases or
+                                                  ["logistic", "naive_bayes", "forest"]),
+        seeds=list(range(2 if quick else args.seeds)),
+        epsilons=(1.0,) if quick else TOTAL_EPSILONS,
+        round_bests=(0.7, 0.9) if quick else (0.55, 0.6, 0.7, 0.8, 0.9, 0.95),
+        round_granularities=(0.05,) if quick else (0.002, 0.005, 0.01, 0.025, 0.05, 0.1),
+        round_noise=(0.1,) if quick else (0.05, 0.25, 1.0),
+        round_draws=20 if quick else 200,
+    )
+
+
+def main(argv=None) -> None:
+    args = parser().parse_args(argv)
+    if args.memory_child:
+        memory_child(args.memory_child, args.case, args.data, args.n_train)
+        return
+    opts = options(args)
+    data = load_data(args.data, opts.n_train)
+    if "rounds" in args.parts:
+        run_rounds(opts)
+    if "utility" in args.parts:
+        run_utility(data, opts)
+    if "runtime" in args.parts:
+        run_runtime(data, opts)
+
+
+if __name__ == "__main__":
+    main()
