@@ -57,11 +57,13 @@ class DPGridSearchCV(BaseDPSearchCV):
     svt_order : {"fixed", "shuffle"}, default="fixed"
         Order in which the SVT queries candidates each round: the paper's fixed order, or a
         fresh data-independent random permutation per round.
-    inner_epsilon : {"same", "scaled"} or float, default="same"
+    inner_epsilon : {"same", "scaled"} or float, default="scaled"
         Privacy parameter of the partition fits (never released, so it does not enter the
-        bound): the estimator's own epsilons, epsilons scaled by ``n / partition_train_size``
-        so that each partition model has the noise level of the final model, or a total
-        epsilon (``float("inf")`` for non-private partition fits).
+        bound): the estimator's own epsilons (``"same"``), epsilons scaled by
+        ``n / partition_train_size`` so that each partition model has the noise level of the
+        final model (``"scaled"``, the default: on Adult it beat ``"same"`` by 3-10 accuracy
+        points, see docs/calibration.md), or a total epsilon (``float("inf")`` for
+        non-private partition fits).
     scoring : str, callable or None, default=None
         Scorer; ``None`` uses the estimator's ``score`` (accuracy or r2).
     score_bounds : tuple (lo, hi) or None, default=None
@@ -159,7 +161,7 @@ class DPGridSearchCV(BaseDPSearchCV):
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, selection="permute_and_flip",
                  n_partitions="auto", min_partition_size=100, granularity=0.05,
-                 utility_floor=0.5, svt_order="fixed", inner_epsilon="same", scoring=None,
+                 utility_floor=0.5, svt_order="fixed", inner_epsilon="scaled", scoring=None,
                  score_bounds=None, cv=0.25, refit=True, n_jobs=None, pre_dispatch="2*n_jobs",
                  verbose=0, random_state=None, error_score=0.0, accountant=None):
         super().__init__(estimator, refit=refit, n_jobs=n_jobs, verbose=verbose,
