@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from diffprivlib.mechanisms import Laplace
 
+from ..accounting import doubling_svt_round_epsilon, svt_max_above
 from ..events import DoublingSVTEvent
 from ._base import (
     Selection,
@@ -49,33 +50,6 @@ QUERY_NOISE_MULTIPLIER = 4.0
 # monkeypatch deliberately broken variants; never change them in library code.
 
 _ORDERS = ("fixed", "shuffle")
-# relative tolerance under which (1 - u0) / g counts as the integer next to it: 0.5 / 0.05 is
-# 10.000000000000002 in floating point and must give N = 10, not 11.
-_RATIO_TOLERANCE = 1e-9
-
-
-def _svt_max_above(utility_floor: float, granularity: float) -> int:
-    """``N = ceil((1 - u0) / g)``, robust to floating-point error in the ratio; at least 1.
-
-    Keep in step with :func:`skdptune.accounting.svt_max_above` (the selector's guard uses
-    the value computed here, so the bound on above rounds holds by construction).
-    """
-    ratio = (1.0 - utility_floor) / granularity
-    if not math.isfinite(ratio):
-        raise ValueError("(1 - utility_floor) / granularity is too large to count rounds; "
-                         f"got utility_floor={utility_floor!r}, granularity={granularity!r}")
-    nearest = round(ratio)
-    if nearest >= 1 and abs(ratio - nearest) <= _RATIO_TOLERANCE * nearest:
-        return int(nearest)
-    return max(1, math.ceil(ratio))
-
-
-def _svt_round_epsilon(epsilon: float, max_above: int) -> float:
-    """Per-round budget ``eps0 = 2 * epsilon / (3 N + 1)``, so ``N eps0 + (N+1) eps0/2 = epsilon``.
-
-    Keep in step with :func:`skdptune.accounting.doubling_svt_round_epsilon`.
-    """
-    return 2.0 * epsilon / (3 * max_above + 1)
 
 
 def _guard_reached(units: int, max_above: int) -> bool:
@@ -163,7 +137,12 @@ class DoublingSVT:
         self.utility_floor = float(utility_floor)
         self.order = order
         self.random_state = random_state
-        self._max_above = _svt_max_above(self.utility_floor, self.granularity)
+        try:
+            # the guard below uses this very N, so the accounting pays for what runs
+            self._max_above = svt_max_above(self.utility_floor, self.granularity)
+        except OverflowError:
+            raise ValueError("(1 - utility_floor) / granularity is too large to count rounds; "
+                             f"got granularity={granularity!r}") from None
 
     @property
     def max_above(self) -> int:
@@ -173,7 +152,7 @@ class DoublingSVT:
     @property
     def epsilon_round(self) -> float:
         """``eps0 = 2 * epsilon / (3 N + 1)``, the budget of one round."""
-        return _svt_round_epsilon(self.epsilon, self._max_above)
+        return doubling_svt_round_epsilon(self.epsilon, self._max_above)
 
     def privacy_event(self) -> DoublingSVTEvent:
         """The data-independent cost of :meth:`select`: pure ``epsilon``-DP (replace-one)."""

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from skdptune.accounting import event_cost
 from skdptune.events import PermuteAndFlipEvent
 from skdptune.selection import PermuteAndFlipSelector, Selection
 
@@ -30,6 +31,7 @@ def exact_probabilities(utilities, epsilon, sensitivity):
 def test_privacy_event_and_result_shape():
     pf = PermuteAndFlipSelector(0.7, sensitivity=0.01, random_state=0)
     assert pf.privacy_event() == PermuteAndFlipEvent(epsilon=0.7)
+    assert event_cost(pf.privacy_event()) == pytest.approx((0.7, 0.0))
     result = pf.select(np.array([0.2, 0.4, 0.3]))
     assert isinstance(result, Selection)
     assert result.trace == () and result.fallback is False

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 
+from skdptune.accounting import event_cost, svt_max_above
 from skdptune.events import DoublingSVTEvent
 from skdptune.selection import DoublingSVT, Selection, _svt
 
@@ -73,6 +74,14 @@ def test_epsilon_round_and_privacy_event(epsilon, floor, g):
     event = svt.privacy_event()
     assert isinstance(event, DoublingSVTEvent)
     assert event == DoublingSVTEvent(max_above=n_above, epsilon_round=eps0)
+
+
+@pytest.mark.parametrize("floor, g", [(0.5, 0.05), (0.7, 0.1), (0.0, 0.3), (0.999, 0.5)])
+def test_selector_and_accounting_agree(floor, g):
+    """The guard's N is the accounting's N, and the event costs exactly ``epsilon``."""
+    svt = DoublingSVT(1.7, sensitivity=0.01, granularity=g, utility_floor=floor)
+    assert svt.max_above == svt_max_above(floor, g)
+    assert event_cost(svt.privacy_event()) == pytest.approx((1.7, 0.0))
 
 
 def test_privacy_event_available_before_select_and_unchanged_by_it():
@@ -276,6 +285,7 @@ def test_noise_comes_from_diffprivlib_laplace(monkeypatch):
     (dict(granularity=0.0), "granularity"),
     (dict(granularity=-0.05), "granularity"),
     (dict(granularity=float("nan")), "granularity"),
+    (dict(granularity=1e-320), "granularity"),
     (dict(utility_floor=1.0), "utility_floor"),
     (dict(utility_floor=-0.1), "utility_floor"),
     (dict(utility_floor=float("nan")), "utility_floor"),
