@@ -62,24 +62,26 @@ from skdptune.evaluation._holdout import HoldoutEvaluator, holdout_split
 from skdptune.evaluation._scores import AccuracyScore
 from skdptune.selection import DoublingSVT
 
-#: share of the total budget given to the tuning (the rest to the returned model); measured in
-#: docs/calibration.md ("share" experiment)
+#: The calibrated settings (docs/calibration.md): the evaluator of DPGridSearchCV, the SVT's
+#: granularity and floor, and the share of the total budget given to the tuning (the rest goes
+#: to the returned model). When the library's defaults differ, the utility part adds a row
+#: for them (logistic case) so that the difference stays visible.
+EVALUATION = Evaluation(min_partition_size=100, cv=0.25, inner_epsilon="scaled")
+SVT_GRANULARITY, SVT_FLOOR = 0.05, 0.5
 TUNING_SHARE = 0.5
 #: validation fraction of the naive composition baseline (DPRandomSearchCV's default)
 NAIVE_VALIDATION = 0.2
 
 
-def library_defaults() -> tuple[Evaluation, dict]:
-    """DPGridSearchCV's own defaults, so that the benchmark follows the library if they change."""
+def library_defaults() -> Evaluation:
+    """DPGridSearchCV's own evaluator defaults."""
     params = DPGridSearchCV(None, {}).get_params()
-    evaluation = Evaluation(params["min_partition_size"], params["cv"], params["inner_epsilon"])
-    return evaluation, params
+    return Evaluation(params["min_partition_size"], params["cv"], params["inner_epsilon"])
 
 
 def search_selectors() -> dict[str, Selector]:
-    """The three private selectors of DPGridSearchCV, at the library's SVT defaults."""
-    _, p = library_defaults()
-    g, u0 = p["granularity"], p["utility_floor"]
+    """The three private selectors of DPGridSearchCV, at the calibrated SVT settings."""
+    g, u0 = SVT_GRANULARITY, SVT_FLOOR
     return {
         "DPGridSearchCV permute-and-flip": Selector("permute_and_flip"),
         "DPGridSearchCV SVT (fixed order)": Selector("svt", g, u0, "fixed"),
@@ -87,10 +89,17 @@ def search_selectors() -> dict[str, Selector]:
     }
 
 
+def search_params(evaluation: Evaluation = EVALUATION) -> dict:
+    """DPGridSearchCV keyword arguments of the calibrated settings."""
+    return {"min_partition_size": evaluation.min_partition_size, "cv": evaluation.cv,
+            "inner_epsilon": evaluation.inner_epsilon, "granularity": SVT_GRANULARITY,
+            "utility_floor": SVT_FLOOR}
+
+
 # == runtime ===================================================================================
 def dp_search(case: Case, n_jobs: int, grid=None) -> DPGridSearchCV:
     return DPGridSearchCV(case.estimator(0.5), grid or case.grid, epsilon=0.5, n_jobs=n_jobs,
-                          random_state=0, accountant=BudgetAccountant())
+                          random_state=0, accountant=BudgetAccountant(), **search_params())
 
 
 def plain_search(case: Case, n_jobs: int, grid=None) -> GridSearchCV:
@@ -312,18 +321,28 @@ class UtilityRun:
         return self.total - self.tuning
 
 
-def dp_grid_results(run: UtilityRun) -> dict:
+def dp_grid_results(run: UtilityRun, selectors: dict[str, Selector]) -> dict:
     """Accuracy (and SVT rounds) of DPGridSearchCV(random_state=seed) with each selector."""
     utilities = run.store.get(run.case, run.evaluation, run.model_epsilon, run.seed)
     accuracy = refit_accuracies(run.case, run.data, run.model_epsilon, run.seed)
     noise_seed = SeedPlan(run.seed).noise_seed("selection")
     out = {}
-    for name, selector in search_selectors().items():
+    for name, selector in selectors.items():
         pick = selector.build(run.tuning, utilities.shape[1], noise_seed).select(
             utilities.mean(axis=1))
         out[name] = {"accuracy": float(accuracy[pick.index]), "rounds": len(pick.trace),
                      "fallback": pick.fallback}
     return out
+
+
+def library_default_results(run: UtilityRun) -> dict:
+    """Permute-and-flip with the library's evaluator defaults, when they differ (logistic)."""
+    defaults = library_defaults()
+    if defaults == run.evaluation or run.case.name != "logistic":
+        return {}
+    other = UtilityRun(run.case, run.data, run.store, defaults, run.seed, run.total)
+    label = f"DPGridSearchCV permute-and-flip, library defaults ({defaults.label()})"
+    return {label: dp_grid_results(other, {"pf": Selector()})["pf"]}
 
 
 def untuned_default(run: UtilityRun) -> float:
@@ -372,7 +391,8 @@ def nonprivate_ceiling(run: UtilityRun) -> float:
 
 
 def utility_cell(run: UtilityRun) -> dict:
-    results = dp_grid_results(run)
+    results = dp_grid_results(run, search_selectors())
+    results.update(library_default_results(run))
     results["untuned default, whole budget"] = {"accuracy": untuned_default(run)}
     results["naive composition (no refit)"] = {"accuracy": naive_composition(run, False)}
     results["naive composition + refit"] = {"accuracy": naive_composition(run, True)}
@@ -387,14 +407,13 @@ def decomposition_check(data: Data, case: Case, evaluation: Evaluation, seeds) -
     checks = []
     for seed in seeds:
         run = UtilityRun(case, small, store, evaluation, seed, 1.0)
-        staged = dp_grid_results(run)
+        staged = dp_grid_results(run, search_selectors())
         for name, selector in search_selectors().items():
             search = DPGridSearchCV(
                 case.estimator(run.model_epsilon), case.grid, epsilon=run.tuning,
-                selection=selector.method, svt_order=selector.order,
-                min_partition_size=evaluation.min_partition_size, cv=evaluation.cv,
-                inner_epsilon=evaluation.inner_epsilon, random_state=seed,
-                accountant=BudgetAccountant()).fit(small.X_train, small.y_train)
+                selection=selector.method, svt_order=selector.order, random_state=seed,
+                accountant=BudgetAccountant(), **search_params(evaluation),
+            ).fit(small.X_train, small.y_train)
             accuracy = float(search.score(small.X_test, small.y_test))
             if not np.isclose(accuracy, staged[name]["accuracy"]):
                 raise AssertionError(f"staged {name} differs from DPGridSearchCV (seed {seed})")
@@ -403,7 +422,7 @@ def decomposition_check(data: Data, case: Case, evaluation: Evaluation, seeds) -
 
 
 def run_utility(data: Data, opts) -> None:
-    evaluation, _ = library_defaults()
+    evaluation = EVALUATION
     cases = make_cases(data.X_train.shape[1])
     checks = decomposition_check(data, cases["logistic"], evaluation, opts.seeds[:2])
     store = UtilityStore(data, n_jobs=opts.n_jobs, cache=opts.cache)
@@ -508,16 +527,36 @@ def run_rounds(opts) -> None:
                              "noise_to_step": noise, "rounds_mean": float(np.mean(rounds)),
                              "rounds_std": float(np.std(rounds)),
                              "per_log2": float(np.mean(rounds) / max(np.log2(ratio), 1.0))})
-    write_result(f"grid_svt_rounds{opts.suffix}", rounds_markdown(rows), {"rows": rows})
+    write_result(f"grid_svt_rounds{opts.suffix}", rounds_markdown(rows),
+                 {"rows": rows, "multiplier": rounds_multiplier(rows)})
     plot_rounds(rows, f"grid_svt_rounds{opts.suffix}")
 
 
+def rounds_multiplier(rows, min_ratio: float = 4.0) -> dict:
+    """Least-squares ``c`` in rounds = c * log2((u* - u0) / g), per noise level."""
+    out = {}
+    for noise in dict.fromkeys(r["noise_to_step"] for r in rows):
+        sel = [r for r in rows if r["noise_to_step"] == noise and r["ratio"] >= min_ratio]
+        x = np.log2([r["ratio"] for r in sel])
+        y = np.array([r["rounds_mean"] for r in sel])
+        out[noise] = {"c": float(x @ y / (x @ x)), "min": float(min(y / x)),
+                      "max": float(max(y / x)), "settings": len(sel)}
+    return out
+
+
 def rounds_markdown(rows) -> str:
+    fit = rounds_multiplier(rows)
+    summary = [[noise, v["settings"], f"{v['c']:.2f}", f"{v['min']:.2f} – {v['max']:.2f}"]
+               for noise, v in fit.items()]
     body = [[f"{r['u_star']:.2f}", r["granularity"], f"{r['ratio']:.0f}", r["noise_to_step"],
              f"{r['rounds_mean']:.1f} ± {r['rounds_std']:.1f}",
              f"{3 * np.log2(r['ratio']):.1f}", f"{r['per_log2']:.2f}"] for r in rows]
     return ("# Doubling SVT rounds vs (u* − u0)/g\n\nu0 = 0.5, 10 candidates; noise = per-query "
             "Laplace scale / g. Seed 000 (Figure 4) reports ≈ 3·log2((u*−u0)/g).\n\n"
+            "## Fitted multiplier c in rounds ≈ c·log2((u*−u0)/g), settings with ratio ≥ 4\n\n"
+            + markdown_table(["noise/g", "settings", "c (least squares)", "rounds/log2 range"],
+                             summary)
+            + "\n\n## All settings\n\n"
             + markdown_table(["u*", "g", "(u*−u0)/g", "noise/g", "rounds", "3·log2",
                               "rounds / log2"], body))
 

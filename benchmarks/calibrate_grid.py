@@ -420,7 +420,7 @@ def build_options(args, cases) -> Options:
                        shares=(0.25, 0.5), granularities=(0.05,), floors=(0.5,),
                        recommended=recommended)
     epsilons = tuple(args.epsilons) if args.epsilons else TOTAL_EPSILONS
-    return Options(cases=args.cases, epsilons=epsilons,
+    return Options(cases=args.cases, epsilons=epsilons, sizes=tuple(args.sizes),
                    inner=tuple(parse_inner(v) for v in args.inner_values),
                    cv_inner=tuple(parse_inner(v) for v in args.cv_inner),
                    recommended=recommended)
@@ -434,6 +434,8 @@ def parser() -> argparse.ArgumentParser:
                    choices=list(EXPERIMENTS))
     p.add_argument("--cases", nargs="+", default=["logistic", "naive_bayes"])
     p.add_argument("--epsilons", nargs="+", type=float, help="total budgets")
+    p.add_argument("--sizes", nargs="+", type=int, default=[50, 100, 200, 400],
+                   help="min_partition_size values of the partitions experiment")
     p.add_argument("--inner-values", nargs="+", default=["same", "scaled", "inf"])
     p.add_argument("--cv-inner", nargs="+", default=["inf"])
     p.add_argument("--seeds", type=int, default=5)
