@@ -50,8 +50,9 @@ class DPGridSearchCV(BaseDPSearchCV):
         Number ``k`` of disjoint partitions. ``"auto"`` is ``n_samples // min_partition_size``.
     min_partition_size : int, default=100
         Smallest allowed partition; a ``ValueError`` is raised when partitions would be smaller.
-    granularity : float, default=0.05
-        SVT threshold step ``g`` on the [0, 1] utility scale (``selection="svt"`` only).
+    granularity : float, default=0.01
+        SVT threshold step ``g`` on the [0, 1] utility scale (``selection="svt"`` only; the
+        best of the values calibrated on Adult, see docs/calibration.md).
     utility_floor : float, default=0.5
         SVT starting threshold ``u0`` (``selection="svt"`` only).
     svt_order : {"fixed", "shuffle"}, default="fixed"
@@ -160,7 +161,7 @@ class DPGridSearchCV(BaseDPSearchCV):
     }
 
     def __init__(self, estimator, param_grid, *, epsilon=1.0, selection="permute_and_flip",
-                 n_partitions="auto", min_partition_size=100, granularity=0.05,
+                 n_partitions="auto", min_partition_size=100, granularity=0.01,
                  utility_floor=0.5, svt_order="fixed", inner_epsilon="scaled", scoring=None,
                  score_bounds=None, cv=0.25, refit=True, n_jobs=None, pre_dispatch="2*n_jobs",
                  verbose=0, random_state=None, error_score=0.0, accountant=None):
