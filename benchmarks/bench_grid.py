@@ -45,12 +45,14 @@ from benchmarks._common import (
     write_result,
 )
 from benchmarks.calibrate_grid import (
+    CACHE_ENV,
     TOTAL_EPSILONS,
     Case,
     Data,
     Evaluation,
     Selector,
     UtilityStore,
+    default_cache,
     load_data,
     make_cases,
     refit_accuracies,
@@ -590,7 +592,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cases", nargs="+", help="utility cases (default: all three)")
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--n-jobs", type=int, default=1, help="for the utility part")
-    p.add_argument("--cache", help="folder for utility matrices (outside the repository)")
+    p.add_argument("--cache", type=Path, default=default_cache(),
+                   help=f"folder for utility matrices, outside the repository (${CACHE_ENV})")
     p.add_argument("--memory-child", help=argparse.SUPPRESS)
     p.add_argument("--case", help=argparse.SUPPRESS)
     p.add_argument("--n-train", type=int, help=argparse.SUPPRESS)
@@ -603,7 +606,7 @@ def options(args) -> argparse.Namespace:
     return argparse.Namespace(
         data=args.data, quick=quick, suffix="_quick" if quick else "",
         n_train=3000 if quick else None, n_jobs=args.n_jobs,
-        cache=None if args.cache is None else Path(args.cache),
+        cache=args.cache,
         reps=1 if quick else 3,
         runtime_cases=["logistic"] if quick else ["logistic", "naive_bayes"],
         scaling_n=(1000, 3000) if quick else (3000, 6000, 12000, 24420),

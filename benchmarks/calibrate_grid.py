@@ -29,6 +29,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -52,6 +53,14 @@ warnings.filterwarnings("ignore", category=UserWarning)
 
 INF = math.inf
 TOTAL_EPSILONS = (0.5, 1.0, 2.0, 4.0)
+#: environment variable naming a folder where utility matrices are kept between runs
+CACHE_ENV = "SKDPTUNE_BENCH_CACHE"
+
+
+def default_cache() -> Path | None:
+    """The matrix cache folder from ``$SKDPTUNE_BENCH_CACHE`` (no cache when unset)."""
+    folder = os.environ.get(CACHE_ENV)
+    return Path(folder) if folder else None
 
 
 # -- search spaces -----------------------------------------------------------------------------
@@ -84,7 +93,7 @@ def make_cases(n_features: int) -> dict[str, Case]:
             {"bounds": [(0.0, 0.25), (0.0, 0.5), (0.0, 1.0)], "var_smoothing": [1e-9, 0.3]}),
         "forest": Case(
             "forest", RandomForestClassifier, {"bounds": (0.0, 1.0), "classes": [0, 1]},
-            {"max_depth": [3, 5, 8], "n_estimators": [10]}),
+            {"n_estimators": [1, 3], "max_depth": [4, 8]}),
     }
 
 
@@ -444,7 +453,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--cv", type=float, default=0.25, help="recommended inner cv")
     p.add_argument("--inner", default="same", help="recommended inner_epsilon")
     p.add_argument("--n-jobs", type=int, default=1)
-    p.add_argument("--cache", type=Path, help="folder for utility matrices (not the repo)")
+    p.add_argument("--cache", type=Path, default=default_cache(),
+                   help=f"folder for utility matrices, outside the repository (${CACHE_ENV})")
     p.add_argument("--tag", default="", help="suffix of the result files")
     return p
 
