@@ -13,10 +13,18 @@ from pathlib import Path
 import numpy as np
 from sklearn.model_selection import train_test_split
 
+from skdptune._public import make_padding
 from skdptune.datasets import load_classification
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv"
+#: the public label set of every benchmark task (binary classification)
+CLASSES = np.array([0, 1])
+
+
+def padding(X, y):
+    """The public padding rows the searches add to every fit (staged computations need them)."""
+    return make_padding(X, y, CLASSES)
 
 
 def load_split(path=None, *, test_size=0.25, seed=0, n_samples=30000):

@@ -36,10 +36,12 @@ from sklearn.model_selection import GridSearchCV, ParameterGrid
 from threadpoolctl import threadpool_limits
 
 from benchmarks._common import (
+    CLASSES,
     DEFAULT_DATA,
     markdown_table,
     mean_std,
     method_timer,
+    padding,
     pyplot,
     save_figure,
     write_result,
@@ -101,6 +103,7 @@ def search_params(evaluation: Evaluation = EVALUATION) -> dict:
 # == runtime ===================================================================================
 def dp_search(case: Case, n_jobs: int, grid=None) -> DPGridSearchCV:
     return DPGridSearchCV(case.estimator(0.5), grid or case.grid, epsilon=0.5, n_jobs=n_jobs,
+                          classes=CLASSES,
                           random_state=0, accountant=BudgetAccountant(), **search_params())
 
 
@@ -370,15 +373,16 @@ def naive_composition(run: UtilityRun, refit: bool) -> float:
     split = holdout_split(len(run.data.X_train), NAIVE_VALIDATION, seeds.rng("split"))
     evaluator = HoldoutEvaluator(run.case.estimator(eps_run), AccuracyScore(),
                                  epsilon_score=eps_run, epsilon_scale=None, error_score=0.0,
-                                 n_jobs=1)
+                                 n_jobs=1, padding=padding(run.data.X_train, run.data.y_train))
     scores, models = evaluator.run(run.data.X_train, run.data.y_train, candidates, split, {},
                                    seeds)
     best = int(np.argmax(scores))
     model = models[best]
-    if refit or model is None:
+    if refit:
         model = prepare_clone(run.case.estimator(run.total - tuning), candidates[best],
                               seed=seeds.seed("refit"))
-        fit_on_rows(model, run.data.X_train, run.data.y_train, None, {})
+        fit_on_rows(model, run.data.X_train, run.data.y_train, None, {},
+                    padding=padding(run.data.X_train, run.data.y_train))
     return float(model.score(run.data.X_test, run.data.y_test))
 
 
@@ -414,7 +418,7 @@ def decomposition_check(data: Data, case: Case, evaluation: Evaluation, seeds) -
             search = DPGridSearchCV(
                 case.estimator(run.model_epsilon), case.grid, epsilon=run.tuning,
                 selection=selector.method, svt_order=selector.order, random_state=seed,
-                accountant=BudgetAccountant(), **search_params(evaluation),
+                classes=CLASSES, accountant=BudgetAccountant(), **search_params(evaluation),
             ).fit(small.X_train, small.y_train)
             accuracy = float(search.score(small.X_test, small.y_test))
             if not np.isclose(accuracy, staged[name]["accuracy"]):

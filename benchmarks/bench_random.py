@@ -42,6 +42,7 @@ from sklearn.model_selection import ParameterSampler, RandomizedSearchCV
 from threadpoolctl import threadpool_limits
 
 from benchmarks._common import (
+    CLASSES,
     DEFAULT_DATA,
     load_split,
     markdown_table,
@@ -85,7 +86,7 @@ def model(epsilon: float, n_features: int, **params) -> LogisticRegression:
 def random_search(total, n_features, seed, distribution, refit=True):
     return DPRandomSearchCV(model(1.0, n_features), search_space(n_features), n_iter=N_ITER,
                             distribution=distribution, epsilon=total, refit=refit,
-                            random_state=seed, accountant=BudgetAccountant())
+                            classes=CLASSES, random_state=seed, accountant=BudgetAccountant())
 
 
 def utility_cell(data, total: float, seed: int) -> list[dict]:
@@ -113,8 +114,8 @@ def utility_cell(data, total: float, seed: int) -> list[dict]:
 
         tuning = TUNING_SHARE * total
         grid = DPGridSearchCV(model(total - tuning, d), search_grid(d), epsilon=tuning,
-                              random_state=seed, accountant=BudgetAccountant()).fit(
-                                  X_train, y_train)
+                              classes=CLASSES, random_state=seed,
+                              accountant=BudgetAccountant()).fit(X_train, y_train)
         assert grid.privacy_spent_.epsilon <= total * (1 + 1e-12)
         record("DPGridSearchCV (half tuning, half model)", grid,
                data_norm=float(grid.best_params_["data_norm"]))
@@ -240,7 +241,8 @@ def run_runtime(data, name: str, opts) -> None:
         # the estimator as configured (no budget mode): every fit uses the same epsilon as
         # RandomizedSearchCV's, since diffprivlib's fit time depends on it
         return DPRandomSearchCV(model(1.0, d), search_space(d), n_iter=N_ITER,
-                                distribution=distribution, n_jobs=n_jobs, random_state=seed,
+                                distribution=distribution, n_jobs=n_jobs, classes=CLASSES,
+                                random_state=seed,
                                 accountant=BudgetAccountant())
 
     def plain(n_jobs):

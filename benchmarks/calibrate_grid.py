@@ -39,7 +39,14 @@ import numpy as np
 from diffprivlib.models import GaussianNB, LogisticRegression, RandomForestClassifier
 from sklearn.model_selection import ParameterGrid
 
-from benchmarks._common import DEFAULT_DATA, load_split, markdown_table, mean_std, write_result
+from benchmarks._common import (
+    DEFAULT_DATA,
+    load_split,
+    markdown_table,
+    mean_std,
+    padding,
+    write_result,
+)
 from skdptune._seeding import SeedPlan
 from skdptune.evaluation._fit import fit_on_rows, prepare_clone
 from skdptune.evaluation._partitions import PartitionEvaluator, auto_n_partitions
@@ -185,7 +192,8 @@ def partition_utilities(case: Case, data: Data, setting: Evaluation, model_epsil
     evaluator = PartitionEvaluator(
         estimator, check_bounded_scorer(None, None, estimator), n_partitions=k,
         cv=setting.cv, inner_epsilon=setting.inner_epsilon, n_jobs=n_jobs,
-        pre_dispatch="2*n_jobs", error_score=0.0, seeds=SeedPlan(seed))
+        pre_dispatch="2*n_jobs", error_score=0.0, seeds=SeedPlan(seed),
+        padding=padding(data.X_train, data.y_train))
     return evaluator.evaluate_partitions(data.X_train, data.y_train, case.candidates(), {})
 
 
@@ -195,7 +203,8 @@ def refit_accuracies(case: Case, data: Data, model_epsilon: float, seed: int) ->
     accuracies = []
     for params in case.candidates():
         model = prepare_clone(case.estimator(model_epsilon), params, seed=refit_seed)
-        fit_on_rows(model, data.X_train, data.y_train, None, {})
+        fit_on_rows(model, data.X_train, data.y_train, None, {},
+                    padding=padding(data.X_train, data.y_train))
         accuracies.append(model.score(data.X_test, data.y_test))
     return np.asarray(accuracies)
 

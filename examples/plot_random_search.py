@@ -68,7 +68,8 @@ def main():
         accountant = BudgetAccountant()
         start = time.perf_counter()
         private = DPRandomSearchCV(model, space, n_iter=10, epsilon=1.0, refit=refit,
-                                   random_state=0, accountant=accountant).fit(X_train, y_train)
+                                   classes=[0, 1], random_state=0,
+                                   accountant=accountant).fit(X_train, y_train)
         elapsed = time.perf_counter() - start
         print(f"DPRandomSearchCV(refit={refit}) (tuning and model private, total epsilon 1)")
         print(f"  selected C={private.best_params_['C']:.3g}, "

@@ -1,30 +1,42 @@
 """The base class every private search shares (the role of scikit-learn's ``BaseSearchCV``).
 
-``BaseDPSearchCV.fit`` owns the privacy contract (DESIGN.md section 2) so that no search can
-forget a step of it:
+``BaseDPSearchCV.fit`` owns the privacy contract (docs/privacy.md) so that no search can forget
+a step of it. In order:
 
-1. validate the parameters (``_parameter_constraints``) and the estimator's configuration
-   (a diffprivlib model that would read its bounds off the data raises ``PrivacyLeakError``),
-   before touching any data;
-2. compute the whole cost -- tuning (the subclass's data-independent plan) plus the returned
-   model -- from data-independent quantities only, and ``accountant.check`` it, so that a
-   short budget fails before any data is read;
-3. run the private tuning (subclass hook ``_run_tuning``), then refit;
-4. charge the user's accountant exactly once with exactly ``privacy_spent_``. If anything fails
-   after the data has been touched (except ``PrivacyLeakError``, which reflects the
-   configuration), the full planned cost is still charged before the error propagates: the
-   data was used, and an honest ledger says so.
+1. **Public checks, nothing read, nothing charged.** Validate the parameters
+   (``_parameter_constraints``) and the estimator's configuration (a diffprivlib model that
+   would read its bounds off the data raises ``PrivacyLeakError``); warn when the estimator
+   carries its own noise seed; resolve the public label set of a classifier (``classes``);
+   plan the tuning (``_plan_tuning``: data-independent cost events and settings); and **dry-run**
+   every candidate on a synthetic dataset with the public format of ``X`` and ``y``
+   (:func:`skdptune._public.dry_run`), so that an unknown parameter, a rejected input format
+   or a broken scorer fails here with its real message.
+2. **Budget.** Compute the whole cost -- tuning plus returned model -- from data-independent
+   quantities only and ``accountant.check`` it.
+3. **Domain.** Refuse, with a fixed message and no charge, a dataset outside the declared
+   domain (a label not in ``classes``, non-finite features the estimator rejects).
+4. **The private region** (:func:`skdptune._private.run_private`): tuning (``_run_tuning``)
+   and refit, with the public padding rows in every fit of a classifier. Nothing leaves it but
+   the private outputs: warnings are discarded, and a failure leaves as ``PrivateFitError``
+   with a fixed message.
+5. **Charge once.** The user's accountant is charged exactly ``privacy_spent_``, also when the
+   region failed (the data was read), except for ``PrivacyLeakError`` (the configuration). Then
+   the released outputs are stored as attributes.
+
+The accountant is a shared ledger: :meth:`BaseDPSearchCV.__sklearn_clone__` keeps the same
+object in clones (``cross_val_score``, nested searches), so each fit of each clone charges it.
 
 A subclass provides ``_search_space()`` (for the cost of the returned model, maximised over the
-space), ``_plan_tuning(n_samples, seeds)`` (data-independent: the tuning's cost events and
-whatever the run needs) and ``_run_tuning(plan, X, y, fit_params, seeds)``, which returns a
-:class:`TuningResult` holding released information only.
+space), ``_plan_tuning(public, seeds)`` (data-independent: the tuning's cost events, the scorers
+to dry-run and whatever the run needs) and ``_run_tuning(plan, X, y, fit_params, seeds)``,
+which returns a :class:`TuningResult` holding released information only.
 """
 
 from __future__ import annotations
 
 import numbers
 import time
+import warnings
 from abc import abstractmethod
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -32,13 +44,24 @@ from typing import Any
 
 import numpy as np
 from diffprivlib import BudgetAccountant
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _clone_parametrized, _fit_context
 from sklearn.exceptions import NotFittedError
+from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 
-from ._estimators import check_leak_free_configuration, estimator_privacy
+from ._estimators import check_leak_free_configuration, estimator_privacy, seeded_dp_components
+from ._private import run_private
+from ._public import (
+    PublicInfo,
+    check_domain,
+    check_public_shapes,
+    choose_object_fill,
+    dry_run,
+    make_padding,
+    resolve_classes,
+)
 from ._seeding import SeedPlan
 from .accounting import privacy_report
 from .evaluation._fit import fit_on_rows, prepare_clone
@@ -54,6 +77,8 @@ class TuningPlan:
 
     events: list[tuple[str, PrivacyEvent]]
     settings: dict[str, Any] = field(default_factory=dict)
+    # the scorers the run will call, by name: dry-run on synthetic data before any data is read
+    scorers: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -116,12 +141,14 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         "random_state": ["random_state"],
         "error_score": [StrOptions({"raise"}), numbers.Real],
         "accountant": [BudgetAccountant, None],
+        "classes": ["array-like", None],
     }
 
     @abstractmethod
-    def __init__(self, estimator, *, refit=True, n_jobs=None, verbose=0, random_state=None,
-                 error_score=0.0, accountant=None):
+    def __init__(self, estimator, *, classes=None, refit=True, n_jobs=None, verbose=0,
+                 random_state=None, error_score=0.0, accountant=None):
         self.estimator = estimator
+        self.classes = classes
         self.refit = refit
         self.n_jobs = n_jobs
         self.verbose = verbose
@@ -135,8 +162,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         """The parameter space (dict or list of dicts), used to maximise the model's cost."""
 
     @abstractmethod
-    def _plan_tuning(self, n_samples: int, seeds: SeedPlan) -> TuningPlan:
-        """Data-independent plan: cost events of the tuning and settings for the run."""
+    def _plan_tuning(self, public: PublicInfo, seeds: SeedPlan) -> TuningPlan:
+        """Data-independent plan: cost events, scorers and settings for the run."""
 
     @abstractmethod
     def _run_tuning(self, plan: TuningPlan, X, y, fit_params, seeds: SeedPlan) -> TuningResult:
@@ -161,8 +188,6 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _check_error_score(self):
         if self.error_score == "raise":
-            import warnings
-
             warnings.warn(
                 "error_score='raise' lets exceptions from fits on private data escape, which "
                 "voids the differential privacy guarantee. Use it for debugging only.",
@@ -175,6 +200,31 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"{self.error_score!r}"
             )
 
+    def _warn_seeded_estimator(self) -> None:
+        """Data-independent warning: the estimator's own noise seeds are not used."""
+        paths = seeded_dp_components(self.estimator)
+        if paths:
+            names = ", ".join(repr(p) if p else "the estimator" for p in paths)
+            how = ("the search's random_state seeds them" if self.random_state is not None
+                   else "they draw fresh noise from diffprivlib's secure generator; set the "
+                        "search's random_state for reproducible runs")
+            warnings.warn(
+                f"The diffprivlib component(s) {names} carry their own random_state. A fixed "
+                "seed gives every fit the same, reproducible noise (known noise is no noise) "
+                f"and makes repeated runs dependent, so inside the search it is ignored: {how}.",
+                UserWarning, stacklevel=3)
+
+    def _dry_run_candidates(self) -> list[dict]:
+        """Candidates to try on synthetic data: a grid's points, or seeded draws (public)."""
+        space = self._search_space()
+        candidates = []
+        for sub in space if isinstance(space, list) else [space]:
+            if all(isinstance(v, (list, tuple, np.ndarray)) for v in sub.values()):
+                candidates += list(ParameterGrid(sub))
+            else:
+                candidates += list(ParameterSampler(sub, n_iter=10, random_state=0))
+        return candidates
+
     # -- fit -----------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, **fit_params):
@@ -185,7 +235,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Training data: the private rows.
         y : array-like of shape (n_samples,), default=None
-            Targets; ``None`` for unsupervised estimators.
+            Targets; ``None`` for unsupervised estimators. For a classifier every label must be
+            in the declared ``classes``.
         **fit_params : dict
             Passed to the estimator's ``fit`` (row-aligned ones, such as ``sample_weight``,
             are indexed with the rows).
@@ -195,13 +246,24 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self : object
             The fitted search.
         """
+        # 1. public checks: nothing is read, nothing is charged
         self._check_error_score()
         check_leak_free_configuration(self.estimator, self._search_space())
+        self._warn_seeded_estimator()
         X, y = indexable(X, y)
         n_samples = _num_samples(X)  # n is public under replace-one neighbours
+        classes = resolve_classes(self.classes, self.estimator)
+        y = check_public_shapes(X, y, classes, self.estimator)
+        candidates = self._dry_run_candidates()
+        fill = choose_object_fill(self.estimator, candidates[0] if candidates else {}, X, y,
+                                  classes, fit_params)
+        padding = make_padding(X, y, classes, fill)
         seeds = SeedPlan(self.random_state)
+        plan = self._plan_tuning(PublicInfo(n_samples, classes, padding), seeds)
+        domain = dry_run(self.estimator, candidates, X, y, classes, fit_params, plan.scorers,
+                         padding, fill)
 
-        plan = self._plan_tuning(n_samples, seeds)
+        # 2. the budget, from data-independent quantities
         components = list(plan.events)
         if self.refit:
             eps_model, delta_model = self._final_model_cost()
@@ -213,24 +275,41 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._log(1, f"privacy budget checked: epsilon={report.epsilon:.4g}, "
                      f"delta={report.delta:.3g}")
 
+        # 3. the declared domain (fixed message, nothing charged)
+        check_domain(X, y, classes, allow_nan=domain.allow_nan)
+
+        # 4. the private region; 5. charge once, also on failure (the data was read)
         try:
-            start = time.perf_counter()
-            result = self._run_tuning(plan, X, y, fit_params, seeds)
-            self._log(1, f"private tuning done in {time.perf_counter() - start:.1f}s")
-            self._store_result(result)
-            if self.refit:
-                self._refit(X, y, fit_params, seeds, result)
-            elif result.best_estimator is not None:
-                self.best_estimator_ = result.best_estimator
+            result, model = run_private(self._private_fit, plan, X, y, fit_params, seeds,
+                                        padding, debug=self.error_score == "raise")
         except PrivacyLeakError:
             raise
         except BaseException:
-            # the data has been touched: charge the planned cost before propagating
             accountant.spend(report.epsilon, report.delta)
             raise
         accountant.spend(report.epsilon, report.delta)
+        self._store_result(result)
+        if model is not None:
+            self.best_estimator_ = model
+        self._declared_classes = classes
         self.privacy_spent_ = report
         return self
+
+    def _private_fit(self, plan, X, y, fit_params, seeds, padding):
+        """Tuning and refit: runs inside the private region. Returns released outputs only."""
+        result = self._run_tuning(plan, X, y, fit_params, seeds)
+        if not self.refit:
+            return result, result.best_estimator
+        self._log(1, "refitting the selected candidate on all rows")
+        params = self._final_model_params(result)
+        est = prepare_clone(self.estimator, params,
+                            seed=seeds.seed("refit") if seeds.seeded else None,
+                            epsilon_scale=self._refit_epsilon_scale())
+        start = time.perf_counter()
+        fit_on_rows(est, X, y, None, fit_params, padding=padding)
+        # wall-clock time: outside the guarantee, like every timing (docs/privacy.md)
+        self.refit_time_ = time.perf_counter() - start
+        return result, est
 
     def _target_delta(self) -> float:
         return 0.0
@@ -249,16 +328,25 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         for name, value in result.attributes.items():
             setattr(self, name, value)
 
-    def _refit(self, X, y, fit_params, seeds, result):
-        params = self._final_model_params(result)
-        est = prepare_clone(self.estimator, params,
-                            seed=seeds.seed("refit") if seeds.seeded else None,
-                            epsilon_scale=self._refit_epsilon_scale())
-        start = time.perf_counter()
-        fit_on_rows(est, X, y, None, fit_params)
-        self.refit_time_ = time.perf_counter() - start
-        self.best_estimator_ = est
-        self._log(1, f"refit on all rows in {self.refit_time_:.1f}s")
+    # -- clone: the accountant is a shared ledger ---------------------------------------------
+    def __sklearn_clone__(self):
+        """``clone`` that keeps the *same* accountant object (scikit-learn's clone hook).
+
+        ``sklearn.base.clone`` deep-copies non-estimator parameters, so without this hook every
+        clone (``cross_val_score``, nested searches, ``cross_validate``) would charge a private
+        copy of the user's ``BudgetAccountant`` and the user's own ledger would never see the
+        spend. Pickling, like any copy, creates a new accountant object: a search unpickled
+        elsewhere charges that copy (docs/privacy.md).
+        """
+        accountant = self.accountant
+        if accountant is not None:
+            self.accountant = None
+        try:
+            new = _clone_parametrized(self)
+        finally:
+            self.accountant = accountant
+        new.accountant = accountant
+        return new
 
     # -- delegation ----------------------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -349,7 +437,11 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     @property
     def classes_(self):
-        """Class labels (from the returned model)."""
-        _search_estimator_has("classes_")(self)
-        return self.best_estimator_.classes_
+        """The declared label set (public information; the returned model's ``classes_``)."""
+        classes = getattr(self, "_declared_classes", None)
+        if classes is None:
+            raise AttributeError(
+                f"{type(self).__name__} has no classes_: it is not fitted, or its estimator is "
+                "not a classifier.")
+        return classes
 

@@ -114,6 +114,8 @@ __all__ = [
     "scale_dp_epsilons",
     "set_total_epsilon",
     "seed_dp_components",
+    "seeded_dp_components",
+    "for_inner_fits",
     "check_leak_free_configuration",
     "leak_warnings_as_errors",
 ]
@@ -707,6 +709,31 @@ def seed_dp_components(estimator: Any, seed: int) -> Any:
         owner, _, last = key.rpartition("__")
         if last == "random_state" and (value is None or owner in dp_paths):
             updates[key] = _derived_seed(seed, owner)
+    if updates:
+        estimator.set_params(**updates)
+    return estimator
+
+
+def seeded_dp_components(estimator: Any) -> list[str]:
+    """Paths of the diffprivlib components whose ``random_state`` is set (their noise is fixed)."""
+    return [path for path, comp in iter_dp_components(estimator)
+            if comp.get_params(deep=False).get("random_state") is not None]
+
+
+def for_inner_fits(estimator: Any) -> Any:
+    """Prepare, in place, an estimator the caller owns for a fit inside a search.
+
+    * every diffprivlib component's ``random_state`` becomes ``None``: each fit draws fresh
+      noise from diffprivlib's secure generator unless the search seeds it (a seed set on the
+      estimator would give every inner and returned fit the same, known noise, and make the
+      runs of a repetition dependent, which its analysis excludes);
+    * every ``verbose`` parameter becomes 0: what an inner estimator prints is a release.
+
+    Returns the same object.
+    """
+    updates = {_join(path, "random_state"): None for path in seeded_dp_components(estimator)}
+    updates.update({key: 0 for key, value in estimator.get_params(deep=True).items()
+                    if key.rpartition("__")[2] == "verbose" and value})
     if updates:
         estimator.set_params(**updates)
     return estimator

@@ -1,14 +1,17 @@
 """Exceptions raised by skdptune.
 
-Both are :class:`ValueError` subclasses, so code written for scikit-learn that catches
-``ValueError`` around ``fit`` keeps working. They are raised from the *configuration* of an
-estimator (its parameters and the search space), never from the values in the private data, so
-raising them releases nothing about the data.
+``PrivacyLeakError`` and ``NonPrivateComponentError`` are :class:`ValueError` subclasses, so
+code written for scikit-learn that catches ``ValueError`` around ``fit`` keeps working. They are
+raised from the *configuration* of an estimator (its parameters and the search space), never
+from the values in the private data, so raising them releases nothing about the data.
+
+``PrivateFitError`` is the one exception that can leave the private part of ``fit``: its message
+is fixed and it carries no cause, context or traceback from inside (docs/privacy.md).
 """
 
 from __future__ import annotations
 
-__all__ = ["PrivacyLeakError", "NonPrivateComponentError"]
+__all__ = ["PrivacyLeakError", "NonPrivateComponentError", "PrivateFitError"]
 
 
 class PrivacyLeakError(ValueError):
@@ -28,4 +31,16 @@ class NonPrivateComponentError(ValueError):
     Raised by :func:`skdptune._estimators.estimator_privacy` with a message that names the
     component by its path (its scikit-learn nested parameter name, e.g. ``"preprocess__scaler"``)
     and suggests a private replacement.
+    """
+
+
+class PrivateFitError(RuntimeError):
+    """Something failed inside the private part of ``fit``; the cause is not released.
+
+    Raised by :func:`skdptune._private.run_private` with a fixed message and no ``__cause__``,
+    ``__context__`` or inner traceback, because the original exception may describe the
+    private data. The search's budget is charged (the data was read). The padding rows and the
+    dry run make the known data-dependent failures impossible (docs/privacy.md); this is the
+    exit of last resort. ``error_score="raise"`` re-raises the original exception instead, for
+    debugging, which voids the guarantee.
     """

@@ -72,7 +72,13 @@ class DPGridSearchCV(BaseDPSearchCV):
         a known range.
     cv : float, int or CV splitter, default=0.25
         Inner validation *inside each partition*: a float is a holdout fraction, an int a
-        K-fold (stratified for classifiers), a splitter is used as given.
+        shuffled K-fold (never stratified: stratifying reads the labels, and warns or fails
+        depending on the class counts of a partition), a splitter is used as given.
+    classes : array-like or None, default=None
+        The label set of a classifier: public information (docs/privacy.md). Required for
+        classifiers unless the estimator declares it (diffprivlib's ``classes`` parameter).
+        Every fit gets one public padding row per class, so no fit can fail for lack of a
+        class and the returned model's ``classes_`` is this set whatever the data.
     refit : bool, default=True
         Refit the selected candidate on all rows (its privacy cost is included).
     n_jobs : int, default=None
@@ -85,9 +91,11 @@ class DPGridSearchCV(BaseDPSearchCV):
         ``None`` draws all noise from a secure generator. An int makes the search reproducible
         (for testing and teaching; do not use seeded noise in production).
     error_score : "raise" or float, default=0.0
-        Utility in [0, 1] of a failed fit. ``"raise"`` voids the guarantee (debugging only).
+        Utility in [0, 1] of a failed partition fit (a value like any other in the
+        subsample-and-aggregate mean). ``"raise"`` voids the guarantee (debugging only).
     accountant : diffprivlib.BudgetAccountant or None, default=None
-        Charged once with ``privacy_spent_``; ``None`` uses diffprivlib's default accountant.
+        Charged once per ``fit`` with ``privacy_spent_``; ``None`` uses diffprivlib's default
+        accountant. Clones share it (``cross_val_score`` charges it once per fold).
 
     Attributes
     ----------
@@ -112,10 +120,12 @@ class DPGridSearchCV(BaseDPSearchCV):
         Replace-one sensitivity of each aggregated utility, ``1 / n_partitions_``.
     privacy_spent_ : PrivacyReport
         Total (epsilon, delta) of the fit and its components.
+    classes_ : ndarray
+        The declared label set (classifiers).
     scorer_ : callable
         The scorer (raw scale) used by :meth:`score`.
     refit_time_ : float
-        Seconds spent refitting on all rows.
+        Seconds spent refitting on all rows (timing is outside the guarantee).
 
     See Also
     --------
@@ -132,7 +142,7 @@ class DPGridSearchCV(BaseDPSearchCV):
     >>> search = DPGridSearchCV(
     ...     GaussianNB(epsilon=1.0, bounds=(-6.0, 6.0)),
     ...     {"var_smoothing": [1e-9, 1e-3, 1e-1]},
-    ...     epsilon=1.0, random_state=0, accountant=BudgetAccountant(),
+    ...     epsilon=1.0, classes=[0, 1], random_state=0, accountant=BudgetAccountant(),
     ... ).fit(X, y)
     >>> search.privacy_spent_.epsilon
     2.0
@@ -163,10 +173,11 @@ class DPGridSearchCV(BaseDPSearchCV):
     def __init__(self, estimator, param_grid, *, epsilon=1.0, selection="permute_and_flip",
                  n_partitions="auto", min_partition_size=100, granularity=0.01,
                  utility_floor=0.5, svt_order="fixed", inner_epsilon="scaled", scoring=None,
-                 score_bounds=None, cv=0.25, refit=True, n_jobs=None, pre_dispatch="2*n_jobs",
-                 verbose=0, random_state=None, error_score=0.0, accountant=None):
-        super().__init__(estimator, refit=refit, n_jobs=n_jobs, verbose=verbose,
-                         random_state=random_state, error_score=error_score,
+                 score_bounds=None, cv=0.25, classes=None, refit=True, n_jobs=None,
+                 pre_dispatch="2*n_jobs", verbose=0, random_state=None, error_score=0.0,
+                 accountant=None):
+        super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
+                         verbose=verbose, random_state=random_state, error_score=error_score,
                          accountant=accountant)
         self.param_grid = param_grid
         self.epsilon = epsilon
@@ -205,21 +216,23 @@ class DPGridSearchCV(BaseDPSearchCV):
                                order=self.svt_order, random_state=seed)
         return PermuteAndFlipSelector(self.epsilon, sensitivity=sensitivity, random_state=seed)
 
-    def _plan_tuning(self, n_samples, seeds):
+    def _plan_tuning(self, public, seeds):
         candidates = list(ParameterGrid(self.param_grid))
-        k = self._resolve_n_partitions(n_samples)
+        k = self._resolve_n_partitions(public.n_samples)
         self.scorer_ = check_scoring(self.estimator, scoring=self.scoring)
         scorer = check_bounded_scorer(self.scoring, self.score_bounds, self.estimator)
         evaluator = PartitionEvaluator(
             self.estimator, scorer, n_partitions=k, cv=self.cv,
             inner_epsilon=self.inner_epsilon, n_jobs=self.n_jobs,
             pre_dispatch=self.pre_dispatch, error_score=self.error_score, seeds=seeds,
+            padding=public.padding,
         )
         selector = self._make_selector(evaluator.sensitivity, seeds.noise_seed("selection"))
         event = selector.privacy_event()
         return TuningPlan(
             events=[(f"tuning: {event.name}", event)],
             settings={"candidates": candidates, "evaluator": evaluator, "selector": selector},
+            scorers={"scoring": scorer, "scorer_ (used by score)": self.scorer_},
         )
 
     def _run_tuning(self, plan, X, y, fit_params, seeds):

@@ -72,6 +72,11 @@ class DPRandomSearchCV(BaseDPSearchCV):
         ``skdptune.evaluation._scores.check_per_example_score``).
     score_clip : float or None, default=None
         Clip of per-example losses for the error/log-loss scores.
+    classes : array-like or None, default=None
+        The label set of a classifier: public information (docs/privacy.md). Required for
+        classifiers unless the estimator declares it (diffprivlib's ``classes`` parameter).
+        Every fit gets one public padding row per class, so no run can fail for lack of a
+        class and the returned model's ``classes_`` is this set whatever the data.
     refit : bool, default=True
         Refit the winner's parameters on all rows (its cost is added). With ``refit=False``
         the winning run's already-trained model is returned at no extra cost -- unlike
@@ -83,9 +88,12 @@ class DPRandomSearchCV(BaseDPSearchCV):
     random_state : None, int or RandomState, default=None
         ``None``: secure noise. An int makes runs reproducible (testing and teaching only).
     error_score : "raise" or float, default=0.0
-        Utility in [0, 1] of a failed run before noise.
+        ``"raise"`` lets a run's exception out (debugging only: it voids the guarantee). A run
+        is never given a utility for failing -- whether a fit fails depends on its data, so a
+        failure is not covered by the run's guarantee: a run that still fails after the
+        padding and the domain check stops the search with ``PrivateFitError``.
     accountant : diffprivlib.BudgetAccountant or None, default=None
-        Charged once with ``privacy_spent_``.
+        Charged once per ``fit`` with ``privacy_spent_``. Clones share it.
 
     Attributes
     ----------
@@ -105,6 +113,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
         ``eps_Q`` of one run.
     privacy_spent_ : PrivacyReport
         Total (epsilon, delta) and components.
+    classes_ : ndarray
+        The declared label set (classifiers).
 
     See Also
     --------
@@ -121,7 +131,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
     >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
     >>> search = DPRandomSearchCV(
     ...     GaussianNB(bounds=(-6.0, 6.0)), {"var_smoothing": loguniform(1e-9, 1e-1)},
-    ...     n_iter=5, epsilon=1.0, random_state=0, accountant=BudgetAccountant(),
+    ...     n_iter=5, epsilon=1.0, classes=[0, 1], random_state=0,
+    ...     accountant=BudgetAccountant(),
     ... ).fit(X, y)
     >>> round(search.privacy_spent_.epsilon, 6)
     1.0
@@ -144,10 +155,10 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, distribution="logarithmic",
                  eta=None, epsilon=None, delta=0.0, epsilon_score=None, validation_size=0.2,
-                 scoring=None, score_clip=None, refit=True, n_jobs=None, verbose=0,
-                 random_state=None, error_score=0.0, accountant=None):
-        super().__init__(estimator, refit=refit, n_jobs=n_jobs, verbose=verbose,
-                         random_state=random_state, error_score=error_score,
+                 scoring=None, score_clip=None, classes=None, refit=True, n_jobs=None,
+                 verbose=0, random_state=None, error_score=0.0, accountant=None):
+        super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
+                         verbose=verbose, random_state=random_state, error_score=error_score,
                          accountant=accountant)
         self.param_distributions = param_distributions
         self.n_iter = n_iter
@@ -217,23 +228,25 @@ class DPRandomSearchCV(BaseDPSearchCV):
     def _final_model_cost(self):
         return self._final_cost
 
-    def _plan_tuning(self, n_samples, seeds):
+    def _plan_tuning(self, public, seeds):
         self.scorer_ = check_scoring(self.estimator, scoring=_raw_scoring(self.scoring))
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
         score = check_per_example_score(self.scoring, self.estimator, **clip)
         scale = self._budget_scale()
         event, eps_run, model_cost = self._costs(scale)
         self._final_cost = model_cost
-        split = holdout_split(n_samples, self.validation_size, seeds.rng("split"))
+        split = holdout_split(public.n_samples, self.validation_size, seeds.rng("split"))
         evaluator = HoldoutEvaluator(
             self.estimator, score, epsilon_score=(model_cost[0] if self.epsilon_score is None
                                                   else float(self.epsilon_score)),
             epsilon_scale=scale, error_score=self.error_score, n_jobs=self.n_jobs,
+            padding=public.padding,
         )
         self.epsilon_scale_ = scale
         self.epsilon_run_ = eps_run
         return TuningPlan(events=[(f"tuning: {event.name}", event)],
-                          settings={"split": split, "evaluator": evaluator, "scale": scale})
+                          settings={"split": split, "evaluator": evaluator, "scale": scale},
+                          scorers={"scoring": score, "scorer_ (used by score)": self.scorer_})
 
     def _run_tuning(self, plan, X, y, fit_params, seeds):
         repetition = self._repetition()

@@ -32,8 +32,8 @@ def _searches():
     nb = GaussianNB(epsilon=1.0, bounds=(-1.0, 1.0))
     return [
         DPGridSearchCV(nb, {"var_smoothing": [1e-9, 1e-3, 0.3]}, min_partition_size=50,
-                       random_state=0, n_jobs=2, accountant=BudgetAccountant()),
-        DPRandomSearchCV(nb, {"var_smoothing": loguniform(1e-9, 1.0)}, n_iter=4,
+                       classes=[0, 1], random_state=0, n_jobs=2, accountant=BudgetAccountant()),
+        DPRandomSearchCV(nb, {"var_smoothing": loguniform(1e-9, 1.0)}, n_iter=4, classes=[0, 1],
                          random_state=0, n_jobs=2, accountant=BudgetAccountant()),
     ]
 

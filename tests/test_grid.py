@@ -44,6 +44,7 @@ def fit(X, y, **kw):
     kw.setdefault("random_state", 0)
     kw.setdefault("accountant", BudgetAccountant())
     kw.setdefault("min_partition_size", 50)
+    kw.setdefault("classes", [0, 1])
     return DPGridSearchCV(kw.pop("estimator", nb()), kw.pop("grid", GRID), **kw).fit(X, y)
 
 
@@ -126,10 +127,21 @@ def test_budget_error_before_any_fit(data, monkeypatch):
     acc = BudgetAccountant(epsilon=1.5)
     with pytest.raises(BudgetError):
         fit(X, y, accountant=acc)
-    assert calls == []
+    assert calls, "the dry run fits synthetic data (public) before the budget check"
+    real_rows = {tuple(row) for row in X}
+    calls_with_real_rows = []
+
+    def spying_fit(self, X_fit, *args, **kwargs):
+        calls_with_real_rows.append(bool(real_rows & {tuple(r) for r in np.asarray(X_fit)}))
+        return real_fit(self, X_fit, *args, **kwargs)
+
+    monkeypatch.setattr(GaussianNB, "fit", spying_fit)
+    with pytest.raises(BudgetError):
+        fit(X, y, accountant=acc)
+    assert calls_with_real_rows and not any(calls_with_real_rows)
     assert acc.spent_budget == []
-    fit(X, y, accountant=BudgetAccountant())  # the spy does count fits
-    assert calls
+    fit(X, y, accountant=BudgetAccountant())  # the spy does see the private rows
+    assert any(calls_with_real_rows)
 
 
 def test_privacy_leak_error_before_charging(data):
@@ -184,7 +196,8 @@ def _all_numbers(obj, depth=0):
 def test_no_exact_utility_survives_fit(data, monkeypatch, selection):
     X, y = data
     search = DPGridSearchCV(nb(), GRID, selection=selection, random_state=0,
-                            accountant=BudgetAccountant(), min_partition_size=50, verbose=2)
+                            classes=[0, 1], accountant=BudgetAccountant(), min_partition_size=50,
+                            verbose=2)
     out = io.StringIO()
     with redirect_stdout(out):
         utilities = _captured_utilities(monkeypatch, search, X, y)
@@ -236,12 +249,39 @@ def test_clear_winner_is_selected(data):
     assert wins >= 4
 
 
-def test_failed_candidates_get_error_score(data):
+MARKER = 0.5
+
+
+def _fails_on_marked_rows(X):
+    """Row-wise and data-independent as a transformer, but raises when a row is marked."""
+    if np.any(np.asarray(X)[:, -1] == MARKER):
+        raise ValueError("a marked row")
+    return X
+
+
+def test_failed_partition_fits_get_error_score(data):
+    """A fit that fails on the private data (not on the synthetic dry-run data) inside a
+    partition: its utility is error_score, a value in [0, 1] like any other."""
     X, y = data
-    search = fit(X, y, grid={"var_smoothing": [-1.0, 1e-9]}, epsilon=4.0, refit=False)
-    assert search.best_params_ == {"var_smoothing": 1e-9}
-    with pytest.warns(UserWarning, match="voids"), pytest.raises(ValueError):
-        fit(X, y, grid={"var_smoothing": [-1.0]}, error_score="raise")
+    X = X.copy()
+    X[:, -1] = MARKER  # every partition fails for the first candidate
+    pipe = Pipeline([("ft", FunctionTransformer()), ("clf", nb())])
+    grid = {"ft__func": [_fails_on_marked_rows, None]}
+    acc = BudgetAccountant()
+    search = fit(X, y, estimator=pipe, grid=grid, epsilon=4.0, refit=False, accountant=acc)
+    assert search.best_params_ == {"ft__func": None}
+    assert acc.total()[0] == pytest.approx(4.0)
+    with pytest.warns(UserWarning, match="voids"), pytest.raises(ValueError, match="marked"):
+        fit(X, y, estimator=pipe, grid={"ft__func": [_fails_on_marked_rows]},
+            error_score="raise")
+
+
+def test_invalid_candidate_is_a_configuration_error_charging_nothing(data):
+    X, y = data
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="Dry run failed.*var_smoothing.*Nothing was charged"):
+        fit(X, y, grid={"var_smoothing": [-1.0, 1e-9]}, accountant=acc)
+    assert acc.spent_budget == []
 
 
 def test_too_few_rows_for_partitions(data):
@@ -254,7 +294,7 @@ def test_pipeline_clone_pickle_and_nesting(data):
     X, y = data
     pipe = Pipeline([("id", FunctionTransformer()), ("clf", lr())])
     search = DPGridSearchCV(pipe, {"clf__C": [0.1, 10.0]}, random_state=0,
-                            accountant=BudgetAccountant(), min_partition_size=50)
+                            classes=[0, 1], accountant=BudgetAccountant(), min_partition_size=50)
     assert clone(search).get_params()["estimator__clf__C"] == 1.0
     search.set_params(estimator__clf__epsilon=0.5)
     search.fit(X, y)

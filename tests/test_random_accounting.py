@@ -52,6 +52,7 @@ def data():
 def search(distribution, eta=None, *, estimator=None, **kw):
     kw.setdefault("random_state", 0)
     kw.setdefault("accountant", BudgetAccountant())
+    kw.setdefault("classes", [0, 1])
     estimator = GaussianNB(epsilon=EPS_MODEL, bounds=(-1.0, 1.0)) if estimator is None \
         else estimator
     return DPRandomSearchCV(estimator, kw.pop("space", SPACE), distribution=distribution,

@@ -3,11 +3,17 @@
 Privacy obligations met here, for every inner fit of every search:
 
 * the clone gets fresh throwaway ``BudgetAccountant`` objects, so an inner fit never charges the
-  user's accountant (the search charges its total once);
+  user's accountant (the search charges its total once); its diffprivlib components draw fresh
+  noise (their own ``random_state`` is cleared; the search seeds them when it is seeded) and
+  its ``verbose`` parameters are 0 (:func:`skdptune._estimators.for_inner_fits`);
+* a classifier's fit gets the public padding rows, one per declared class
+  (:class:`skdptune._public.Padding`): it cannot fail for lack of a class, and its
+  ``classes_`` is the declared label set;
 * diffprivlib's ``PrivacyLeakWarning`` becomes :class:`~skdptune.exceptions.PrivacyLeakError`
   *inside* the function, because warning filters do not travel to joblib worker processes;
-* any other failure of the fit or the score becomes ``error_score`` on the utility scale, so no
-  exception raised by private data escapes (``error_score="raise"`` is for debugging only);
+* in :func:`fit_and_utility` (partition fits, whose utility enters a subsample-and-aggregate
+  mean) any other failure of the fit or the score becomes ``error_score`` on the utility scale,
+  so no exception raised by private data escapes (``error_score="raise"`` is for debugging);
 * the function returns the utility to its caller and nowhere else: nothing is logged or printed.
 """
 
@@ -21,6 +27,7 @@ from sklearn.utils.validation import _check_method_params
 from threadpoolctl import threadpool_limits
 
 from .._estimators import (
+    for_inner_fits,
     leak_warnings_as_errors,
     scale_dp_epsilons,
     seed_dp_components,
@@ -51,13 +58,15 @@ def many_small_fits():
 
 
 def candidate_template(estimator, params):
-    """Unfitted clone of ``estimator`` with ``params`` set and fresh throwaway accountants.
+    """Unfitted clone of ``estimator`` with ``params`` set, ready for a fit inside a search.
 
-    Built once per candidate; :func:`instantiate` copies it for every fit.
+    Fresh throwaway accountants, unseeded diffprivlib components, silent (see
+    :func:`skdptune._estimators.for_inner_fits`). Built once per candidate;
+    :func:`instantiate` copies it for every fit.
     """
     est = clone(estimator)
     est.set_params(**clone(params, safe=False))
-    return with_throwaway_accountants(est)
+    return for_inner_fits(with_throwaway_accountants(est))
 
 
 def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None):
@@ -71,7 +80,8 @@ def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None):
     seed : int or None
         When given, every diffprivlib component (and any other component whose
         ``random_state`` is ``None``) gets a seed derived from it and its path (reproducible
-        runs). ``None`` keeps the estimator's own settings (diffprivlib's secure generator).
+        runs). ``None``: diffprivlib's secure generator (the template's components are
+        unseeded).
     epsilon_scale : float or None
         Multiplies every diffprivlib component's ``epsilon``.
     epsilon_total : float or None
@@ -93,10 +103,12 @@ def prepare_clone(estimator, params, **settings):
     return instantiate(candidate_template(estimator, params), **settings)
 
 
-def fit_on_rows(estimator, X, y, rows, fit_params):
+def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
     """Fit ``estimator`` on ``rows`` of ``(X, y)`` (``rows=None``: all rows) and return it.
 
-    ``PrivacyLeakWarning`` raised by diffprivlib is turned into ``PrivacyLeakError``.
+    ``padding`` (a :class:`skdptune._public.Padding`, for classifiers) appends the public rows,
+    one per declared class. ``PrivacyLeakWarning`` raised by diffprivlib is turned into
+    ``PrivacyLeakError``.
     """
     if rows is None:
         X_rows, y_rows, params = X, y, dict(fit_params)
@@ -104,6 +116,8 @@ def fit_on_rows(estimator, X, y, rows, fit_params):
         X_rows = _safe_indexing(X, rows)
         y_rows = None if y is None else _safe_indexing(y, rows)
         params = _check_method_params(X, params=fit_params, indices=rows)
+    if padding is not None:
+        X_rows, y_rows, params = padding.apply(X_rows, y_rows, params)
     with leak_warnings_as_errors():
         if y_rows is None:
             estimator.fit(X_rows, **params)
@@ -122,6 +136,7 @@ def fit_and_utility(
     *,
     fit_params,
     error_score,
+    padding=None,
     seed=None,
     epsilon_scale=None,
     epsilon_total=None,
@@ -136,7 +151,7 @@ def fit_and_utility(
     try:
         est = instantiate(template, seed=seed, epsilon_scale=epsilon_scale,
                           epsilon_total=epsilon_total)
-        fit_on_rows(est, X, y, train, fit_params)
+        fit_on_rows(est, X, y, train, fit_params, padding=padding)
         X_test = _safe_indexing(X, test)
         y_test = None if y is None else _safe_indexing(y, test)
         with leak_warnings_as_errors():

@@ -17,6 +17,15 @@ This is the base algorithm ``Q`` of randomized repetition (DESIGN.md 4.D; Papern
 
 The run releases ``(params, noisy score, fitted model)``; the exact validation score never
 leaves :func:`_noisy_run`.
+
+Failures: a run whose fit fails is *not* ``eps_Q``-DP -- whether a diffprivlib fit raises is a
+deterministic function of its data (one class in the train part), outside its guarantee, and a
+missing model or an ``error_score`` utility in its place reveals it (an audit measured a lower
+bound of 5 against a claim of 2). So failures are made impossible where they depend on the data:
+a classifier's fits get the public padding rows (every declared class is present), and the data
+domain is checked beforehand (:func:`skdptune._public.check_domain`). A failure that still
+happens is not turned into an output: the worker reports it, silenced, and the whole fit stops
+with :class:`~skdptune.exceptions.PrivateFitError` (fixed message, budget charged).
 """
 
 from __future__ import annotations
@@ -26,7 +35,8 @@ from diffprivlib.mechanisms import Laplace
 from joblib import Parallel, delayed
 from sklearn.utils import _safe_indexing
 
-from ..exceptions import PrivacyLeakError
+from .._private import FAILURE_MESSAGE, silenced
+from ..exceptions import PrivacyLeakError, PrivateFitError
 from ._fit import candidate_template, fit_on_rows, instantiate, many_small_fits
 
 __all__ = ["HoldoutEvaluator", "holdout_split"]
@@ -44,25 +54,29 @@ def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarr
     return np.sort(order[m:]), np.sort(order[:m])
 
 
-def _noisy_run(template, X, y, train, validation, score, fit_params, error_score,
-               epsilon_score, fit_seed, noise_seed, epsilon_scale):
-    """One run of Q: returns ``(noisy_score, fitted_model_or_None)``; exact score stays here."""
-    model = None
-    try:
-        model = instantiate(template, seed=fit_seed, epsilon_scale=epsilon_scale)
-        fit_on_rows(model, X, y, train, fit_params)
-        X_val = _safe_indexing(X, validation)
-        y_val = None if y is None else _safe_indexing(y, validation)
-        utility = float(np.mean(score(model, X_val, y_val)))
-    except PrivacyLeakError:
-        raise
-    except Exception:
-        if error_score == "raise":
+def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsilon_score,
+               fit_seed, noise_seed, epsilon_scale, padding):
+    """One run of Q: ``(noisy_score, fitted_model)``, or ``None`` when it failed.
+
+    The exact score stays here; nothing is printed or warned. ``debug`` (``error_score=
+    "raise"``) lets the original exception out.
+    """
+    with silenced():
+        try:
+            model = instantiate(template, seed=fit_seed, epsilon_scale=epsilon_scale)
+            fit_on_rows(model, X, y, train, fit_params, padding=padding)
+            X_val = _safe_indexing(X, validation)
+            y_val = None if y is None else _safe_indexing(y, validation)
+            utility = float(np.mean(score(model, X_val, y_val)))
+        except PrivacyLeakError:
             raise
-        utility, model = float(error_score), None
-    mechanism = Laplace(epsilon=epsilon_score, delta=0.0, sensitivity=1.0 / len(validation),
-                        random_state=noise_seed)
-    return float(mechanism.randomise(utility)), model
+        except Exception:
+            if debug:
+                raise
+            return None
+        mechanism = Laplace(epsilon=epsilon_score, delta=0.0,
+                            sensitivity=1.0 / len(validation), random_state=noise_seed)
+        return float(mechanism.randomise(utility)), model
 
 
 class HoldoutEvaluator:
@@ -79,32 +93,41 @@ class HoldoutEvaluator:
     epsilon_scale : float or None
         Factor applied to the estimator's DP epsilons in every run (budget mode).
     error_score : float or "raise"
-        Utility of a failed run (before noise).
+        ``"raise"`` lets a run's exception out (debugging); otherwise a failed run stops the
+        search with ``PrivateFitError`` (see the module docstring).
     n_jobs : joblib parallelism.
+    padding : Padding or None
+        Public rows appended to every fit (classifiers).
     """
 
-    def __init__(self, estimator, score, *, epsilon_score, epsilon_scale, error_score, n_jobs):
+    def __init__(self, estimator, score, *, epsilon_score, epsilon_scale, error_score, n_jobs,
+                 padding=None):
         self.estimator = estimator
         self.score = score
         self.epsilon_score = epsilon_score
         self.epsilon_scale = epsilon_scale
         self.error_score = error_score
         self.n_jobs = n_jobs
+        self.padding = padding
 
     def run(self, X, y, candidates, split, fit_params, seeds):
-        """Noisy scores and models of ``candidates`` (one run each). Released outputs of Q."""
+        """Noisy scores and models of ``candidates`` (one run each). Released outputs of Q.
+
+        Raises ``PrivateFitError`` (fixed message) when any run failed.
+        """
         train, validation = split
         seeded = seeds.seeded
         with many_small_fits():
             outputs = Parallel(n_jobs=self.n_jobs)(
                 delayed(_noisy_run)(
                     candidate_template(self.estimator, params), X, y, train, validation,
-                    self.score, fit_params,
-                    self.error_score, self.epsilon_score,
+                    self.score, fit_params, self.error_score == "raise", self.epsilon_score,
                     seeds.seed("fit", r) if seeded else None,
-                    seeds.noise_seed("score", r), self.epsilon_scale,
+                    seeds.noise_seed("score", r), self.epsilon_scale, self.padding,
                 )
                 for r, params in enumerate(candidates)
             )
+        if any(output is None for output in outputs):
+            raise PrivateFitError(FAILURE_MESSAGE)
         scores = np.array([s for s, _ in outputs], dtype=float)
         return scores, [m for _, m in outputs]

@@ -16,6 +16,14 @@ coordinate simultaneously. This holds whatever the partition models are -- DP fi
 output over ``(u_s)`` is. That is why ``inner_epsilon`` can be chosen for utility alone: it does
 not enter the privacy bound.
 
+The same argument covers failures: a fit or score that raises inside a partition gives that
+partition the utility ``error_score``, a value in [0, 1] like any other, so a failure moves the
+mean by at most ``1/k`` too and needs no special treatment. What must not escape is the failure
+itself: the worker function runs under :func:`skdptune._private.silenced` (no warning leaves it)
+and catches every exception. The inner splits are data-independent (a seeded holdout or a
+seeded, *unstratified* K-fold): stratifying would read the labels and warn or raise depending
+on how many members a class has in the partition.
+
 The exact utilities returned by :meth:`PartitionEvaluator.evaluate` are private. The caller
 must pass them straight to a selector and must not store, print or log them.
 """
@@ -26,11 +34,11 @@ import numbers
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
-from sklearn.base import is_classifier
-from sklearn.model_selection import KFold, StratifiedKFold
+from sklearn.model_selection import KFold
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
+from .._private import silenced
 from ._fit import candidate_template, fit_and_utility, many_small_fits
 
 __all__ = ["PartitionEvaluator", "auto_n_partitions", "make_partitions"]
@@ -55,8 +63,12 @@ def make_partitions(n_samples: int, n_partitions: int, rng) -> list[np.ndarray]:
     return [np.sort(part) for part in np.array_split(order, n_partitions)]
 
 
-def _inner_splits(cv, rows, y, classifier, rng):
-    """(train, validation) index pairs inside one partition, in global row numbers."""
+def _inner_splits(cv, rows, y, rng):
+    """(train, validation) index pairs inside one partition, in global row numbers.
+
+    A float or an int gives data-independent splits (holdout, shuffled ``KFold``); a user's
+    splitter is called as given (with the partition's labels) inside the silenced worker.
+    """
     if isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral):
         # holdout: a data-independent random validation fraction of the partition
         shuffled = rows[rng.permutation(len(rows))]
@@ -64,24 +76,21 @@ def _inner_splits(cv, rows, y, classifier, rng):
         return [(np.sort(shuffled[n_val:]), np.sort(shuffled[:n_val]))]
     if isinstance(cv, numbers.Integral):
         seed = int(rng.randint(np.iinfo(np.int32).max))
-        if classifier and y is not None:
-            splitter = StratifiedKFold(n_splits=cv, shuffle=True, random_state=seed)
-        else:
-            splitter = KFold(n_splits=cv, shuffle=True, random_state=seed)
+        splitter = KFold(n_splits=cv, shuffle=True, random_state=seed)
     else:
         splitter = cv
     y_rows = None if y is None else _safe_indexing(y, rows)
     return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows)]
 
 
-def _partition_utility(template, X, y, rows, scorer, cv, classifier, fit_params, error_score,
+def _partition_utility(template, X, y, rows, scorer, cv, padding, fit_params, error_score,
                        split_seed, fit_seed, inner_epsilon, n_samples):
     """Mean utility of one candidate on one partition (private; returned to the evaluator)."""
     rng = np.random.RandomState(split_seed)
     try:
-        splits = _inner_splits(cv, rows, y, classifier, rng)
-    except ValueError:
-        # e.g. a class with fewer members than folds in this partition: a failure is an output
+        splits = _inner_splits(cv, rows, y, rng)
+    except Exception:
+        # a user's splitter that fails on this partition: a failure is an output in [0, 1]
         if error_score == "raise":
             raise
         return float(error_score)
@@ -90,28 +99,30 @@ def _partition_utility(template, X, y, rows, scorer, cv, classifier, fit_params,
         seed = None if fit_seed is None else (fit_seed + r) % (2**32)
         total += fit_and_utility(
             template, X, y, train, test, scorer,
-            fit_params=fit_params, error_score=error_score, seed=seed,
+            fit_params=fit_params, error_score=error_score, padding=padding, seed=seed,
             **_inner_epsilon_setting(inner_epsilon, n_samples, len(train)),
         )
     return total / len(splits)
 
 
-def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, classifier, fit_params,
+def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_params,
                      error_score, seeds, inner_epsilon, n_samples):
     """Utilities of every candidate on the partitions ``chunk``: one joblib task.
 
     Tasks are chunks of partitions, not single fits, so that ``X`` travels to a worker once
-    per chunk. Seeds depend on (candidate, partition) only, never on the chunking.
+    per chunk. Seeds depend on (candidate, partition) only, never on the chunking. Runs
+    silenced: no warning leaves the worker.
     """
     out = np.empty((len(templates), len(chunk)))
-    for c, j in enumerate(chunk):
-        split_seed = seeds.seed("split", j)
-        for i, template in enumerate(templates):
-            out[i, c] = _partition_utility(
-                template, X, y, parts[j], scorer, cv, classifier, fit_params, error_score,
-                split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
-                inner_epsilon, n_samples,
-            )
+    with silenced():
+        for c, j in enumerate(chunk):
+            split_seed = seeds.seed("split", j)
+            for i, template in enumerate(templates):
+                out[i, c] = _partition_utility(
+                    template, X, y, parts[j], scorer, cv, padding, fit_params, error_score,
+                    split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
+                    inner_epsilon, n_samples,
+                )
     return out
 
 
@@ -140,7 +151,7 @@ class PartitionEvaluator:
         Number of disjoint partitions ``k``.
     cv : float, int or CV splitter
         Inner validation inside each partition: a float in (0, 1) is a holdout fraction, an int
-        is a (stratified for classifiers) K-fold, a splitter is used as given.
+        a shuffled (unstratified, data-independent) K-fold, a splitter is used as given.
     inner_epsilon : {"same", "scaled"} or float
         Privacy parameter of the partition fits, which never enters the privacy bound:
         ``"same"`` keeps the estimator's epsilons, ``"scaled"`` multiplies them by
@@ -150,10 +161,12 @@ class PartitionEvaluator:
         Utility of a failed fit or score.
     seeds : SeedPlan
         Seeds of the partition permutation, the inner splits and the (seeded) fits.
+    padding : Padding or None
+        Public rows appended to every fit (classifiers).
     """
 
     def __init__(self, estimator, scorer, *, n_partitions, cv, inner_epsilon, n_jobs,
-                 pre_dispatch, error_score, seeds):
+                 pre_dispatch, error_score, seeds, padding=None):
         self.estimator = estimator
         self.scorer = scorer
         self.n_partitions = n_partitions
@@ -163,6 +176,7 @@ class PartitionEvaluator:
         self.pre_dispatch = pre_dispatch
         self.error_score = error_score
         self.seeds = seeds
+        self.padding = padding
 
     @property
     def sensitivity(self) -> float:
@@ -181,14 +195,13 @@ class PartitionEvaluator:
         """Exact utilities per (candidate, partition), shape ``(len(candidates), k)``. PRIVATE."""
         n_samples = _num_samples(X)
         parts = self.partitions(n_samples)
-        classifier = is_classifier(self.estimator)
         templates = [candidate_template(self.estimator, params) for params in candidates]
         n_chunks = min(len(parts), 4 * effective_n_jobs(self.n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         with many_small_fits():
             blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                 delayed(_chunk_utilities)(
-                    templates, X, y, chunk, parts, self.scorer, self.cv, classifier, fit_params,
+                    templates, X, y, chunk, parts, self.scorer, self.cv, self.padding, fit_params,
                     self.error_score, self.seeds, self.inner_epsilon, n_samples,
                 )
                 for chunk in chunks

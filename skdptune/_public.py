@@ -1,0 +1,494 @@
+"""Public information about the private data, and what it lets a search do before reading it.
+
+Under the contract of skdptune (docs/privacy.md) these are public: the number of rows ``n``
+(replace-one neighbours), the *format* of ``X`` and ``y`` (container type, shape, dtypes, column
+names, sparsity -- they describe the schema, not a record), and the **label set** of a
+classifier, which the user declares like ``n``. Everything in this module is a function of that
+public information only, except :func:`check_domain`, which reads the data for one purpose: to
+refuse a dataset outside the domain the guarantee is stated on.
+
+Three things follow:
+
+* **Synthetic rows** (:func:`synthetic_rows`): rows with the public format of ``X`` and values
+  chosen without looking at the data (zeros, ``""``, the first category of a categorical
+  dtype, or seeded Gaussian numbers).
+* **Padding** (:class:`Padding`): one synthetic row per declared class appended to *every* fit
+  of a classifier, inner and returned. Every fit then sees every class, so it cannot fail
+  because a train part holds a single class, and the fitted model's ``classes_`` (and the shape
+  of ``coef_`` / ``theta_``) is the declared label set, whatever the data. The padding rows are
+  identical on neighbouring datasets, so a fit on ``rows + padding`` is as private with respect
+  to ``rows`` as the diffprivlib model is (its guarantee holds for any dataset, of any size).
+* **A dry run** (:func:`dry_run`): every candidate (up to a cap) is fitted and scored on a small
+  synthetic dataset with the public format, through the same code path as the private fits.
+  Configuration mistakes -- an unknown parameter name, a format the estimator rejects (sparse
+  input for diffprivlib), a scorer with the wrong signature, invalid parameter values -- fail
+  here, with the real message (it is about synthetic data), before the budget is checked or
+  charged.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import is_classifier
+from sklearn.utils.validation import _num_samples
+
+from ._estimators import iter_dp_components
+
+__all__ = [
+    "DomainError",
+    "Padding",
+    "PublicInfo",
+    "check_domain",
+    "check_public_shapes",
+    "choose_object_fill",
+    "dry_run",
+    "make_padding",
+    "resolve_classes",
+    "synthetic_fit_params",
+    "synthetic_rows",
+]
+
+#: rows of the synthetic dataset of the dry run (fewer when ``n`` is smaller)
+DRY_RUN_ROWS = 40
+#: candidates fitted in the dry run; beyond, only ``set_params`` is checked for the others
+DRY_RUN_MAX_FITS = 200
+
+
+class DomainError(ValueError):
+    """The data lie outside the domain the privacy guarantee is stated on.
+
+    Raised with a fixed message (no value, no count, no position) before any private
+    computation, and nothing is charged: differential privacy is a statement about datasets of
+    the declared domain, and this error only says that the dataset is not one of them.
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# Label set
+# --------------------------------------------------------------------------------------------
+
+
+def resolve_classes(classes: Any, estimator: Any) -> np.ndarray | None:
+    """The public label set of a classifier: the search's ``classes`` or the estimator's own.
+
+    diffprivlib's forests and trees have a ``classes`` parameter; when set it declares the same
+    information. Both given and different is an error. A non-classifier takes no label set.
+
+    Returns
+    -------
+    ndarray or None
+        Sorted unique labels (as ``np.unique`` orders them, which is the order ``classes_`` of
+        the fitted models takes), or ``None`` for a non-classifier.
+    """
+    own = [np.unique(np.asarray(c.get_params()["classes"]))
+           for _, c in iter_dp_components(estimator)
+           if c.get_params(deep=False).get("classes") is not None]
+    if not is_classifier(estimator):
+        if classes is not None:
+            raise ValueError("classes is the label set of a classifier; this estimator is not "
+                             "one. Leave classes=None.")
+        return None
+    declared = None if classes is None else np.unique(np.asarray(classes))
+    for other in own:
+        if declared is None:
+            declared = other
+        elif not np.array_equal(declared, other):
+            raise ValueError(f"classes={declared.tolist()} differs from the label set the "
+                             f"estimator declares ({other.tolist()}); give one label set.")
+    if declared is None:
+        raise ValueError(
+            "A private search over a classifier needs the label set as public information: "
+            "pass classes=[...] (all labels y may take). Computed from y, the label set would "
+            "leak: one record with a new label adds a class to the returned model."
+        )
+    if declared.ndim != 1 or len(declared) < 2:
+        raise ValueError(f"classes must list at least two labels; got {declared.tolist()}.")
+    return declared
+
+
+def check_public_shapes(X: Any, y: Any, classes: np.ndarray | None, estimator: Any) -> Any:
+    """Check what the shapes (public) allow, before anything is read; returns ``y``.
+
+    ``X`` must be 2-d; a classifier needs ``y``, 1-d (a column vector is raveled with
+    scikit-learn's ``DataConversionWarning``, which depends on the shape only).
+    """
+    if not (hasattr(X, "iloc") or sp.issparse(X)) and np.ndim(X) != 2:
+        raise ValueError(f"Expected a 2-d X (n_samples, n_features); got {np.ndim(X)} "
+                         "dimension(s). Reshape it, e.g. X.reshape(-1, 1) for one feature.")
+    if classes is None:
+        return y
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} is a classifier: fit needs y.")
+    shape = np.shape(y)
+    if len(shape) == 2 and shape[1] == 1:
+        from sklearn.utils.validation import column_or_1d
+
+        return column_or_1d(y, warn=True)
+    if len(shape) != 1:
+        raise ValueError(f"A private classifier search needs 1-d labels y; got shape {shape}.")
+    return y
+
+
+# --------------------------------------------------------------------------------------------
+# Synthetic rows with the public format
+# --------------------------------------------------------------------------------------------
+
+
+def _synthetic_column(dtype: Any, n_rows: int, rng: np.random.RandomState | None,
+                      fill: Any) -> Any:
+    import pandas as pd
+
+    api = pd.api.types
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = list(dtype.categories)
+        values = [cats[i % len(cats)] for i in range(n_rows)] if cats else [np.nan] * n_rows
+        return pd.Categorical(values, dtype=dtype)
+    if api.is_bool_dtype(dtype):
+        return pd.array([False] * n_rows, dtype=dtype)
+    if api.is_numeric_dtype(dtype):
+        values = np.zeros(n_rows) if rng is None else rng.standard_normal(n_rows)
+        if api.is_integer_dtype(dtype):
+            values = np.round(values)
+        return pd.array(values, dtype=dtype)
+    if api.is_datetime64_any_dtype(dtype):
+        return pd.array([pd.Timestamp(0)] * n_rows, dtype=dtype)
+    return pd.array([fill] * n_rows, dtype=dtype)
+
+
+#: values tried, in order, for object and string entries: the empty string (an unknown category
+#: for an encoder that ignores unknown categories -- what a free encoder does, see
+#: skdptune._estimators) and 0 (object arrays that hold numbers)
+OBJECT_FILLS = ("", 0)
+
+
+def synthetic_rows(X: Any, n_rows: int, *, rng: np.random.RandomState | None = None,
+                   fill: Any = "") -> Any:
+    """``n_rows`` rows with the public format of ``X`` and data-independent values.
+
+    Numeric entries are 0 (``rng=None``) or seeded standard normal draws; booleans ``False``;
+    categorical columns cycle through their dtype's categories; strings and objects are
+    ``fill`` (one of :data:`OBJECT_FILLS`). The container matches ``X``: ndarray (same dtype),
+    scipy sparse (same format), pandas DataFrame (same columns and dtypes) or a list of rows.
+    """
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        import pandas as pd
+
+        return pd.DataFrame({col: _synthetic_column(X.dtypes.iloc[j], n_rows, rng, fill)
+                             for j, col in enumerate(X.columns)}, columns=X.columns)
+    n_features = _n_features(X)
+    if sp.issparse(X):
+        values = (np.zeros((n_rows, n_features)) if rng is None
+                  else rng.standard_normal((n_rows, n_features)))
+        return type(X)(values.astype(X.dtype))
+    array = np.asarray(X) if not isinstance(X, np.ndarray) else X
+    shape = (n_rows,) + array.shape[1:]
+    if array.dtype.kind == "b":
+        out = np.zeros(shape, dtype=bool)
+    elif array.dtype.kind in "iufc":
+        values = np.zeros(shape) if rng is None else rng.standard_normal(shape)
+        out = (values if array.dtype.kind in "fc" else np.round(values)).astype(array.dtype)
+    else:
+        out = np.full(shape, fill, dtype=array.dtype)
+    return out.tolist() if isinstance(X, list) else out
+
+
+def _n_features(X: Any) -> int:
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape) > 1:
+        return int(shape[1])
+    return len(np.asarray(X[0])) if _num_samples(X) else 0
+
+
+def _synthetic_labels(y: Any, labels: np.ndarray) -> Any:
+    """Labels in the container of ``y`` (pandas Series stays a Series)."""
+    if hasattr(y, "iloc"):
+        import pandas as pd
+
+        return pd.Series(labels, name=getattr(y, "name", None), dtype=y.dtype)
+    dtype = getattr(y, "dtype", None)
+    return labels if dtype is None else np.asarray(labels).astype(dtype)
+
+
+def concat_rows(first: Any, second: Any) -> Any:
+    """Rows of ``first`` followed by the rows of ``second`` (same container and format)."""
+    if hasattr(first, "iloc"):
+        import pandas as pd
+
+        return pd.concat([first, second], ignore_index=True)
+    if sp.issparse(first):
+        return sp.vstack([first, second], format=first.format)
+    if isinstance(first, list):
+        return list(first) + list(second)
+    return np.concatenate([np.asarray(first), np.asarray(second)])
+
+
+# --------------------------------------------------------------------------------------------
+# Padding
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Padding:
+    """One public row per declared class, appended to every fit of a classifier.
+
+    Attributes
+    ----------
+    X, y :
+        The padding rows (format of the training ``X``, values 0 / ``""``) and their labels,
+        one per class in sorted order.
+    """
+
+    X: Any
+    y: Any
+
+    def __len__(self) -> int:
+        return _num_samples(self.y)
+
+    def apply(self, X_rows: Any, y_rows: Any, params: dict) -> tuple[Any, Any, dict]:
+        """``(X_rows + X, y_rows + y, params)`` with a row-aligned ``sample_weight`` padded by 1."""
+        n_rows = _num_samples(X_rows)
+        padded = dict(params)
+        for name, value in params.items():
+            if _is_row_aligned(value, n_rows):
+                if name != "sample_weight":
+                    raise ValueError(
+                        f"The row-aligned fit parameter {name!r} cannot be extended to the "
+                        "public padding rows of a private classifier; only sample_weight can "
+                        "(padding rows get weight 1).")
+                padded[name] = concat_rows(np.asarray(value, dtype=float), np.ones(len(self)))
+        return concat_rows(X_rows, self.X), concat_rows(y_rows, self.y), padded
+
+
+def _is_row_aligned(value: Any, n_rows: int) -> bool:
+    return (hasattr(value, "__len__") and not isinstance(value, (str, dict))
+            and _num_samples_or_none(value) == n_rows)
+
+
+def _num_samples_or_none(value: Any) -> int | None:
+    try:
+        return _num_samples(value)
+    except TypeError:
+        return None
+
+
+def make_padding(X: Any, y: Any, classes: np.ndarray | None, fill: Any = "") -> Padding | None:
+    """The padding rows of a classifier with label set ``classes`` (``None``: no padding)."""
+    if classes is None:
+        return None
+    return Padding(synthetic_rows(X, len(classes), fill=fill), _synthetic_labels(y, classes))
+
+
+# --------------------------------------------------------------------------------------------
+# Domain check (the only function here that reads the data)
+# --------------------------------------------------------------------------------------------
+
+
+def _numeric_blocks(X: Any) -> list[np.ndarray]:
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        numeric = X.select_dtypes(include=["number"])
+        return [numeric.to_numpy(dtype=float, na_value=np.nan)] if numeric.shape[1] else []
+    if sp.issparse(X):
+        return [np.asarray(X.data)] if X.dtype.kind in "biuf" else []
+    array = np.asarray(X) if not isinstance(X, np.ndarray) else X
+    return [array] if array.dtype.kind in "biuf" else []
+
+
+def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool) -> None:
+    """Refuse a dataset outside the declared domain, with a fixed message.
+
+    The domain: labels in ``classes`` (classifiers), 1-d labels, and numeric features that are
+    finite (NaN allowed when the estimator accepts it, as found by the dry run). A dataset
+    outside it raises :class:`DomainError`, whose message names the violated rule only -- no
+    value, no count, no row. The guarantee of the search is a statement about datasets of this
+    domain (see docs/privacy.md); nothing is charged.
+    """
+    if classes is not None:
+        labels = np.asarray(y)
+        if labels.ndim != 1:
+            raise DomainError("A private classifier search needs 1-d labels y.")
+        if not np.isin(labels, classes).all():
+            raise DomainError(
+                "y contains a label that is not in the declared classes (a label you did not "
+                "declare, or a continuous target). The label set is public information of the "
+                "privacy contract; declare every label y may take (no value is named here "
+                "because this check reads the private data).")
+    for block in _numeric_blocks(X):
+        bad = np.isinf(block) if allow_nan else ~np.isfinite(block)
+        if bad.any():
+            what = "infinite" if allow_nan else "missing (NaN) or infinite"
+            raise DomainError(
+                f"X contains {what} values, which the estimator does not accept. Impute or "
+                "clip them with public constants before the search (no position is named here "
+                "because this check reads the private data).")
+
+
+# --------------------------------------------------------------------------------------------
+# Dry run
+# --------------------------------------------------------------------------------------------
+
+
+def synthetic_fit_params(fit_params: dict, n_real: int, n_rows: int) -> dict:
+    """Fit parameters for the synthetic dataset: row-aligned arrays replaced by ones."""
+    return {name: (np.ones(n_rows) if _is_row_aligned(value, n_real) else value)
+            for name, value in fit_params.items()}
+
+
+def synthetic_dataset(X: Any, y: Any, classes: np.ndarray | None, *, nan: bool = False,
+                      fill: Any = "", seed: int = 0) -> tuple[Any, Any]:
+    """A small dataset with the public format of ``(X, y)`` and seeded values."""
+    n_rows = int(min(_num_samples(X), DRY_RUN_ROWS))
+    rng = np.random.RandomState(seed)
+    X_syn = synthetic_rows(X, n_rows, rng=rng, fill=fill)
+    if nan:
+        X_syn = _with_one_nan(X_syn)
+    if y is None:
+        return X_syn, None
+    if classes is not None:
+        labels = classes[np.arange(n_rows) % len(classes)]
+    else:
+        shape = (n_rows,) + np.shape(y)[1:]
+        labels = rng.standard_normal(shape).astype(np.asarray(y).dtype
+                                                    if np.asarray(y).dtype.kind == "f"
+                                                    else float)
+    return X_syn, _synthetic_labels(y, labels)
+
+
+def _with_one_nan(X: Any) -> Any:
+    if hasattr(X, "iloc"):
+        numeric = X.select_dtypes(include=["float"]).columns
+        if len(numeric):
+            X = X.copy()
+            X.loc[0, numeric[0]] = np.nan
+        return X
+    if isinstance(X, np.ndarray) and X.dtype.kind == "f":
+        X = X.copy()
+        X.flat[0] = np.nan
+    return X
+
+
+def has_object_entries(X: Any) -> bool:
+    """Whether ``X`` has string or object entries (their synthetic value must be chosen)."""
+    if hasattr(X, "iloc") and hasattr(X, "columns"):
+        import pandas as pd
+
+        return any(not (isinstance(d, pd.CategoricalDtype) or pd.api.types.is_numeric_dtype(d)
+                        or pd.api.types.is_bool_dtype(d)
+                        or pd.api.types.is_datetime64_any_dtype(d)) for d in X.dtypes)
+    if sp.issparse(X):
+        return False
+    return (X.dtype if isinstance(X, np.ndarray) else np.asarray(X).dtype).kind not in "biufc"
+
+
+def choose_object_fill(estimator: Any, params: dict, X: Any, y: Any,
+                       classes: np.ndarray | None, fit_params: dict) -> Any:
+    """The first of :data:`OBJECT_FILLS` with which ``estimator`` fits synthetic data.
+
+    A public question (format and configuration only). Falls back to the first value: the dry
+    run then reports the error.
+    """
+    from .evaluation._fit import fit_on_rows, prepare_clone
+
+    if not has_object_entries(X):
+        return OBJECT_FILLS[0]
+    for fill in OBJECT_FILLS:
+        X_syn, y_syn = synthetic_dataset(X, y, classes, fill=fill)
+        padding = make_padding(X, y, classes, fill)
+        params_syn = synthetic_fit_params(fit_params, _num_samples(X), _num_samples(X_syn))
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fit_on_rows(prepare_clone(estimator, params, seed=0), X_syn, y_syn, None,
+                            params_syn, padding=padding)
+        except Exception:
+            continue
+        return fill
+    return OBJECT_FILLS[0]
+
+
+@dataclass(frozen=True)
+class DryRunResult:
+    """What the dry run learnt from public information: whether NaN features are accepted."""
+
+    allow_nan: bool
+
+
+def dry_run(estimator: Any, candidates: list[dict], X: Any, y: Any, classes: np.ndarray | None,
+            fit_params: dict, scorers: dict[str, Any], padding: Padding | None,
+            fill: Any = "") -> DryRunResult:
+    """Fit and score every candidate (up to a cap) on synthetic data with the public format.
+
+    Raises ``ValueError`` naming the candidate and quoting the error -- which is about
+    synthetic data, hence public. Warnings are silenced (they concern synthetic data). Goes
+    through :func:`skdptune.evaluation._fit.fit_on_rows`, the path of the private fits, with
+    the same padding rows.
+    """
+    from .evaluation._fit import candidate_template, fit_on_rows, instantiate
+    from .exceptions import PrivacyLeakError
+
+    X_syn, y_syn = synthetic_dataset(X, y, classes, fill=fill)
+    params_syn = synthetic_fit_params(fit_params, _num_samples(X), _num_samples(X_syn))
+    checked = candidates if candidates else [{}]
+    for i, params in enumerate(checked):
+        where = f"candidate {params!r}" if params else "the estimator"
+        try:
+            template = candidate_template(estimator, params)
+        except ValueError as exc:
+            raise ValueError(f"The search space does not fit the estimator ({where}): "
+                             f"{exc}") from None
+        if i >= DRY_RUN_MAX_FITS:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = fit_on_rows(instantiate(template, seed=i), X_syn, y_syn, None,
+                                    params_syn, padding=padding)
+                for name, scorer in scorers.items():
+                    _check_score(scorer(model, X_syn, y_syn), name)
+        except PrivacyLeakError:
+            raise
+        except Exception as exc:  # a configuration mistake: public, report it and charge nothing
+            raise ValueError(
+                f"Dry run failed before any private data was read: {where} could not be fitted "
+                f"and scored on a synthetic dataset with the public format of X and y "
+                f"({type(exc).__name__}: {exc}). Nothing was charged."
+            ) from exc
+    return DryRunResult(allow_nan=_accepts_nan(estimator, checked[0], X, y, classes,
+                                               params_syn, padding, fill))
+
+
+def _check_score(value: Any, name: str) -> None:
+    if np.asarray(value, dtype=float).ndim > 1:
+        raise TypeError(f"the {name} returned an array of shape {np.shape(value)}")
+
+
+def _accepts_nan(estimator, params, X, y, classes, params_syn, padding, fill) -> bool:
+    """Whether the estimator fits a synthetic dataset with a missing value (public question)."""
+    from .evaluation._fit import fit_on_rows, prepare_clone
+
+    X_nan, y_syn = synthetic_dataset(X, y, classes, nan=True, fill=fill)
+    if not _numeric_blocks(X_nan) or not np.isnan(_numeric_blocks(X_nan)[0]).any():
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = fit_on_rows(prepare_clone(estimator, params, seed=0), X_nan, y_syn, None,
+                                params_syn, padding=padding)
+            model.predict(X_nan) if hasattr(model, "predict") else model.transform(X_nan)
+    except Exception:
+        return False
+    return True
+
+
+
+@dataclass(frozen=True)
+class PublicInfo:
+    """What a search knows before reading the data: ``n``, the label set and the padding."""
+
+    n_samples: int
+    classes: np.ndarray | None
+    padding: Padding | None
