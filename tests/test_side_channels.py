@@ -1,0 +1,334 @@
+"""Every release channel of ``fit`` on replace-one neighbours (issue "close the side channels").
+
+Each test builds the neighbouring pair the audit used (adapted only in form) and asserts that
+what the public API releases -- exceptions, warnings, attributes, ``classes_``, array shapes,
+``verbose`` output, accountant charges -- is the same on ``D`` and ``D'`` (or a post-processing
+of the private outputs). The statistical version of item 1 is in
+``tests/audit/test_audit_side_channels.py``.
+"""
+
+import io
+import pickle
+import re
+import traceback
+import warnings
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB, LogisticRegression
+from diffprivlib.utils import BudgetError
+from sklearn.base import clone
+from sklearn.model_selection import cross_val_score
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skdptune import DPGridSearchCV, DPRandomSearchCV
+from skdptune._public import DomainError
+from skdptune.exceptions import PrivateFitError
+
+SPACE = {"C": [0.1, 1.0, 10.0]}
+
+
+def lr(**kw):
+    return LogisticRegression(epsilon=1.0, data_norm=2.0, **kw)
+
+
+def neighbours(n, seed=0, new_label=1):
+    """``D``: all labels 0 but one record ``new_label``; ``D'``: that record's label is 0."""
+    X = np.random.RandomState(seed).uniform(-1, 1, size=(n, 3))
+    y_d = np.zeros(n, dtype=int)
+    y_d[0] = new_label
+    return X, y_d, np.zeros(n, dtype=int)
+
+
+def grid(**kw):
+    kw.setdefault("classes", [0, 1])
+    kw.setdefault("accountant", BudgetAccountant())
+    return DPGridSearchCV(kw.pop("estimator", lr()), kw.pop("space", SPACE), **kw)
+
+
+def rand(**kw):
+    kw.setdefault("classes", [0, 1])
+    kw.setdefault("accountant", BudgetAccountant())
+    kw.setdefault("n_iter", 3)
+    return DPRandomSearchCV(kw.pop("estimator", lr()), kw.pop("space", SPACE), **kw)
+
+
+def released(search):
+    """What a fitted search exposes, reduced to what must not differ in kind on D and D'."""
+    model = search.best_estimator_ if hasattr(search, "best_estimator_") else None
+    return {
+        "attributes": sorted(k for k in vars(search) if k.endswith("_")),
+        "classes_": tuple(search.classes_),
+        "model": None if model is None else (type(model).__name__, tuple(model.classes_),
+                                             model.coef_.shape, model.intercept_.shape),
+        "privacy_spent_": search.privacy_spent_.epsilon,
+    }
+
+
+def fit_recording(search, X, y):
+    """``(released(search), warnings raised, verbose output)``; an exception fails the test."""
+    out = io.StringIO()
+    with warnings.catch_warnings(record=True) as caught, redirect_stdout(out):
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    return released(search), [(w.category, str(w.message)) for w in caught], out.getvalue()
+
+
+# -- item 1: a failed training run is visible --------------------------------------------------
+@pytest.mark.parametrize("seed", range(6))
+def test_item1_repetition_returns_a_model_on_both_neighbours(seed):
+    X, y_d, y_n = neighbours(50)
+    on_d = fit_recording(rand(refit=False, random_state=seed), X, y_d)
+    on_n = fit_recording(rand(refit=False, random_state=seed), X, y_n)
+    assert on_d == on_n
+    assert on_d[0]["model"][1] == (0, 1)
+
+
+# -- item 2: exceptions escape fit and carry data ----------------------------------------------
+@pytest.mark.parametrize("make", [grid, rand])
+def test_item2_no_exception_on_either_neighbour(make):
+    X, y_d, y_n = neighbours(600)
+    on_d = fit_recording(make(random_state=0), X, y_d)
+    on_n = fit_recording(make(random_state=0), X, y_n)
+    assert on_d == on_n
+
+
+def _fails_on_private_rows(X):
+    """Row-wise; raises (with the value in the message) when it meets a marked row."""
+    X = np.asarray(X)
+    marked = X[:, -1] == 1.0  # never in the synthetic data of the dry run
+    if marked.any():
+        raise ValueError(f"secret value {X[marked][0, 0]!r}")
+    return X
+
+
+PIPE_SPACE = {"clf__C": [0.1, 1.0, 10.0]}
+
+
+def _failing_pipe():
+    return Pipeline([("ft", FunctionTransformer(_fails_on_private_rows)), ("clf", lr())])
+
+
+@pytest.mark.parametrize("make", [grid, rand])
+def test_a_failure_inside_leaves_as_a_fixed_error_and_charges(make):
+    X, y, _ = neighbours(300, seed=1)
+    X[:, -1] = np.where(np.arange(300) % 2 == 0, 1.0, 0.0)  # the refit surely fails
+    y[::3] = 1
+    acc = BudgetAccountant()
+    with pytest.raises(PrivateFitError) as info:
+        make(estimator=_failing_pipe(), space=PIPE_SPACE, accountant=acc, random_state=0).fit(X, y)
+    err = info.value
+    assert "secret" not in str(err)
+    assert err.__cause__ is None and err.__context__ is None
+    frames = "".join(traceback.format_tb(err.__traceback__))
+    assert "_fails_on_private_rows" not in frames and "evaluation" not in frames
+    planned = make(random_state=0).fit(X, y).privacy_spent_.epsilon  # same cost, no failure
+    assert acc.spent_budget == [(planned, 0.0)]
+
+
+def test_error_score_raise_lets_the_original_out_for_debugging():
+    X, y, _ = neighbours(300, seed=1)
+    X[:, -1] = 1.0
+    y[::3] = 1
+    with pytest.warns(UserWarning, match="voids"), pytest.raises(ValueError, match="secret"):
+        rand(estimator=_failing_pipe(), space=PIPE_SPACE, error_score="raise",
+             random_state=0).fit(X, y)
+
+
+# -- item 3: warnings depend on the data -------------------------------------------------------
+@pytest.mark.parametrize("make, kw", [(grid, {"cv": 3}), (grid, {"cv": 0.25}),
+                                      (rand, {"n_iter": 4})])
+def test_item3_no_warning_leaves_fit(make, kw):
+    X, y_d, y_n = neighbours(600)
+    on_d = fit_recording(make(random_state=0, **kw), X, y_d)
+    on_n = fit_recording(make(random_state=0, **kw), X, y_n)
+    assert on_d[1] == on_n[1] == []
+
+
+def test_item3_worker_functions_are_silent():
+    """Worker processes do not inherit warning filters: the worker functions silence."""
+    from skdptune._seeding import SeedPlan
+    from skdptune.evaluation._fit import candidate_template
+    from skdptune.evaluation._holdout import _noisy_run
+    from skdptune.evaluation._partitions import _chunk_utilities
+    from skdptune.evaluation._scores import AccuracyScore, check_bounded_scorer
+
+    X, y_d, _ = neighbours(200)
+    template = candidate_template(lr(), {})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn("sentinel: recording works", UserWarning, stacklevel=1)
+        _chunk_utilities([template], X, y_d, [0], [np.arange(200)],
+                         check_bounded_scorer(None, None, lr()), 3, None, {}, 0.0,
+                         SeedPlan(0), "same", 200)
+        _noisy_run(template, X, y_d, np.arange(150), np.arange(150, 200), AccuracyScore(), {},
+                   False, 1.0, 0, 0, None, None)
+    assert [str(w.message) for w in caught] == ["sentinel: recording works"]
+
+
+# -- item 4: the label set leaks ---------------------------------------------------------------
+@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("estimator", [lr(), GaussianNB(bounds=(-1.0, 1.0))],
+                         ids=["logistic", "naive_bayes"])
+def test_item4_classes_and_shapes_are_the_declared_set(make, estimator):
+    X, y_d, y_n = neighbours(600, new_label=2)
+    y_d[1:200] = 1
+    y_n[1:200] = 1
+    space = {"C": [0.1, 1.0]} if isinstance(estimator, LogisticRegression) else {
+        "var_smoothing": [1e-9, 1e-3]}
+    fits = [make(estimator=clone(estimator), space=space, classes=[0, 1, 2], random_state=0)
+            .fit(X, y) for y in (y_d, y_n)]
+    assert [tuple(s.classes_) for s in fits] == [(0, 1, 2)] * 2
+    assert [tuple(s.best_estimator_.classes_) for s in fits] == [(0, 1, 2)] * 2
+    shape = "coef_" if isinstance(estimator, LogisticRegression) else "theta_"
+    assert getattr(fits[0].best_estimator_, shape).shape == \
+        getattr(fits[1].best_estimator_, shape).shape
+
+
+def test_item4_string_labels_and_pandas():
+    pd = pytest.importorskip("pandas")
+    X, y_d, _ = neighbours(600)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    labels = pd.Series(np.where(y_d == 1, "yes", "no"))
+    search = rand(classes=["no", "yes"], random_state=0).fit(frame, labels)
+    assert list(search.classes_) == ["no", "yes"]
+    assert set(search.predict(frame)) <= {"no", "yes"}
+
+
+@pytest.mark.parametrize("make", [grid, rand])
+def test_item4_undeclared_label_is_refused_with_a_fixed_message(make):
+    X, y_d, _ = neighbours(600, new_label=7)
+    acc = BudgetAccountant()
+    with pytest.raises(DomainError) as info:
+        make(accountant=acc).fit(X, y_d)
+    assert "7" not in str(info.value)
+    assert acc.spent_budget == []
+
+
+def test_item4_classifier_needs_a_declared_label_set():
+    X, y_d, _ = neighbours(600)
+    with pytest.raises(ValueError, match="classes="):
+        grid(classes=None).fit(X, y_d)
+
+
+def test_item4_the_estimators_own_classes_declare_the_set():
+    from diffprivlib.models import DecisionTreeClassifier
+
+    X, y_d, _ = neighbours(600)
+    tree = DecisionTreeClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1])
+    search = grid(estimator=tree, space={"max_depth": [2, 3]}, classes=None,
+                  random_state=0).fit(X, y_d)
+    assert list(search.classes_) == [0, 1]
+    with pytest.raises(ValueError, match="differs"):
+        grid(estimator=tree, space={"max_depth": [2]}, classes=[0, 1, 2]).fit(X, y_d)
+
+
+def test_non_finite_features_are_outside_the_domain():
+    X, y_d, _ = neighbours(600)
+    X[5, 1] = np.nan
+    acc = BudgetAccountant()
+    with pytest.raises(DomainError, match="NaN"):
+        grid(accountant=acc).fit(X, y_d)
+    assert acc.spent_budget == []
+
+
+# -- item 5: the hidden number of runs K leaks -------------------------------------------------
+def test_item5_warnings_and_verbose_do_not_depend_on_k_or_the_data():
+    X, y_d, y_n = neighbours(300)
+    outputs = set()
+    for seed in range(8):  # different seeds draw different K
+        for y in (y_d, y_n):
+            _, caught, printed = fit_recording(rand(n_iter=4, verbose=3, random_state=seed),
+                                               X, y)
+            assert caught == []
+            outputs.add(printed)
+    assert len(outputs) == 1, outputs
+    assert not re.search(r"\d(\.\d+)?\s*s\b", outputs.pop())  # no timing
+
+
+def test_item5_grid_verbose_is_data_independent():
+    X, y_d, y_n = neighbours(600)
+    printed = {fit_recording(grid(verbose=3, random_state=0), X, y)[2] for y in (y_d, y_n)}
+    assert len(printed) == 1
+
+
+# -- item 6: a seeded estimator fixes the noise -------------------------------------------------
+@pytest.mark.parametrize("make", [grid, rand])
+def test_item6_estimator_seed_is_ignored_with_a_warning(make):
+    X, y_d, _ = neighbours(600)
+    y_d[::2] = 1
+    coefs = []
+    for _ in range(2):
+        with pytest.warns(UserWarning, match="own random_state"):
+            search = make(estimator=lr(random_state=0), space={"C": [1.0]}).fit(X, y_d)
+        coefs.append(search.best_estimator_.coef_.copy())
+    assert not np.allclose(coefs[0], coefs[1])  # fresh noise each time
+    a, b = (make(estimator=lr(), space={"C": [1.0]}, random_state=3).fit(X, y_d)
+            for _ in range(2))
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+
+
+# -- item 7: the accountant is lost on clone -----------------------------------------------------
+@pytest.mark.parametrize("make", [grid, rand])
+def test_item7_cross_val_score_charges_the_users_accountant_per_fold(make):
+    X, y_d, _ = neighbours(900)
+    y_d[::2] = 1
+    acc = BudgetAccountant()
+    search = make(accountant=acc, random_state=0)
+    assert clone(search).accountant is acc
+    cross_val_score(search, X, y_d, cv=3)
+    total = make(accountant=BudgetAccountant()).fit(X, y_d).privacy_spent_.epsilon
+    assert len(acc.spent_budget) == 3
+    assert acc.total()[0] == pytest.approx(3 * total)
+
+
+def test_item7_cap_stops_the_next_fold_before_data_is_read(monkeypatch):
+    X, y_d, _ = neighbours(900)
+    y_d[::2] = 1
+    acc = BudgetAccountant(epsilon=3.0)
+    search = grid(accountant=acc, random_state=0)  # 2.0 per fit
+    with pytest.raises(BudgetError):
+        cross_val_score(search, X, y_d, cv=3, error_score="raise")
+    assert acc.spent_budget == [(2.0, 0.0)]
+
+
+def test_item7_nested_in_a_pipeline_and_pickling():
+    X, y_d, _ = neighbours(600)
+    y_d[::2] = 1
+    acc = BudgetAccountant()
+    pipe = Pipeline([("id", FunctionTransformer()), ("search", grid(accountant=acc))])
+    clone(pipe).fit(X, y_d)
+    assert len(acc.spent_budget) == 1
+    restored = pickle.loads(pickle.dumps(pipe.named_steps["search"]))
+    assert restored.accountant is not acc  # a copy: documented in docs/privacy.md
+
+
+# -- item 8: budget charged for configuration mistakes --------------------------------------------
+def _wrong_signature_scorer(y_true, y_pred):
+    return float(np.mean(y_true == y_pred))
+
+
+@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("mistake", ["unknown key", "no y", "sparse", "scorer"])
+def test_item8_configuration_mistakes_charge_nothing(make, mistake):
+    X, y_d, _ = neighbours(600)
+    y_d[::2] = 1
+    acc = BudgetAccountant()
+    kw, fit_X, fit_y = {}, X, y_d
+    if mistake == "unknown key":
+        kw["space"] = {"C": [1.0], "no_such_parameter": [1]}
+    elif mistake == "no y":
+        fit_y = None
+    elif mistake == "sparse":
+        fit_X = sp.csr_matrix(X)
+    elif make is grid:
+        kw.update(scoring=_wrong_signature_scorer, score_bounds=(0, 1))
+    else:
+        pytest.skip("DPRandomSearchCV takes named per-example scores only")
+    with pytest.raises(ValueError):
+        make(accountant=acc, **kw).fit(fit_X, fit_y)
+    assert acc.spent_budget == []
