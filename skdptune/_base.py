@@ -7,12 +7,13 @@ a step of it. In order:
    (``_parameter_constraints``) and the estimator's configuration (a diffprivlib model that
    would read its bounds off the data raises ``PrivacyLeakError``); warn when the estimator
    carries its own noise seed; resolve the public label set of a classifier (``classes``);
-   plan the tuning (``_plan_tuning``: data-independent cost events and settings); and **dry-run**
+   plan the tuning (``_plan_tuning``: data-independent settings); and **dry-run**
    every candidate on a synthetic dataset with the public format of ``X`` and ``y``
    (:func:`skdptune._public.dry_run`), so that an unknown parameter, a rejected input format
    or a broken scorer fails here with its real message.
 2. **Budget.** Compute the whole cost -- tuning plus returned model -- from data-independent
-   quantities only and ``accountant.check`` it.
+   quantities only (:meth:`BaseDPSearchCV.planned_privacy`, public) and ``accountant.check``
+   it.
 3. **Domain.** Refuse, with a fixed message and no charge, a dataset outside the declared
    domain (a label not in ``classes``, non-finite features the estimator rejects).
 4. **The private region** (:func:`skdptune._private.run_private`): tuning (``_run_tuning``)
@@ -27,9 +28,10 @@ The accountant is a shared ledger: :meth:`BaseDPSearchCV.__sklearn_clone__` keep
 object in clones (``cross_val_score``, nested searches), so each fit of each clone charges it.
 
 A subclass provides ``_search_space()`` (for the cost of the returned model, maximised over the
-space), ``_plan_tuning(public, seeds)`` (data-independent: the tuning's cost events, the scorers
-to dry-run and whatever the run needs) and ``_run_tuning(plan, X, y, fit_params, seeds)``,
-which returns a :class:`TuningResult` holding released information only.
+space), ``_tuning_events(n_samples)`` (the tuning's cost descriptions, a pure function of the
+parameters and ``n``), ``_plan_tuning(public, seeds)`` (data-independent: the scorers to dry-run
+and whatever the run needs) and ``_run_tuning(plan, X, y, fit_params, seeds)``, which returns a
+:class:`TuningResult` holding released information only.
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ from ._public import (
     resolve_classes,
 )
 from ._seeding import SeedPlan
-from .accounting import privacy_report
+from .accounting import PrivacyReport, privacy_report
 from .evaluation._fit import fit_on_rows, prepare_clone
 from .events import EpsilonDeltaEvent, PrivacyEvent
 from .exceptions import PrivacyLeakError
@@ -73,9 +75,8 @@ __all__ = ["BaseDPSearchCV", "TuningPlan", "TuningResult"]
 
 @dataclass
 class TuningPlan:
-    """What a search decided before seeing data: its cost events and run-time settings."""
+    """What a search decided before seeing data: its run-time settings."""
 
-    events: list[tuple[str, PrivacyEvent]]
     settings: dict[str, Any] = field(default_factory=dict)
     # the scorers the run will call, by name: dry-run on synthetic data before any data is read
     scorers: dict[str, Any] = field(default_factory=dict)
@@ -162,8 +163,12 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         """The parameter space (dict or list of dicts), used to maximise the model's cost."""
 
     @abstractmethod
+    def _tuning_events(self, n_samples: int) -> list[tuple[str, PrivacyEvent]]:
+        """Cost descriptions of the tuning: a pure function of the parameters and ``n``."""
+
+    @abstractmethod
     def _plan_tuning(self, public: PublicInfo, seeds: SeedPlan) -> TuningPlan:
-        """Data-independent plan: cost events, scorers and settings for the run."""
+        """Data-independent plan: scorers and settings for the run."""
 
     @abstractmethod
     def _run_tuning(self, plan: TuningPlan, X, y, fit_params, seeds: SeedPlan) -> TuningResult:
@@ -264,12 +269,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                          padding, fill)
 
         # 2. the budget, from data-independent quantities
-        components = list(plan.events)
-        if self.refit:
-            eps_model, delta_model = self._final_model_cost()
-            components.append(("returned model (refit on all rows)",
-                               EpsilonDeltaEvent(eps_model, delta_model, "refit")))
-        report = privacy_report(components, delta=self._target_delta())
+        report = self._planned_report(n_samples)
         accountant = BudgetAccountant.load_default(self.accountant)
         accountant.check(report.epsilon, report.delta)
         self._log(1, f"privacy budget checked: epsilon={report.epsilon:.4g}, "
@@ -294,6 +294,36 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._declared_classes = classes
         self.privacy_spent_ = report
         return self
+
+    def planned_privacy(self, n_samples: int) -> PrivacyReport:
+        """The ``privacy_spent_`` that ``fit`` on ``n_samples`` rows will charge, without data.
+
+        The privacy cost of a search is data-independent: it depends on its parameters, the
+        estimator's privacy parameters (maximised over the space) and the number of rows only.
+        This is the figure ``fit`` checks against the accountant before reading any data and
+        charges afterwards (``privacy_utility_front`` uses it to map a search's own settings).
+
+        Parameters
+        ----------
+        n_samples : int
+            Number of rows ``fit`` will see (public under replace-one neighbours).
+
+        Returns
+        -------
+        PrivacyReport
+            Total ``(epsilon, delta)`` and its components.
+        """
+        self._validate_params()
+        check_leak_free_configuration(self.estimator, self._search_space())
+        return self._planned_report(int(n_samples))
+
+    def _planned_report(self, n_samples: int) -> PrivacyReport:
+        components = list(self._tuning_events(n_samples))
+        if self.refit:
+            eps_model, delta_model = self._final_model_cost()
+            components.append(("returned model (refit on all rows)",
+                               EpsilonDeltaEvent(eps_model, delta_model, "refit")))
+        return privacy_report(components, delta=self._target_delta())
 
     def _private_fit(self, plan, X, y, fit_params, seeds, padding):
         """Tuning and refit: runs inside the private region. Returns released outputs only."""

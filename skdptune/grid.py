@@ -216,6 +216,11 @@ class DPGridSearchCV(BaseDPSearchCV):
                                order=self.svt_order, random_state=seed)
         return PermuteAndFlipSelector(self.epsilon, sensitivity=sensitivity, random_state=seed)
 
+    def _tuning_events(self, n_samples):
+        k = self._resolve_n_partitions(n_samples)
+        event = self._make_selector(1.0 / k, None).privacy_event()
+        return [(f"tuning: {event.name}", event)]
+
     def _plan_tuning(self, public, seeds):
         candidates = list(ParameterGrid(self.param_grid))
         k = self._resolve_n_partitions(public.n_samples)
@@ -228,9 +233,7 @@ class DPGridSearchCV(BaseDPSearchCV):
             padding=public.padding,
         )
         selector = self._make_selector(evaluator.sensitivity, seeds.noise_seed("selection"))
-        event = selector.privacy_event()
         return TuningPlan(
-            events=[(f"tuning: {event.name}", event)],
             settings={"candidates": candidates, "evaluator": evaluator, "selector": selector},
             scorers={"scoring": scorer, "scorer_ (used by score)": self.scorer_},
         )

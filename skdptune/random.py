@@ -226,26 +226,28 @@ class DPRandomSearchCV(BaseDPSearchCV):
         return scale
 
     def _final_model_cost(self):
-        return self._final_cost
+        return self._costs(self._budget_scale())[2]
+
+    def _tuning_events(self, n_samples):
+        event = self._costs(self._budget_scale())[0]
+        return [(f"tuning: {event.name}", event)]
 
     def _plan_tuning(self, public, seeds):
         self.scorer_ = check_scoring(self.estimator, scoring=_raw_scoring(self.scoring))
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
         score = check_per_example_score(self.scoring, self.estimator, **clip)
         scale = self._budget_scale()
-        event, eps_run, model_cost = self._costs(scale)
-        self._final_cost = model_cost
+        _, eps_run, (eps_model, _) = self._costs(scale)
         split = holdout_split(public.n_samples, self.validation_size, seeds.rng("split"))
         evaluator = HoldoutEvaluator(
-            self.estimator, score, epsilon_score=(model_cost[0] if self.epsilon_score is None
+            self.estimator, score, epsilon_score=(eps_model if self.epsilon_score is None
                                                   else float(self.epsilon_score)),
             epsilon_scale=scale, error_score=self.error_score, n_jobs=self.n_jobs,
             padding=public.padding,
         )
         self.epsilon_scale_ = scale
         self.epsilon_run_ = eps_run
-        return TuningPlan(events=[(f"tuning: {event.name}", event)],
-                          settings={"split": split, "evaluator": evaluator, "scale": scale},
+        return TuningPlan(settings={"split": split, "evaluator": evaluator, "scale": scale},
                           scorers={"scoring": score, "scorer_ (used by score)": self.scorer_})
 
     def _run_tuning(self, plan, X, y, fit_params, seeds):

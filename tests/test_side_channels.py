@@ -332,3 +332,18 @@ def test_item8_configuration_mistakes_charge_nothing(make, mistake):
     with pytest.raises(ValueError):
         make(accountant=acc, **kw).fit(fit_X, fit_y)
     assert acc.spent_budget == []
+
+
+# -- the planned cost is public ------------------------------------------------------------------
+@pytest.mark.parametrize("make, kw", [(grid, {}), (grid, {"selection": "svt", "refit": False}),
+                                      (rand, {"epsilon": 1.5}), (rand, {"delta": 1e-6})])
+def test_planned_privacy_is_what_fit_charges_and_reads_no_data(make, kw):
+    X, y_d, _ = neighbours(600)
+    y_d[::2] = 1
+    search = make(random_state=0, **kw)
+    planned = search.planned_privacy(len(X))
+    assert not [k for k in vars(search) if k.endswith("_")]  # still unfitted
+    search.fit(X, y_d)
+    assert (planned.epsilon, planned.delta) == (search.privacy_spent_.epsilon,
+                                                search.privacy_spent_.delta)
+    assert search.accountant.spent_budget == [(planned.epsilon, planned.delta)]
