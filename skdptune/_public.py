@@ -38,9 +38,9 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import _num_samples
 
 from ._estimators import iter_dp_components
+from .exceptions import DomainError
 
 __all__ = [
-    "DomainError",
     "Padding",
     "PublicInfo",
     "check_domain",
@@ -57,15 +57,6 @@ __all__ = [
 DRY_RUN_ROWS = 40
 #: candidates fitted in the dry run; beyond, only ``set_params`` is checked for the others
 DRY_RUN_MAX_FITS = 200
-
-
-class DomainError(ValueError):
-    """The data lie outside the domain the privacy guarantee is stated on.
-
-    Raised with a fixed message (no value, no count, no position) before any private
-    computation, and nothing is charged: differential privacy is a statement about datasets of
-    the declared domain, and this error only says that the dataset is not one of them.
-    """
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ is fixed and it carries no cause, context or traceback from inside (docs/privacy
 
 from __future__ import annotations
 
-__all__ = ["PrivacyLeakError", "NonPrivateComponentError", "PrivateFitError"]
+__all__ = ["DomainError", "NonPrivateComponentError", "PrivacyLeakError", "PrivateFitError"]
 
 
 class PrivacyLeakError(ValueError):
@@ -43,4 +43,15 @@ class PrivateFitError(RuntimeError):
     dry run make the known data-dependent failures impossible (docs/privacy.md); this is the
     exit of last resort. ``error_score="raise"`` re-raises the original exception instead, for
     debugging, which voids the guarantee.
+    """
+
+
+class DomainError(ValueError):
+    """The data lie outside the domain the privacy guarantee is stated on.
+
+    Raised by :func:`skdptune._public.check_domain` -- a label outside the declared ``classes``,
+    non-finite features the estimator does not accept -- with a fixed message (no value, no
+    count, no position), after the budget check and before any private computation. Nothing is
+    charged: differential privacy is a statement about the datasets of a domain, and this error
+    says only that the dataset is not one of them (docs/privacy.md).
     """

@@ -26,8 +26,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skdptune import DPGridSearchCV, DPRandomSearchCV
-from skdptune._public import DomainError
-from skdptune.exceptions import PrivateFitError
+from skdptune.exceptions import DomainError, PrivateFitError
 
 SPACE = {"C": [0.1, 1.0, 10.0]}
 
