@@ -1,0 +1,179 @@
+"""Events -> ``(epsilon, delta)``: the dispatch behind ``event_cost`` and ``privacy_report``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ..events import (
+    ComposedEvent,
+    DoublingSVTEvent,
+    EpsilonDeltaEvent,
+    GaussianDPEvent,
+    LaplaceEvent,
+    ParallelEvent,
+    PermuteAndFlipEvent,
+    PrivacyEvent,
+    RepeatAndSelectEvent,
+)
+from ._checks import _check_epsilon, _check_nonnegative, _check_probability
+from ._gaussian import gdp_epsilon
+from ._repetition import _TNB, _repetition, _resolve_distribution
+from ._report import (
+    PrivacyComponent,
+    PrivacyReport,
+    _fmt,
+    parallel_composition,
+    sequential_composition,
+)
+from ._svt import doubling_svt_epsilon
+
+# --------------------------------------------------------------------------------------------
+# Events -> (epsilon, delta)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Cost:
+    epsilon: float
+    delta: float
+    detail: str
+
+
+def event_cost(event: PrivacyEvent, delta: float = 0.0) -> tuple[float, float]:
+    """``(epsilon, delta)`` of any event of :mod:`skdptune.events` (replace-one).
+
+    ============================ ==============================================================
+    event                        cost
+    ============================ ==============================================================
+    ``EpsilonDeltaEvent``        ``(epsilon, delta)`` as stated
+    ``LaplaceEvent``             ``(epsilon, 0)``
+    ``PermuteAndFlipEvent``      ``(epsilon, 0)`` (McKenna & Sheldon 2020)
+    ``DoublingSVTEvent``         ``(doubling_svt_epsilon(N, eps0), 0)``
+    ``RepeatAndSelectEvent``     :func:`repetition_cost` (with the conversion ``delta``)
+    ``GaussianDPEvent``          ``(gdp_epsilon(mu, delta), delta)``; needs ``delta > 0``
+    ``ComposedEvent``            :func:`sequential_composition` of the parts
+    ``ParallelEvent``            :func:`parallel_composition` of the parts
+    ============================ ==============================================================
+
+    Parameters
+    ----------
+    event : PrivacyEvent
+        The cost description.
+    delta : float, default=0.0
+        Conversion budget for the events whose ``epsilon`` depends on a chosen ``delta``; split
+        equally between the parts of a ``ComposedEvent`` that use one (see the module
+        docstring). The returned ``delta`` is the one actually used.
+
+    Returns
+    -------
+    (float, float)
+        ``(epsilon, delta)``.
+
+    Raises
+    ------
+    TypeError
+        If the event is not one of the classes above.
+    """
+    cost = _cost(event, _check_probability(delta, "delta"))
+    return cost.epsilon, cost.delta
+
+
+def privacy_report(components: Sequence[tuple[str, PrivacyEvent]],
+                   delta: float = 0.0) -> PrivacyReport:
+    """Cost each named event and compose them sequentially into a :class:`PrivacyReport`.
+
+    Parameters
+    ----------
+    components : sequence of (str, PrivacyEvent)
+        The private steps, all on the same rows, in the order they run; the string names the
+        line of the report.
+    delta : float, default=0.0
+        Conversion budget, split equally between the components that use one (see
+        :func:`event_cost`).
+
+    Returns
+    -------
+    PrivacyReport
+        Totals by basic sequential composition, with one line per component.
+    """
+    delta = _check_probability(delta, "delta")
+    events = [event for _, event in components]
+    shares = _delta_shares(events, delta)
+    lines = []
+    for (name, event), share in zip(components, shares, strict=True):
+        cost = _cost(event, share)
+        lines.append(PrivacyComponent(str(name), cost.epsilon, cost.delta, cost.detail))
+    epsilon, total_delta = sequential_composition((c.epsilon, c.delta) for c in lines)
+    return PrivacyReport(epsilon, total_delta, tuple(lines))
+
+
+def _uses_delta(event: PrivacyEvent) -> bool:
+    """Whether the cost of ``event`` depends on the conversion ``delta``."""
+    if isinstance(event, GaussianDPEvent):
+        return event.mu > 0
+    if isinstance(event, RepeatAndSelectEvent):
+        return not (event.distribution == "fixed" and event.mean <= 1)
+    if isinstance(event, ComposedEvent | ParallelEvent):
+        return any(_uses_delta(part) for part in event.events)
+    return False
+
+
+def _delta_shares(events: Sequence[PrivacyEvent], delta: float) -> list[float]:
+    users = [_uses_delta(event) for event in events]
+    share = delta / max(1, sum(users))
+    return [share if uses else 0.0 for uses in users]
+
+
+def _cost(event: PrivacyEvent, delta: float) -> _Cost:
+    if isinstance(event, EpsilonDeltaEvent):
+        eps = _check_epsilon(event.epsilon, "epsilon")
+        dlt = _check_probability(event.delta, "delta")
+        return _Cost(eps, dlt, f"({_fmt(eps)}, {_fmt(dlt)})-DP mechanism")
+    if isinstance(event, LaplaceEvent):
+        eps = _check_epsilon(event.epsilon, "epsilon")
+        return _Cost(eps, 0.0, f"Laplace mechanism, eps={_fmt(eps)}")
+    if isinstance(event, PermuteAndFlipEvent):
+        eps = _check_epsilon(event.epsilon, "epsilon")
+        return _Cost(eps, 0.0, f"permute-and-flip, eps={_fmt(eps)}")
+    if isinstance(event, DoublingSVTEvent):
+        eps = doubling_svt_epsilon(event.max_above, event.epsilon_round)
+        return _Cost(eps, 0.0, f"doubling SVT, N={int(event.max_above)} above rounds, "
+                               f"eps0={_fmt(event.epsilon_round)}")
+    if isinstance(event, RepeatAndSelectEvent):
+        if not isinstance(event.base, EpsilonDeltaEvent):
+            raise TypeError(f"RepeatAndSelectEvent.base must be an EpsilonDeltaEvent; "
+                            f"got {type(event.base).__name__}")
+        eps, dlt, bound = _repetition(event.base.epsilon, event.base.delta, event.distribution,
+                                      event.mean, event.eta, delta)
+        distribution, eta = _resolve_distribution(event.distribution, event.eta)
+        law = f"{distribution}" + (f" (eta={_fmt(eta)})" if distribution in _TNB else "")
+        runs = "runs" if distribution == "fixed" else "E[K]"
+        return _Cost(eps, dlt, f"best of K runs, K {law}, {runs}={_fmt(event.mean)}, base "
+                               f"({_fmt(event.base.epsilon)}, {_fmt(event.base.delta)})-DP; "
+                               f"{bound}")
+    if isinstance(event, GaussianDPEvent):
+        mu = _check_nonnegative(event.mu, "mu")
+        if mu == 0.0:
+            return _Cost(0.0, 0.0, "0-GDP")
+        if delta <= 0.0:
+            raise ValueError(f"a {mu:g}-GDP event has no pure-DP bound: give delta > 0")
+        return _Cost(gdp_epsilon(mu, delta), delta,
+                     f"{_fmt(mu)}-GDP at delta={_fmt(delta)} (Dong, Roth & Su Cor. 2.13)")
+    if isinstance(event, ComposedEvent):
+        shares = _delta_shares(event.events, delta)
+        parts = [_cost(part, share) for part, share in zip(event.events, shares, strict=True)]
+        eps, dlt = sequential_composition((p.epsilon, p.delta) for p in parts)
+        return _Cost(eps, dlt, f"sequential composition of {len(parts)} "
+                               f"({_names(event.events)})")
+    if isinstance(event, ParallelEvent):
+        parts = [_cost(part, delta) for part in event.events]
+        eps, dlt = parallel_composition((p.epsilon, p.delta) for p in parts)
+        return _Cost(eps, dlt, f"parallel composition of {len(parts)} disjoint parts "
+                               f"({_names(event.events)})")
+    raise TypeError(f"cannot account for {type(event).__name__}: not an event of "
+                    "skdptune.events")
+
+
+def _names(events: Iterable[PrivacyEvent]) -> str:
+    return ", ".join(str(getattr(event, "name", type(event).__name__)) for event in events)

@@ -1,0 +1,155 @@
+"""The privacy report and the two basic composition rules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+
+NEIGHBOURING = "replace-one (bounded DP)"
+
+# --------------------------------------------------------------------------------------------
+# Report
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PrivacyComponent:
+    """One line of a :class:`PrivacyReport`: a named private step and its ``(epsilon, delta)``.
+
+    Parameters
+    ----------
+    name : str
+        What the step is (e.g. ``"tuning: doubling SVT selection"``).
+    epsilon, delta : float
+        Its cost under the replace-one neighbouring relation.
+    detail : str, default=""
+        How the cost was computed (mechanism, parameters, bound used).
+    """
+
+    name: str
+    epsilon: float
+    delta: float
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class PrivacyReport:
+    """Total ``(epsilon, delta)`` of a computation with its breakdown.
+
+    ``eps, delta = report`` unpacks the total. ``str(report)`` is an aligned table;
+    :meth:`as_dict` gives plain Python types (JSON-serialisable).
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The total cost.
+    components : tuple of PrivacyComponent
+        The parts, in the order they run.
+    neighbouring : str, default="replace-one (bounded DP)"
+        Neighbouring relation the figures are stated for.
+    composition : str, default="sequential"
+        How the components were combined into the total.
+    """
+
+    epsilon: float
+    delta: float
+    components: tuple[PrivacyComponent, ...] = field(default_factory=tuple)
+    neighbouring: str = NEIGHBOURING
+    composition: str = "sequential"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "components", tuple(self.components))
+
+    def __iter__(self) -> Iterator[float]:
+        yield self.epsilon
+        yield self.delta
+
+    def as_dict(self) -> dict:
+        """The report as plain Python types (floats, strings, lists, dicts)."""
+        return {
+            "epsilon": float(self.epsilon),
+            "delta": float(self.delta),
+            "neighbouring": str(self.neighbouring),
+            "composition": str(self.composition),
+            "components": [
+                {key: (float(value) if key in ("epsilon", "delta") else str(value))
+                 for key, value in asdict(component).items()}
+                for component in self.components
+            ],
+        }
+
+    def __str__(self) -> str:
+        rows = [(c.name, _fmt(c.epsilon), _fmt(c.delta), c.detail) for c in self.components]
+        total = (f"TOTAL ({self.composition})", _fmt(self.epsilon), _fmt(self.delta), "")
+        header = ("component", "epsilon", "delta", "detail")
+        widths = [max(len(row[i]) for row in [header, *rows, total]) for i in range(3)]
+
+        def line(row: tuple[str, str, str, str]) -> str:
+            text = (f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}"
+                    f"  {row[3]}")
+            return text.rstrip()
+
+        body = [line(row) for row in rows]
+        rule = "-" * max(len(text) for text in [line(header), *body, line(total)])
+        return "\n".join([line(header), rule, *body, rule, line(total),
+                          f"neighbouring datasets: {self.neighbouring}"])
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.6g}"
+
+
+# --------------------------------------------------------------------------------------------
+# Composition
+# --------------------------------------------------------------------------------------------
+
+
+def sequential_composition(costs: Iterable[tuple[float, float]]) -> tuple[float, float]:
+    """Basic sequential composition: ``(sum of epsilons, sum of deltas)``.
+
+    Rule: running ``(eps_i, delta_i)``-DP mechanisms (possibly adaptively) on the same rows is
+    ``(sum eps_i, sum delta_i)``-DP, for any neighbouring relation, hence for replace-one
+    (Dwork & Roth 2014, Theorem 3.16).
+
+    Parameters
+    ----------
+    costs : iterable of (float, float)
+        ``(epsilon, delta)`` of each mechanism.
+
+    Returns
+    -------
+    (float, float)
+        The composed ``(epsilon, delta)``.
+    """
+    epsilon, delta = 0.0, 0.0
+    for eps, dlt in costs:
+        epsilon += float(eps)
+        delta += float(dlt)
+    return epsilon, min(delta, 1.0)
+
+
+def parallel_composition(costs: Iterable[tuple[float, float]]) -> tuple[float, float]:
+    """Parallel composition: component-wise maximum ``(max epsilon, max delta)``.
+
+    Rule: mechanisms that each read only their own part of a data-independent partition of the
+    rows. Under replace-one the replaced record lies in exactly one part, so the pair of output
+    distributions differs only through that part's mechanism: the whole is
+    ``(max eps_i, max delta_i)``-DP (McSherry 2009, Theorem 4). (Under add/remove the same holds;
+    replace-one *across* two parts is ruled out because the partition is data-independent and
+    the replaced record keeps its position.)
+
+    Parameters
+    ----------
+    costs : iterable of (float, float)
+        ``(epsilon, delta)`` of each part.
+
+    Returns
+    -------
+    (float, float)
+        The composed ``(epsilon, delta)``; ``(0, 0)`` for no part.
+    """
+    epsilon, delta = 0.0, 0.0
+    for eps, dlt in costs:
+        epsilon = max(epsilon, float(eps))
+        delta = max(delta, float(dlt))
+    return epsilon, delta
