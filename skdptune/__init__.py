@@ -1,23 +1,28 @@
 """skdptune: differentially private hyperparameter tuning for scikit-learn.
 
-Drop-in replacements for ``GridSearchCV`` / ``RandomizedSearchCV`` whose whole pipeline --
+Drop-in replacements for ``GridSearchCV`` / ``RandomizedSearchCV`` (and a gradient-informed
+search for continuous spaces) whose whole pipeline --
 choosing the hyperparameters and training the returned model -- is differentially private,
 with diffprivlib models as the private base estimators.
 """
 
 from ._estimators import estimator_privacy
 from .accounting import PrivacyReport
-from .exceptions import NonPrivateComponentError, PrivacyLeakError
+from .exceptions import DomainError, NonPrivateComponentError, PrivacyLeakError, PrivateFitError
+from .gibo import DPGIBOSearchCV
 from .grid import DPGridSearchCV
 from .random import DPRandomSearchCV
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DPGIBOSearchCV",
     "DPGridSearchCV",
     "DPRandomSearchCV",
+    "DomainError",
     "NonPrivateComponentError",
     "PrivacyLeakError",
+    "PrivateFitError",
     "PrivacyReport",
     "estimator_privacy",
 ]

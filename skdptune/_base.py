@@ -53,7 +53,12 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
 
-from ._estimators import check_leak_free_configuration, estimator_privacy, seeded_dp_components
+from ._estimators import (
+    check_leak_free_configuration,
+    estimator_privacy,
+    seeded_dp_components,
+    strip_nonprivate_attributes,
+)
 from ._private import run_private
 from ._public import (
     PublicInfo,
@@ -66,7 +71,7 @@ from ._public import (
 )
 from ._seeding import SeedPlan
 from .accounting import PrivacyReport, privacy_report
-from .evaluation._fit import fit_on_rows, prepare_clone
+from .evaluation._fit import fit_on_rows, many_small_fits, prepare_clone
 from .events import EpsilonDeltaEvent, PrivacyEvent
 from .exceptions import PrivacyLeakError
 
@@ -181,9 +186,10 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _final_model_params(self, result: TuningResult) -> dict:
         return result.candidate_params[result.best_index]
 
-    def _refit_epsilon_scale(self) -> float | None:
-        """Factor on the DP epsilons of the refitted model (budget modes); None: as given."""
-        return None
+    def _refit_settings(self) -> dict:
+        """How to set the DP epsilons of the refitted model (budget modes): keyword arguments
+        of :func:`skdptune.evaluation._fit.instantiate` (``{}``: as configured)."""
+        return {}
 
     # -- helpers -------------------------------------------------------------------------------
     def _log(self, level: int, message: str) -> None:
@@ -265,8 +271,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         padding = make_padding(X, y, classes, fill)
         seeds = SeedPlan(self.random_state)
         plan = self._plan_tuning(PublicInfo(n_samples, classes, padding), seeds)
-        domain = dry_run(self.estimator, candidates, X, y, classes, fit_params, plan.scorers,
-                         padding, fill)
+        with many_small_fits():  # tiny synthetic fits: single-threaded BLAS is much faster
+            domain = dry_run(self.estimator, candidates, X, y, classes, fit_params,
+                             plan.scorers, padding, fill)
 
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)
@@ -290,7 +297,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         accountant.spend(report.epsilon, report.delta)
         self._store_result(result)
         if model is not None:
-            self.best_estimator_ = model
+            self.best_estimator_ = strip_nonprivate_attributes(model)
         self._declared_classes = classes
         self.privacy_spent_ = report
         return self
@@ -334,7 +341,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         params = self._final_model_params(result)
         est = prepare_clone(self.estimator, params,
                             seed=seeds.seed("refit") if seeds.seeded else None,
-                            epsilon_scale=self._refit_epsilon_scale())
+                            **self._refit_settings())
         start = time.perf_counter()
         fit_on_rows(est, X, y, None, fit_params, padding=padding)
         # wall-clock time: outside the guarantee, like every timing (docs/privacy.md)

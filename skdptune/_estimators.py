@@ -116,6 +116,7 @@ __all__ = [
     "seed_dp_components",
     "seeded_dp_components",
     "for_inner_fits",
+    "strip_nonprivate_attributes",
     "check_leak_free_configuration",
     "leak_warnings_as_errors",
 ]
@@ -736,6 +737,29 @@ def for_inner_fits(estimator: Any) -> Any:
                     if key.rpartition("__")[2] == "verbose" and value})
     if updates:
         estimator.set_params(**updates)
+    return estimator
+
+
+#: Fitted attributes of diffprivlib models that are computed from the data *outside* their DP
+#: mechanism: the optimiser's iteration count of ``LogisticRegression`` (L-BFGS on the private
+#: objective), and ``KMeans``'s training-row ``labels_``, exact ``inertia_`` and ``n_iter_``.
+_NONPRIVATE_ATTRIBUTES = {
+    "LogisticRegression": ("n_iter_",),
+    "KMeans": ("labels_", "inertia_", "n_iter_"),
+}
+
+
+def strip_nonprivate_attributes(estimator: Any) -> Any:
+    """Delete, in place, the fitted attributes of diffprivlib components that are not private.
+
+    diffprivlib's guarantee covers a model's parameters, not every attribute its ``fit`` sets:
+    see :data:`_NONPRIVATE_ATTRIBUTES`. A model a search returns is released whole, so these
+    go. Returns the same object.
+    """
+    for _, component in iter_dp_components(estimator):
+        for name in _NONPRIVATE_ATTRIBUTES.get(type(component).__name__, ()):
+            if hasattr(component, name):
+                delattr(component, name)
     return estimator
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "ComposedEvent",
     "ParallelEvent",
     "GaussianDPEvent",
+    "SelfComposedEvent",
 ]
 
 
@@ -113,3 +114,16 @@ class ParallelEvent(PrivacyEvent):
 
     events: tuple[PrivacyEvent, ...] = field(default_factory=tuple)
     name: str = "parallel composition"
+
+
+@dataclass(frozen=True)
+class SelfComposedEvent(PrivacyEvent):
+    """``count`` runs of the same ``base`` mechanism on the same rows, possibly adaptively.
+
+    E.g. the ``M`` model fits of DP-GIBO on a shared train part. Accounted by the optimal
+    composition of Kairouz, Oh & Viswanath when it beats the sum.
+    """
+
+    base: EpsilonDeltaEvent
+    count: int
+    name: str = "self-composition"

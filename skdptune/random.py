@@ -277,8 +277,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
             best_estimator=models[best],
         )
 
-    def _refit_epsilon_scale(self):
-        return self.epsilon_scale_
+    def _refit_settings(self):
+        return {"epsilon_scale": self.epsilon_scale_}
 
 
 def _raw_scoring(scoring):

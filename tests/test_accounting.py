@@ -471,7 +471,8 @@ def test_own_theorem2_equals_dp_accounting_for_nonnegative_eta():
     for epsilon, mean, eta in itertools.product((0.1, 1.0), (2.0, 50.0), (0.0, 1.0, 3.0)):
         gamma = truncated_negative_binomial_gamma(mean, eta)
         own = acc_repetition._tnb_theorem2_epsilon(epsilon, eta, gamma, 1e-6)
-        assert own == pytest.approx(acc_repetition._tnb_rdp_epsilon(epsilon, eta, gamma, 1e-6), rel=1e-6)
+        rdp = acc_repetition._tnb_rdp_epsilon(epsilon, eta, gamma, 1e-6)
+        assert own == pytest.approx(rdp, rel=1e-6)
 
 
 def test_min_of_pure_and_rdp():
@@ -665,3 +666,29 @@ def test_privacy_report_repetition_detail():
     line = privacy_report([("tuning", event)], delta=1e-6).components[0]
     assert line.epsilon == 3.0 and line.delta == 0.0
     assert "geometric" in line.detail and "Cor. 3" in line.detail
+
+
+# -- self-composition (the M fits of DP-GIBO) ----------------------------------------------------
+@pytest.mark.parametrize("epsilon, count, delta", [(0.05, 40, 1e-6), (0.5, 3, 1e-6),
+                                                   (0.1, 100, 1e-5), (1.0, 1, 1e-6)])
+def test_self_composition_is_the_smaller_of_basic_and_optimal(epsilon, count, delta):
+    from skdptune.accounting import kov_optimal_composition_epsilon, self_composition_cost
+    from skdptune.events import EpsilonDeltaEvent, SelfComposedEvent
+
+    eps, used, rule = self_composition_cost(epsilon, 0.0, count, delta)
+    optimal = kov_optimal_composition_epsilon(epsilon, count, delta) if count > 1 else math.inf
+    assert eps == pytest.approx(min(count * epsilon, optimal))
+    assert ("optimal" in rule) == (optimal < count * epsilon)
+    assert used == pytest.approx(delta if "optimal" in rule else 0.0)
+    event = SelfComposedEvent(EpsilonDeltaEvent(epsilon), count)
+    assert event_cost(event, delta) == (eps, used)
+
+
+def test_self_composition_of_approximate_dp_adds_the_base_deltas():
+    from skdptune.accounting import kov_optimal_composition_epsilon, self_composition_cost
+
+    eps, dlt, _ = self_composition_cost(0.05, 1e-7, 50, 1e-6)
+    assert eps == pytest.approx(kov_optimal_composition_epsilon(0.05, 50, 1e-6))
+    assert dlt == pytest.approx(1 - (1 - 1e-7) ** 50 * (1 - 1e-6))
+    assert self_composition_cost(0.05, 1e-7, 50, 0.0) == (2.5, pytest.approx(5e-6),
+                                                          "basic composition")

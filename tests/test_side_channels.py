@@ -346,3 +346,27 @@ def test_planned_privacy_is_what_fit_charges_and_reads_no_data(make, kw):
     assert (planned.epsilon, planned.delta) == (search.privacy_spent_.epsilon,
                                                 search.privacy_spent_.delta)
     assert search.accountant.spent_budget == [(planned.epsilon, planned.delta)]
+
+
+# -- the returned model carries nothing its DP mechanism does not cover ---------------------------
+@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("refit", [True, False])
+def test_returned_model_has_no_optimiser_iteration_count(make, refit):
+    X, y_d, _ = neighbours(600)
+    y_d[::2] = 1
+    search = make(refit=refit, random_state=0).fit(X, y_d)
+    if hasattr(search, "best_estimator_"):
+        assert not hasattr(search.best_estimator_, "n_iter_")  # L-BFGS on the private data
+        assert search.predict(X).shape == (600,)
+
+
+def test_kmeans_training_labels_and_inertia_are_not_released():
+    from diffprivlib.models import KMeans
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(600, 2))
+    search = grid(estimator=KMeans(epsilon=1.0, bounds=(-1, 1), n_clusters=2), classes=None,
+                  space={"n_clusters": [2, 3]}, scoring=lambda est, X, y=None: 0.5,
+                  score_bounds=(0, 1), random_state=0).fit(X)
+    for name in ("labels_", "inertia_", "n_iter_"):
+        assert not hasattr(search.best_estimator_, name)
+    assert search.best_estimator_.predict(X).shape == (600,)

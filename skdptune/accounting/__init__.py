@@ -33,7 +33,11 @@ Layout (one module per mechanism family, behind the two entry points above):
 * ``_events`` -- the dispatch from events to costs.
 """
 
-from ._composition import kov_optimal_composition_epsilon, pld_compose_randomized_response_epsilon
+from ._composition import (
+    kov_optimal_composition_epsilon,
+    pld_compose_randomized_response_epsilon,
+    self_composition_cost,
+)
 from ._events import event_cost, privacy_report
 from ._gaussian import gdp_delta, gdp_epsilon
 from ._repetition import (
@@ -64,6 +68,7 @@ __all__ = [
     "doubling_svt_round_epsilon",
     "svt_max_above",
     "kov_optimal_composition_epsilon",
+    "self_composition_cost",
     "gdp_delta",
     "gdp_epsilon",
     "pld_compose_randomized_response_epsilon",

@@ -90,6 +90,37 @@ def kov_optimal_composition_epsilon(epsilon: float, k: int, delta: float) -> flo
 # --------------------------------------------------------------------------------------------
 
 
+def self_composition_cost(epsilon: float, base_delta: float, count: int,
+                          delta: float) -> tuple[float, float, str]:
+    """``(eps, delta, rule)`` of ``count`` adaptive runs of an ``(epsilon, base_delta)``-DP
+    mechanism on the same rows, spending at most ``delta`` on the conversion.
+
+    Rule: the smaller ``epsilon`` of basic composition, ``(count * epsilon, count *
+    base_delta)``, and of the optimal composition of Kairouz, Oh & Viswanath (2015, Theorem 3.3:
+    ``count`` runs of ``(epsilon, base_delta)``-DP are ``(eps_k, 1 - (1 - base_delta)^count
+    (1 - delta))``-DP with ``eps_k`` = :func:`kov_optimal_composition_epsilon` ``(epsilon,
+    count, delta)``). Replace-one, like every rule here.
+
+    Returns
+    -------
+    (float, float, str)
+        ``epsilon``, ``delta`` and the name of the rule that gave them.
+    """
+    eps = _check_epsilon(epsilon, "epsilon")
+    base_delta = _check_probability(base_delta, "base_delta")
+    count = _check_nonnegative_int(count, "count")
+    delta = _check_probability(delta, "delta")
+    basic = (count * eps, min(1.0, count * base_delta), "basic composition")
+    if count <= 1 or delta <= 0.0 or eps == 0.0:
+        return basic
+    optimal = kov_optimal_composition_epsilon(eps, count, delta)
+    if optimal >= basic[0]:
+        return basic
+    total_delta = -math.expm1(count * math.log1p(-base_delta) + math.log1p(-delta))
+    rule = f"optimal composition (Kairouz, Oh & Viswanath) at delta={delta:.3g}"
+    return optimal, total_delta, rule
+
+
 def pld_compose_randomized_response_epsilon(epsilon: float, count: int, delta: float,
                                             value_discretization_interval: float = 1e-4
                                             ) -> float:

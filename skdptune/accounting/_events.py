@@ -15,8 +15,10 @@ from ..events import (
     PermuteAndFlipEvent,
     PrivacyEvent,
     RepeatAndSelectEvent,
+    SelfComposedEvent,
 )
 from ._checks import _check_epsilon, _check_nonnegative, _check_probability
+from ._composition import self_composition_cost
 from ._gaussian import gdp_epsilon
 from ._repetition import _TNB, _repetition, _resolve_distribution
 from ._report import (
@@ -52,6 +54,7 @@ def event_cost(event: PrivacyEvent, delta: float = 0.0) -> tuple[float, float]:
     ``DoublingSVTEvent``         ``(doubling_svt_epsilon(N, eps0), 0)``
     ``RepeatAndSelectEvent``     :func:`repetition_cost` (with the conversion ``delta``)
     ``GaussianDPEvent``          ``(gdp_epsilon(mu, delta), delta)``; needs ``delta > 0``
+    ``SelfComposedEvent``        :func:`self_composition_cost` (basic or optimal composition)
     ``ComposedEvent``            :func:`sequential_composition` of the parts
     ``ParallelEvent``            :func:`parallel_composition` of the parts
     ============================ ==============================================================
@@ -116,6 +119,8 @@ def _uses_delta(event: PrivacyEvent) -> bool:
         return not (event.distribution == "fixed" and event.mean <= 1)
     if isinstance(event, ComposedEvent | ParallelEvent):
         return any(_uses_delta(part) for part in event.events)
+    if isinstance(event, SelfComposedEvent):
+        return event.count > 1 and event.base.epsilon > 0
     return False
 
 
@@ -160,6 +165,14 @@ def _cost(event: PrivacyEvent, delta: float) -> _Cost:
             raise ValueError(f"a {mu:g}-GDP event has no pure-DP bound: give delta > 0")
         return _Cost(gdp_epsilon(mu, delta), delta,
                      f"{_fmt(mu)}-GDP at delta={_fmt(delta)} (Dong, Roth & Su Cor. 2.13)")
+    if isinstance(event, SelfComposedEvent):
+        if not isinstance(event.base, EpsilonDeltaEvent):
+            raise TypeError(f"SelfComposedEvent.base must be an EpsilonDeltaEvent; "
+                            f"got {type(event.base).__name__}")
+        eps, dlt, rule = self_composition_cost(event.base.epsilon, event.base.delta,
+                                               event.count, delta)
+        return _Cost(eps, dlt, f"{int(event.count)} x ({_fmt(event.base.epsilon)}, "
+                               f"{_fmt(event.base.delta)})-DP on the same rows; {rule}")
     if isinstance(event, ComposedEvent):
         shares = _delta_shares(event.events, delta)
         parts = [_cost(part, share) for part, share in zip(event.events, shares, strict=True)]

@@ -1,0 +1,105 @@
+"""Per-example validation losses of DP fits at query points: the evaluator of DP-GIBO.
+
+Privacy argument (replace-one neighbours, ``n`` public). The rows are split once, independently
+of the data, into a train part and a validation part of ``m`` rows.
+
+* **Train rows.** Every query point gets one DP fit (a diffprivlib model whose epsilons sum to
+  ``epsilon_fit``; throwaway accountant), on train rows chosen without looking at the data:
+  either all of them (``train_split="shared"``: ``M`` fits of the same rows compose, accounted
+  by :class:`~skdptune.events.SelfComposedEvent`) or one data-independent chunk per fit
+  (``"disjoint"``: each train row is in one fit only, so the fits compose in parallel and cost
+  ``epsilon_fit`` in total). Everything else the search releases is a post-processing of these
+  models and of the validation rows, which are disjoint from the train rows.
+* **Validation rows.** The losses ``Y[i, j]`` of validation example ``i`` under the model of
+  point ``j`` lie in [0, 1] (``1 - utility``, see :mod:`skdptune.evaluation._scores`). Row ``i``
+  depends on example ``i`` and on the models only; the noisy gradient
+  (:mod:`skdptune.selection._noisy_gradient`) is what protects it.
+* **Failures.** As in randomized repetition, a fit whose failure depends on its train rows
+  cannot be an output (it would reveal them); classifiers get the public padding rows, and a
+  fit that still fails stops the search with ``PrivateFitError``.
+
+``Y`` is exact and private: it goes straight to the noisy gradient and is never stored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.utils import _safe_indexing
+
+from .._private import FAILURE_MESSAGE, silenced
+from ..exceptions import PrivacyLeakError, PrivateFitError
+from ._fit import candidate_template, fit_on_rows, instantiate, many_small_fits
+
+__all__ = ["LossEvaluator", "train_chunks"]
+
+
+def train_chunks(train: np.ndarray, n_chunks: int, rng) -> list[np.ndarray]:
+    """``n_chunks`` disjoint, balanced, data-independent chunks of the ``train`` row indices."""
+    order = train[rng.permutation(len(train))]
+    return [np.sort(chunk) for chunk in np.array_split(order, n_chunks)]
+
+
+def _losses_at(template, X, y, rows, validation, score, fit_params, debug, epsilon_fit,
+               seed, padding):
+    """``(losses on the validation rows, model)`` of one fit, or ``None`` if it failed."""
+    with silenced():
+        try:
+            model = instantiate(template, seed=seed, epsilon_total=epsilon_fit)
+            fit_on_rows(model, X, y, rows, fit_params, padding=padding)
+            X_val = _safe_indexing(X, validation)
+            y_val = None if y is None else _safe_indexing(y, validation)
+            return 1.0 - np.asarray(score(model, X_val, y_val), dtype=float), model
+        except PrivacyLeakError:
+            raise
+        except Exception:
+            if debug:
+                raise
+            return None
+
+
+class LossEvaluator:
+    """Per-example losses in [0, 1] of DP fits at parameter settings.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Base estimator (cloned for every fit).
+    score : PerExampleScore
+        Per-example utilities; losses are ``1 - utility``.
+    epsilon_fit : float
+        Total epsilon of the diffprivlib components of each fit.
+    error_score : float or "raise"
+        ``"raise"`` lets a fit's exception out (debugging); otherwise a failure stops the
+        search with ``PrivateFitError``.
+    n_jobs : joblib parallelism.
+    padding : Padding or None
+        Public rows appended to every fit (classifiers).
+    """
+
+    def __init__(self, estimator, score, *, epsilon_fit, error_score, n_jobs, padding=None):
+        self.estimator = estimator
+        self.score = score
+        self.epsilon_fit = epsilon_fit
+        self.error_score = error_score
+        self.n_jobs = n_jobs
+        self.padding = padding
+
+    def losses(self, X, y, settings, rows, validation, fit_params, seeds):
+        """Losses ``(m, len(settings))`` and the fitted models. PRIVATE: never store ``Y``.
+
+        ``settings[j]`` is fitted on ``rows[j]`` with seed ``seeds[j]`` (``None``: secure
+        noise).
+        """
+        with many_small_fits():
+            outputs = Parallel(n_jobs=self.n_jobs)(
+                delayed(_losses_at)(
+                    candidate_template(self.estimator, params), X, y, fit_rows, validation,
+                    self.score, fit_params, self.error_score == "raise", self.epsilon_fit,
+                    seed, self.padding,
+                )
+                for params, fit_rows, seed in zip(settings, rows, seeds, strict=True)
+            )
+        if any(output is None for output in outputs):
+            raise PrivateFitError(FAILURE_MESSAGE)
+        return np.column_stack([losses for losses, _ in outputs]), [m for _, m in outputs]

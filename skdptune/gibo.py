@@ -1,0 +1,359 @@
+"""DPGIBOSearchCV: private gradient-informative Bayesian optimisation over a continuous box."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy.optimize import brentq
+from sklearn.metrics import check_scoring
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from ._base import BaseDPSearchCV, TuningPlan, TuningResult
+from ._estimators import estimator_privacy
+from ._space import check_box_space
+from .accounting import event_cost, gdp_epsilon, self_composition_cost
+from .evaluation._holdout import holdout_split
+from .evaluation._losses import LossEvaluator, train_chunks
+from .evaluation._scores import check_per_example_score
+from .events import EpsilonDeltaEvent, ParallelEvent, SelfComposedEvent
+from .random import _raw_scoring
+from .selection._gp_gradient import RBFGradientModel
+from .selection._noisy_gradient import NoisyGradient
+
+__all__ = ["DPGIBOSearchCV"]
+
+
+class DPGIBOSearchCV(BaseDPSearchCV):
+    """Differentially private gradient-informative Bayesian optimisation (DP-GIBO).
+
+    For continuous spaces with several dimensions, where grids and random draws thin out. The
+    rows are split once, independently of the data, into a train part and a validation part of
+    ``m`` rows. From a start point ``theta`` (the centre of the box), each of ``n_iter``
+    iterations
+
+    1. places ``batch_size`` query points near ``theta`` where they most reduce the uncertainty
+       of a Gaussian-process estimate of the loss gradient at ``theta`` (data-independent: the
+       GP has fixed, public hyperparameters and sees only points);
+    2. fits the DP estimator at each point on train rows and records every validation example's
+       loss under each model;
+    3. turns the losses into one gradient estimate per validation example (the GP posterior-mean
+       gradient is linear in the losses), clips each to l2-norm ``clip``, averages, and adds
+       Gaussian noise (diffprivlib): ``mu / sqrt(n_iter)``-GDP per iteration;
+    4. takes an AdaGrad step and projects it into the box.
+
+    The last point is refitted on all rows (``refit=True``) or its model, fitted on train rows
+    during the search, is returned (``refit=False``).
+
+    Privacy (replace-one; proofs in ``docs/gibo.md``). The replaced record is a train row or a
+    validation row. Validation rows: ``mu``-GDP for all ``n_iter`` noisy gradients (adaptive
+    composition). Train rows: the ``M`` DP fits -- on the same rows (``train_split="shared"``,
+    optimal composition of ``M`` fits) or on data-independent disjoint chunks (``"disjoint"``,
+    parallel composition) -- and everything else is post-processing of them. The tuning costs
+    the larger of the two sides; the refit on all rows adds its own cost. **Budget mode only**:
+    ``epsilon`` and ``delta`` are the total, split so that ``tuning_share`` goes to the tuning
+    (both sides meet it) and the rest to the refit; ``privacy_split_`` reports the split.
+
+    The GP's hyperparameters are never fitted on the private losses.
+
+    Parameters
+    ----------
+    estimator : estimator
+        A diffprivlib model or a ``Pipeline`` of them with data-independent transformers. Its
+        DP epsilons are rescaled proportionally for every fit (budget mode); their ratios stay.
+    param_space : dict
+        Parameter name -> ``(low, high)`` or ``(low, high, "log")``, real-valued (integers and
+        categorical choices: use :class:`DPGridSearchCV` or :class:`DPRandomSearchCV`). Privacy
+        parameters (``epsilon``, ``delta``) cannot be searched: budget mode sets them.
+    epsilon : float, default=2.0
+        Total privacy budget of the fit (tuning plus returned model).
+    delta : float, default=1e-6
+        Total delta (the Gaussian noise and the optimal composition need one).
+    tuning_share : float, default=0.5
+        Share of ``epsilon`` spent on the tuning when ``refit=True`` (the rest: the refit).
+    n_iter : int, default=10
+        Number ``T`` of gradient steps.
+    batch_size : int or None, default=None
+        Query points ``b`` per step; ``None``: ``min(d + 1, 4)``. ``M = T * b`` model fits
+        (plus one for the returned model when ``refit=False``).
+    train_split : {"shared", "disjoint"}, default="shared"
+        How the ``M`` fits use the train rows (see above).
+    clip : float, default=0.5
+        l2 clipping norm ``B`` of the per-example gradients (loss units per unit of the cube).
+    learning_rate : float, default=0.1
+        AdaGrad step size, in unit-cube units.
+    lengthscale : float or None, default=None
+        RBF lengthscale in unit-cube units; ``None``: ``0.3 * sqrt(d)``.
+    noise : float, default=0.01
+        GP observation-noise variance (losses lie in [0, 1]).
+    validation_size : float, default=0.2
+        Fraction of rows in the validation part.
+    scoring : str or None, default=None
+        Per-example score (``None``: ``"log_loss"`` for classifiers with ``predict_proba``,
+        else ``"accuracy"``; regressors: ``"squared_error"`` or ``"absolute_error"`` with
+        ``score_clip``). Losses are ``1 - utility``, in [0, 1].
+    score_clip : float or None, default=None
+        Clip of the per-example errors (see :class:`DPRandomSearchCV`).
+    classes : array-like or None, default=None
+        The public label set of a classifier (see :class:`DPGridSearchCV`).
+    refit : bool, default=True
+        Refit the final point on all rows (cost ``(1 - tuning_share) * epsilon``).
+    n_jobs : int, default=None
+        Parallel fits within an iteration.
+    verbose : int, default=0
+        One line per iteration: its number and the released point.
+    random_state : None, int or RandomState, default=None
+        ``None``: secure noise. An int: reproducible (testing and teaching only).
+    error_score : "raise" or float, default=0.0
+        ``"raise"`` lets a fit's exception out (debugging; voids the guarantee). A fit is never
+        given a loss for failing: a fit that fails stops the search with ``PrivateFitError``.
+    accountant : diffprivlib.BudgetAccountant or None, default=None
+        Charged once per ``fit`` with ``privacy_spent_``.
+
+    Attributes
+    ----------
+    best_params_ : dict
+        The final point (released).
+    best_estimator_ : estimator
+        Refitted on all rows, or the final point's model (``refit=False``).
+    trajectory_ : list of dict
+        Per iteration: ``iteration``, ``point`` and ``params`` after the step, the released
+        noisy ``gradient`` (unit-cube coordinates) and the ``query_params``. All released.
+    privacy_split_ : dict
+        ``mu``, ``epsilon_fit``, ``n_fits``, the ``(epsilon, delta)`` of the ``train`` and
+        ``validation`` sides and of the ``refit``.
+    privacy_spent_ : PrivacyReport
+        Total ``(epsilon, delta)`` and components.
+    cv_results_ : dict
+        ``params``, ``param_<name>`` and ``selected`` of the final point.
+
+    See Also
+    --------
+    DPGridSearchCV, DPRandomSearchCV : the discrete searches.
+
+    Examples
+    --------
+    >>> from diffprivlib import BudgetAccountant
+    >>> from diffprivlib.models import LogisticRegression
+    >>> from sklearn.datasets import make_classification
+    >>> from skdptune import DPGIBOSearchCV
+    >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
+    >>> search = DPGIBOSearchCV(
+    ...     LogisticRegression(data_norm=4.0), {"C": (1e-2, 1e2, "log")},
+    ...     epsilon=2.0, n_iter=3, classes=[0, 1], random_state=0,
+    ...     accountant=BudgetAccountant(),
+    ... ).fit(X, y)
+    >>> round(search.privacy_spent_.epsilon, 6)
+    2.0
+    >>> len(search.trajectory_)
+    3
+    """
+
+    _parameter_constraints: dict = {
+        **BaseDPSearchCV._parameter_constraints,
+        "param_space": [dict],
+        "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "delta": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "tuning_share": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "train_split": [StrOptions({"shared", "disjoint"})],
+        "clip": [Interval(numbers.Real, 0, None, closed="neither")],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "lengthscale": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "noise": [Interval(numbers.Real, 0, None, closed="left")],
+        "validation_size": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "scoring": [str, None],
+        "score_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    }
+
+    def __init__(self, estimator, param_space, *, epsilon=2.0, delta=1e-6, tuning_share=0.5,
+                 n_iter=10, batch_size=None, train_split="shared", clip=0.5,
+                 learning_rate=0.1, lengthscale=None, noise=0.01, validation_size=0.2,
+                 scoring=None, score_clip=None, classes=None, refit=True, n_jobs=None,
+                 verbose=0, random_state=None, error_score=0.0, accountant=None):
+        super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
+                         verbose=verbose, random_state=random_state, error_score=error_score,
+                         accountant=accountant)
+        self.param_space = param_space
+        self.epsilon = epsilon
+        self.delta = delta
+        self.tuning_share = tuning_share
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.train_split = train_split
+        self.clip = clip
+        self.learning_rate = learning_rate
+        self.lengthscale = lengthscale
+        self.noise = noise
+        self.validation_size = validation_size
+        self.scoring = scoring
+        self.score_clip = score_clip
+
+    # -- the space ------------------------------------------------------------------------------
+    def _box(self):
+        box = check_box_space(self.param_space)
+        privacy = [name for name in box.names if name.rpartition("__")[2] in ("epsilon", "delta")]
+        if privacy:
+            raise ValueError(
+                f"DPGIBOSearchCV sets the privacy parameters itself (budget mode); remove "
+                f"{privacy} from param_space.")
+        return box
+
+    def _search_space(self):
+        # one representative candidate (the centre): the checks of the estimator's
+        # configuration run on it; the cost does not depend on the point (budget mode)
+        box = self._box()
+        return {name: [value] for name, value in box.from_unit(np.full(box.n_dims, 0.5)).items()}
+
+    def _dry_run_candidates(self):
+        box = self._box()
+        rng = np.random.RandomState(0)  # public, fixed: the dry run is data-independent
+        points = [np.full(box.n_dims, 0.5), np.zeros(box.n_dims), np.ones(box.n_dims)]
+        points += list(rng.uniform(size=(3, box.n_dims)))
+        return [box.from_unit(z) for z in points]
+
+    def _target_delta(self) -> float:
+        return float(self.delta)
+
+    # -- the plan (data-independent) ------------------------------------------------------------
+    def _batch(self, n_dims: int) -> int:
+        return int(self.batch_size) if self.batch_size is not None else min(n_dims + 1, 4)
+
+    def _n_fits(self, n_dims: int) -> int:
+        return int(self.n_iter) * self._batch(n_dims) + (0 if self.refit else 1)
+
+    def _budget(self):
+        """``(epsilon_tuning, epsilon_model)`` of the total."""
+        if not self.refit:
+            return float(self.epsilon), 0.0
+        tuning = float(self.epsilon) * float(self.tuning_share)
+        return tuning, float(self.epsilon) - tuning
+
+    def _plan_costs(self) -> dict:
+        """mu, epsilon_fit, n_fits and the events, solved so that the total meets the budget."""
+        _, model_delta = estimator_privacy(self.estimator, self._search_space())
+        if model_delta > 0:
+            raise ValueError("DPGIBOSearchCV supports pure-DP estimators only (every "
+                             "diffprivlib component with delta = 0).")
+        box = self._box()
+        n_fits = self._n_fits(box.n_dims)
+        tuning, _ = self._budget()
+        delta = float(self.delta)
+        mu = _solve_increasing(lambda m: gdp_epsilon(m, delta), tuning)
+        if self.train_split == "disjoint":
+            epsilon_fit = tuning
+            train = EpsilonDeltaEvent(epsilon_fit, 0.0, f"{n_fits} fits on disjoint chunks")
+        else:
+            epsilon_fit = _solve_increasing(
+                lambda e: self_composition_cost(e, 0.0, n_fits, delta)[0], tuning)
+            train = SelfComposedEvent(EpsilonDeltaEvent(epsilon_fit, 0.0, "one fit"), n_fits,
+                                      name=f"{n_fits} fits on the train rows")
+        noisy = NoisyGradient(mu, int(self.n_iter), float(self.clip))
+        tuning_event = ParallelEvent((train, noisy.privacy_event()),
+                                     name="train rows | validation rows")
+        return {"mu": mu, "epsilon_fit": epsilon_fit, "n_fits": n_fits, "train": train,
+                "validation": noisy.privacy_event(), "tuning": tuning_event}
+
+    def _tuning_events(self, n_samples):
+        return [("tuning: DP-GIBO (train rows | validation rows)", self._plan_costs()["tuning"])]
+
+    def _final_model_cost(self):
+        return self._budget()[1], 0.0
+
+    def _refit_settings(self):
+        return {"epsilon_total": self._budget()[1]}
+
+    def _plan_tuning(self, public, seeds):
+        self.scorer_ = check_scoring(self.estimator, scoring=_raw_scoring(self.scoring))
+        score = check_per_example_score(self._scoring(), self.estimator,
+                                        **({} if self.score_clip is None
+                                           else {"clip": self.score_clip}))
+        costs = self._plan_costs()
+        box = self._box()
+        train, validation = holdout_split(public.n_samples, self.validation_size,
+                                          seeds.rng("split"))
+        if self.train_split == "disjoint":
+            rows = train_chunks(train, costs["n_fits"], seeds.rng("partition"))
+        else:
+            rows = [train] * costs["n_fits"]
+        evaluator = LossEvaluator(self.estimator, score, epsilon_fit=costs["epsilon_fit"],
+                                  error_score=self.error_score, n_jobs=self.n_jobs,
+                                  padding=public.padding)
+        lengthscale = (0.3 * math.sqrt(box.n_dims) if self.lengthscale is None
+                       else float(self.lengthscale))
+        self.privacy_split_ = _privacy_split(costs, self._budget()[1], float(self.delta))
+        return TuningPlan(
+            settings={"box": box, "rows": rows, "validation": validation, "evaluator": evaluator,
+                      "gp": RBFGradientModel(lengthscale, 1.0, float(self.noise)),
+                      "noisy": NoisyGradient(costs["mu"], int(self.n_iter), float(self.clip)),
+                      "batch": self._batch(box.n_dims)},
+            scorers={"scoring": score, "scorer_ (used by score)": self.scorer_})
+
+    def _scoring(self):
+        if self.scoring is not None:
+            return self.scoring
+        from sklearn.base import is_classifier
+
+        if is_classifier(self.estimator) and hasattr(self.estimator, "predict_proba"):
+            return "log_loss"
+        return None
+
+    # -- the private run ----------------------------------------------------------------------
+    def _run_tuning(self, plan, X, y, fit_params, seeds):
+        s = plan.settings
+        box, gp, noisy, batch = s["box"], s["gp"], s["noisy"], s["batch"]
+        rows, validation, evaluator = s["rows"], s["validation"], s["evaluator"]
+        theta = np.full(box.n_dims, 0.5)
+        squares = np.zeros(box.n_dims)
+        points, losses = np.empty((0, box.n_dims)), None  # losses: PRIVATE, never stored
+        trajectory, fit = [], 0
+        for t in range(int(self.n_iter)):
+            new = gp.acquire(theta, points, batch, seeds.rng("sampling", t))
+            settings = [box.from_unit(z) for z in new]
+            new_losses, _ = evaluator.losses(
+                X, y, settings, rows[fit:fit + batch], validation, fit_params,
+                [seeds.seed("fit", fit + j) if seeds.seeded else None for j in range(batch)])
+            fit += batch
+            # the GP sees the points of this and the previous iteration
+            points = np.vstack([points, new])[-2 * batch:]
+            losses = (new_losses if losses is None
+                      else np.hstack([losses, new_losses])[:, -2 * batch:])
+            centred = losses - losses.mean(axis=1, keepdims=True)
+            gradient = noisy.step(centred @ gp.gradient_weights(theta, points),
+                                  seeds.noise_seed("selection", t))
+            squares += gradient**2
+            theta = np.clip(theta - self.learning_rate * gradient / (np.sqrt(squares) + 1e-8),
+                            0.0, 1.0)
+            trajectory.append({"iteration": t + 1, "point": theta.copy(),
+                               "params": box.from_unit(theta), "gradient": gradient,
+                               "query_params": settings})
+            self._log(1, f"iteration {t + 1}/{self.n_iter}: {box.from_unit(theta)}")
+        final = box.from_unit(theta)
+        model = None
+        if not self.refit:
+            _, models = evaluator.losses(X, y, [final], rows[fit:fit + 1], validation,
+                                         fit_params,
+                                         [seeds.seed("fit", fit) if seeds.seeded else None])
+            model = models[0]
+        return TuningResult(candidate_params=[final], best_index=0, best_estimator=model,
+                            attributes={"trajectory_": trajectory})
+
+
+def _solve_increasing(function, target: float) -> float:
+    """Largest ``x`` with ``function(x) <= target`` for a continuous increasing function."""
+    lo, hi = 1e-12, 1.0
+    while function(hi) < target:
+        hi *= 2.0
+    root = brentq(lambda x: function(x) - target, lo, hi, xtol=1e-14, rtol=1e-12)
+    while function(root) > target:
+        root *= 1.0 - 1e-12
+    return root
+
+
+def _privacy_split(costs: dict, epsilon_model: float, delta: float) -> dict:
+    train = event_cost(costs["train"], delta)
+    validation = event_cost(costs["validation"], delta)
+    return {"mu": costs["mu"], "epsilon_fit": costs["epsilon_fit"], "n_fits": costs["n_fits"],
+            "train": train, "validation": validation, "refit": (epsilon_model, 0.0)}

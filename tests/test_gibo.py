@@ -1,0 +1,157 @@
+"""DPGIBOSearchCV end to end: budget split, accounting hand-off, released attributes, privacy."""
+
+import io
+import warnings
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import LogisticRegression
+from sklearn.datasets import make_classification
+
+from skdptune import DPGIBOSearchCV
+from skdptune.accounting import gdp_epsilon, self_composition_cost
+from skdptune.selection import _noisy_gradient
+
+SPACE = {"C": (1e-3, 1e2, "log"), "data_norm": (0.5, 8.0, "log")}
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=1500, n_features=5, random_state=0)
+    return X, y
+
+
+def gibo(**kw):
+    kw.setdefault("classes", [0, 1])
+    kw.setdefault("accountant", BudgetAccountant())
+    kw.setdefault("n_iter", 3)
+    kw.setdefault("random_state", 0)
+    return DPGIBOSearchCV(kw.pop("estimator", LogisticRegression(data_norm=4.0)),
+                          kw.pop("space", SPACE), **kw)
+
+
+@pytest.mark.parametrize("train_split", ["shared", "disjoint"])
+@pytest.mark.parametrize("epsilon, share", [(2.0, 0.5), (1.0, 0.3)])
+def test_budget_split_meets_the_total_with_both_sides(data, train_split, epsilon, share):
+    X, y = data
+    acc = BudgetAccountant()
+    s = gibo(epsilon=epsilon, tuning_share=share, train_split=train_split, delta=1e-6,
+             accountant=acc).fit(X, y)
+    tuning = share * epsilon
+    split = s.privacy_split_
+    assert s.privacy_spent_.epsilon <= epsilon
+    assert s.privacy_spent_.epsilon == pytest.approx(epsilon, rel=1e-9)
+    assert s.privacy_spent_.delta == pytest.approx(1e-6)
+    assert acc.spent_budget == [(s.privacy_spent_.epsilon, s.privacy_spent_.delta)]
+    assert split["n_fits"] == 3 * 3  # T * b, b = min(d + 1, 4) = 3
+    assert split["refit"] == (pytest.approx(epsilon - tuning), 0.0)
+    # validation side: mu-GDP at delta equals the tuning budget (closed form inverse)
+    assert gdp_epsilon(split["mu"], 1e-6) == pytest.approx(tuning, rel=1e-9)
+    assert split["validation"][0] == pytest.approx(tuning, rel=1e-9)
+    assert split["train"][0] == pytest.approx(tuning, rel=1e-9)
+    if train_split == "disjoint":
+        assert split["epsilon_fit"] == pytest.approx(tuning)
+    else:  # M fits on the same rows, optimal composition
+        assert self_composition_cost(split["epsilon_fit"], 0.0, 9, 1e-6)[0] == \
+            pytest.approx(tuning, rel=1e-9)
+        assert split["epsilon_fit"] > tuning / 9  # better than the sum
+    # the returned model got exactly the refit budget
+    assert s.best_estimator_.epsilon == pytest.approx(epsilon - tuning)
+
+
+def test_planned_privacy_matches_and_refit_false_returns_the_final_model(data):
+    X, y = data
+    s = gibo(refit=False, epsilon=1.5)
+    planned = s.planned_privacy(len(X))
+    s.fit(X, y)
+    assert planned.epsilon == s.privacy_spent_.epsilon == pytest.approx(1.5)
+    assert s.privacy_split_["n_fits"] == 3 * 3 + 1
+    assert s.best_estimator_.predict(X).shape == (len(X),)
+    assert list(s.classes_) == [0, 1]
+    assert s.best_params_ == s.trajectory_[-1]["params"]
+
+
+def test_released_attributes_and_no_exact_loss_survives(data, monkeypatch):
+    X, y = data
+    from skdptune.evaluation import _losses
+
+    seen = []
+    real = _losses.LossEvaluator.losses
+
+    def spy(self, *args, **kwargs):
+        Y, models = real(self, *args, **kwargs)
+        seen.append(Y.copy())
+        return Y, models
+
+    monkeypatch.setattr(_losses.LossEvaluator, "losses", spy)
+    s = gibo(verbose=1)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        s.fit(X, y)
+    assert seen
+    exact = {float(v) for Y in seen for v in np.ravel(Y)} | {
+        float(v) for Y in seen for v in np.ravel(Y.mean(axis=0))}
+    stored = []
+    for record in s.trajectory_:
+        stored += list(np.ravel(record["gradient"])) + list(np.ravel(record["point"]))
+    stored += [v for v in vars(s).values() if isinstance(v, float)]
+    exact -= {0.0, 1.0}  # the ends of the loss range and of the cube are not informative
+    assert not exact & {float(v) for v in stored}
+    assert set(s.cv_results_) == {"params", "param_C", "param_data_norm", "selected"}
+    assert len(s.trajectory_) == 3
+    lines = out.getvalue().splitlines()
+    assert sum("iteration" in line for line in lines) == 3
+
+
+def test_acquisition_never_reads_data(data, monkeypatch):
+    """Same released gradients -> same query points, whatever the dataset."""
+    X, y = data
+    monkeypatch.setattr(_noisy_gradient.NoisyGradient, "step",
+                        lambda self, G, random_state=None: np.full(G.shape[1], 0.05))
+    other_X = np.random.RandomState(9).standard_normal(X.shape)
+    other_y = 1 - y
+    a = gibo().fit(X, y)
+    b = gibo().fit(other_X, other_y)
+    for ra, rb in zip(a.trajectory_, b.trajectory_, strict=True):
+        assert ra["query_params"] == rb["query_params"]
+        np.testing.assert_array_equal(ra["point"], rb["point"])
+
+
+def test_reproducible_with_a_seed_and_fresh_without(data):
+    X, y = data
+    a, b = gibo().fit(X, y), gibo().fit(X, y)
+    assert a.best_params_ == b.best_params_
+    c, d = gibo(random_state=None).fit(X, y), gibo(random_state=None).fit(X, y)
+    assert c.best_params_ != d.best_params_
+
+
+def test_neighbours_release_the_same_kind_of_output():
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 3))
+    y_d = np.zeros(300, dtype=int)
+    y_d[0] = 1
+    releases = []
+    for y in (y_d, np.zeros(300, dtype=int)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            s = gibo(estimator=LogisticRegression(data_norm=2.0), refit=False).fit(X, y)
+        releases.append((len(caught), tuple(s.best_estimator_.classes_),
+                         s.best_estimator_.coef_.shape, sorted(vars(s))))
+    assert releases[0] == releases[1]
+    assert releases[0][0] == 0
+
+
+@pytest.mark.parametrize("space, match", [
+    ({"C": [0.1, 1.0]}, "grid or random search"),
+    ({"C": (1, 10)}, "integer"),
+    ({"epsilon": (0.1, 1.0)}, "privacy parameters"),
+    ({"C": (1e-3, 1e2, "sqrt")}, "log"),
+])
+def test_spaces_a_continuous_search_cannot_take(data, space, match):
+    X, y = data
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match=match):
+        gibo(space=space, accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
+
