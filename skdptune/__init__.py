@@ -7,6 +7,7 @@ with diffprivlib models as the private base estimators.
 """
 
 from ._estimators import estimator_privacy
+from ._space import ArrayRange, EpsilonSplit
 from .accounting import PrivacyReport
 from .exceptions import DomainError, NonPrivateComponentError, PrivacyLeakError, PrivateFitError
 from .gibo import DPGIBOSearchCV
@@ -16,10 +17,12 @@ from .random import DPRandomSearchCV
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "ArrayRange",
     "DPGIBOSearchCV",
     "DPGridSearchCV",
     "DPRandomSearchCV",
     "DomainError",
+    "EpsilonSplit",
     "NonPrivateComponentError",
     "PrivacyLeakError",
     "PrivateFitError",

@@ -9,9 +9,13 @@ that search continuously (Bayesian optimisation, gradient-informed search) work 
 cube ``[0, 1]^d`` and map its points to parameters with :meth:`BoxSpace.from_unit`; the uniform
 distribution on the cube is then log-uniform on the log-scaled parameters.
 
-Every parameter owns a slice of the cube's coordinates (one coordinate for a scalar). An
-array-valued parameter (a box with a shape, e.g. per-feature ``bounds``) can be added later as
-another kind of dimension owning a wider slice, without changing this interface.
+Every dimension owns a slice of the cube's coordinates: one for a scalar range, one per entry
+for an :class:`ArrayRange` (an array-valued parameter, e.g. the per-feature ``bounds`` of
+diffprivlib's ``GaussianNB`` -- a box with a shape), one per step for an :class:`EpsilonSplit`
+(how a fixed privacy budget is shared among a pipeline's DP steps)::
+
+    {"bounds": ArrayRange(low=[[-9] * 4, [0.1] * 4], high=[[-0.1] * 4, [9] * 4], as_tuple=True),
+     "budget": EpsilonSplit(["scaler__epsilon", "clf__epsilon"])}
 
 Integers and categorical choices are refused: rounding a continuous coordinate gives flat
 regions that continuous searches handle badly. Use a grid or random search for them, or fix
@@ -28,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BoxSpace", "check_box_space"]
+__all__ = ["ArrayRange", "BoxSpace", "EpsilonSplit", "check_box_space"]
 
 _LOG = "log"
 
@@ -62,6 +66,157 @@ class _RealDimension:
     def describe(self) -> str:
         scale = ", 'log'" if self.log else ""
         return f"({self.low:g}, {self.high:g}{scale})"
+
+    # the dimension protocol of BoxSpace: coordinates <-> parameters
+    n_coords = 1
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    def coords(self, params: Mapping[str, Any]) -> np.ndarray:
+        return np.array([self.to_unit(float(params[self.name]))])
+
+    def params(self, z: np.ndarray) -> dict[str, Any]:
+        return {self.name: self.from_unit(z[0])}
+
+
+class ArrayRange:
+    """An array-valued parameter: every entry in its own range, on a linear or log scale.
+
+    Parameters
+    ----------
+    low, high : array-like
+        Bounds of every entry (broadcast to a common shape, the parameter's shape); finite,
+        ``low < high`` entrywise, ``low > 0`` on a log scale.
+    log : bool, default=False
+        Log scale for every entry.
+    as_tuple : bool, default=False
+        Give the value as a tuple over the first axis (diffprivlib's ``bounds=(lower,
+        upper)``) instead of an array.
+
+    Examples
+    --------
+    >>> bounds = ArrayRange(low=[[-9.0, -9.0], [0.1, 0.1]], high=[[-0.1, -0.1], [9.0, 9.0]],
+    ...                     as_tuple=True)
+    >>> space = BoxSpace({"bounds": bounds})
+    >>> lower, upper = space.from_unit([0.0, 1.0, 1.0, 0.0])["bounds"]
+    >>> lower.tolist(), upper.tolist()
+    ([-9.0, -0.1], [9.0, 0.1])
+    """
+
+    def __init__(self, low: Any, high: Any, *, log: bool = False, as_tuple: bool = False):
+        low_a, high_a = np.broadcast_arrays(np.asarray(low, dtype=float),
+                                            np.asarray(high, dtype=float))
+        if low_a.size == 0:
+            raise ValueError("ArrayRange needs at least one entry.")
+        if not (np.all(np.isfinite(low_a)) and np.all(np.isfinite(high_a))):
+            raise ValueError("ArrayRange bounds must be finite.")
+        if not np.all(low_a < high_a):
+            raise ValueError("ArrayRange needs low < high in every entry.")
+        if log and not np.all(low_a > 0):
+            raise ValueError("A log-scaled ArrayRange needs low > 0 in every entry.")
+        if as_tuple and low_a.ndim < 1:
+            raise ValueError("as_tuple needs an array with at least one axis.")
+        self.low, self.high = low_a.copy(), high_a.copy()
+        self.log, self.as_tuple = bool(log), bool(as_tuple)
+
+    def __repr__(self) -> str:
+        return (f"ArrayRange(shape={self.low.shape}, log={self.log}, "
+                f"as_tuple={self.as_tuple})")
+
+
+@dataclass(frozen=True)
+class _ArrayDimension:
+    name: str
+    spec: ArrayRange
+
+    @property
+    def n_coords(self) -> int:
+        return int(self.spec.low.size)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return (self.name,)
+
+    def _ends(self) -> tuple[np.ndarray, np.ndarray]:
+        low, high = self.spec.low.ravel(), self.spec.high.ravel()
+        return (np.log(low), np.log(high)) if self.spec.log else (low, high)
+
+    def coords(self, params: Mapping[str, Any]) -> np.ndarray:
+        value = np.asarray(params[self.name], dtype=float).ravel()
+        lo, hi = self._ends()
+        x = np.log(value) if self.spec.log else value
+        return (x - lo) / (hi - lo)
+
+    def params(self, z: np.ndarray) -> dict[str, Any]:
+        lo, hi = self._ends()
+        x = lo + np.clip(z, 0.0, 1.0) * (hi - lo)
+        value = np.exp(x) if self.spec.log else x
+        value = np.clip(value, self.spec.low.ravel(), self.spec.high.ravel())
+        value = value.reshape(self.spec.low.shape)
+        return {self.name: tuple(value) if self.spec.as_tuple else value}
+
+    def describe(self) -> str:
+        return repr(self.spec)
+
+
+class EpsilonSplit:
+    """How a fixed privacy budget is shared among the DP steps of a pipeline.
+
+    Sets the ``epsilon`` parameters ``names`` to shares that sum to 1; a search in budget
+    mode rescales them proportionally to the budget it gives each fit, so the split moves and
+    the cost does not. One cube coordinate per step: raw weights ``min_share + (1 - min_share)
+    * z`` in ``[min_share, 1]``, normalised to sum to 1, so that no step of ``k`` gets less
+    than ``min_share / (min_share + k - 1)`` of the budget.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Nested ``epsilon`` parameter names, e.g. ``["scaler__epsilon", "clf__epsilon"]``.
+    min_share : float, default=0.05
+        Smallest raw weight, in (0, 1).
+    """
+
+    def __init__(self, names, *, min_share: float = 0.05) -> None:
+        names = tuple(names)
+        if len(names) < 2 or len(set(names)) != len(names):
+            raise ValueError("EpsilonSplit needs at least two distinct epsilon parameters.")
+        bad = [n for n in names if not isinstance(n, str) or n.rpartition("__")[2] != "epsilon"]
+        if bad:
+            raise ValueError(f"EpsilonSplit names must be epsilon parameters; got {bad}.")
+        if not 0 < min_share < 1:
+            raise ValueError(f"min_share must be in (0, 1); got {min_share!r}.")
+        self.names, self.min_share = names, float(min_share)
+
+    def __repr__(self) -> str:
+        return f"EpsilonSplit({list(self.names)!r}, min_share={self.min_share:g})"
+
+
+@dataclass(frozen=True)
+class _SplitDimension:
+    name: str
+    spec: EpsilonSplit
+
+    @property
+    def n_coords(self) -> int:
+        return len(self.spec.names)
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return self.spec.names
+
+    def coords(self, params: Mapping[str, Any]) -> np.ndarray:
+        shares = np.array([float(params[n]) for n in self.spec.names])
+        raw = shares / shares.max()  # the largest raw weight is taken to be 1
+        return np.clip((raw - self.spec.min_share) / (1 - self.spec.min_share), 0.0, 1.0)
+
+    def params(self, z: np.ndarray) -> dict[str, Any]:
+        raw = self.spec.min_share + (1 - self.spec.min_share) * np.clip(z, 0.0, 1.0)
+        return dict(zip(self.spec.names, (raw / raw.sum()).tolist(), strict=True))
+
+    def describe(self) -> str:
+        return repr(self.spec)
 
 
 class BoxSpace:
@@ -106,25 +261,35 @@ class BoxSpace:
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(dim.name for dim in self._dims)
+        """The estimator parameters the space sets (an ``EpsilonSplit`` sets several)."""
+        return tuple(name for dim in self._dims for name in dim.param_names)
 
     @property
     def n_dims(self) -> int:
-        return len(self._dims)
+        return sum(dim.n_coords for dim in self._dims)
 
-    def to_unit(self, params: Mapping[str, float]) -> np.ndarray:
+    def _slices(self):
+        start = 0
+        for dim in self._dims:
+            yield dim, slice(start, start + dim.n_coords)
+            start += dim.n_coords
+
+    def to_unit(self, params: Mapping[str, Any]) -> np.ndarray:
         """The point of the unit cube for ``params`` (a dict holding every name of the space)."""
-        missing = [dim.name for dim in self._dims if dim.name not in params]
+        missing = [name for name in self.names if name not in params]
         if missing:
             raise ValueError(f"Parameters missing from {dict(params)!r}: {missing}.")
-        return np.array([dim.to_unit(float(params[dim.name])) for dim in self._dims])
+        return np.concatenate([dim.coords(params) for dim in self._dims])
 
-    def from_unit(self, z: Any) -> dict[str, float]:
+    def from_unit(self, z: Any) -> dict[str, Any]:
         """The parameters at point ``z`` of the unit cube (clipped into the cube first)."""
         z = np.asarray(z, dtype=float)
         if z.shape != (self.n_dims,):
             raise ValueError(f"Expected a point of shape ({self.n_dims},), got {z.shape}.")
-        return {dim.name: dim.from_unit(zi) for dim, zi in zip(self._dims, z, strict=True)}
+        out: dict[str, Any] = {}
+        for dim, part in self._slices():
+            out.update(dim.params(z[part]))
+        return out
 
     def corners(self) -> np.ndarray:
         """The ``2 ** n_dims`` corners of the unit cube, shape ``(2 ** n_dims, n_dims)``."""
@@ -145,9 +310,13 @@ def _is_real(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _check_dimension(name: Any, spec: Any) -> _RealDimension:
+def _check_dimension(name: Any, spec: Any):
     if not isinstance(name, str) or not name:
         raise ValueError(f"Parameter names must be non-empty strings; got {name!r}.")
+    if isinstance(spec, ArrayRange):
+        return _ArrayDimension(name, spec)
+    if isinstance(spec, EpsilonSplit):
+        return _SplitDimension(name, spec)
     if hasattr(spec, "rvs"):
         raise ValueError(
             f"{name!r}: a scipy.stats distribution is not a box. Give the range instead, e.g. "

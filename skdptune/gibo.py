@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
 from ._estimators import estimator_privacy
-from ._space import check_box_space
+from ._space import EpsilonSplit, check_box_space
 from .accounting import event_cost, gdp_epsilon, self_composition_cost
 from .evaluation._holdout import holdout_split
 from .evaluation._losses import LossEvaluator, train_chunks
@@ -63,9 +63,12 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         A diffprivlib model or a ``Pipeline`` of them with data-independent transformers. Its
         DP epsilons are rescaled proportionally for every fit (budget mode); their ratios stay.
     param_space : dict
-        Parameter name -> ``(low, high)`` or ``(low, high, "log")``, real-valued (integers and
-        categorical choices: use :class:`DPGridSearchCV` or :class:`DPRandomSearchCV`). Privacy
-        parameters (``epsilon``, ``delta``) cannot be searched: budget mode sets them.
+        Parameter name -> ``(low, high)`` or ``(low, high, "log")`` (real-valued), or an
+        :class:`~skdptune.ArrayRange` for an array-valued parameter (per-feature ``bounds``,
+        ``bounds_X``); and any key -> an :class:`~skdptune.EpsilonSplit` to tune how the budget
+        of each fit is shared among a pipeline's DP steps. Integers and categorical choices: use
+        :class:`DPGridSearchCV` or :class:`DPRandomSearchCV`. Other privacy parameters
+        (``epsilon``, ``delta``) cannot be searched: budget mode sets them.
     epsilon : float, default=2.0
         Total privacy budget of the fit (tuning plus returned model).
     delta : float, default=1e-6
@@ -194,11 +197,14 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     # -- the space ------------------------------------------------------------------------------
     def _box(self):
         box = check_box_space(self.param_space)
-        privacy = [name for name in box.names if name.rpartition("__")[2] in ("epsilon", "delta")]
+        privacy = [name for name, spec in self.param_space.items()
+                   if not isinstance(spec, EpsilonSplit)
+                   and name.rpartition("__")[2] in ("epsilon", "delta")]
         if privacy:
             raise ValueError(
                 f"DPGIBOSearchCV sets the privacy parameters itself (budget mode); remove "
-                f"{privacy} from param_space.")
+                f"{privacy} from param_space (an EpsilonSplit may share the budget among a "
+                "pipeline's DP steps).")
         return box
 
     def _search_space(self):

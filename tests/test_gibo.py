@@ -7,7 +7,7 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 from diffprivlib import BudgetAccountant
-from diffprivlib.models import LogisticRegression
+from diffprivlib.models import GaussianNB, LogisticRegression
 from sklearn.datasets import make_classification
 
 from skdptune import DPGIBOSearchCV
@@ -155,3 +155,46 @@ def test_spaces_a_continuous_search_cannot_take(data, space, match):
         gibo(space=space, accountant=acc).fit(X, y)
     assert acc.spent_budget == []
 
+
+
+# -- array-valued parameters and budget splits ---------------------------------------------------
+def test_array_range_and_epsilon_split_round_trip():
+    from skdptune._space import ArrayRange, BoxSpace, EpsilonSplit
+
+    space = BoxSpace({
+        "C": (1e-2, 1e2, "log"),
+        "nb__bounds": ArrayRange([[-9.0, -8.0], [0.1, 0.2]], [[-0.1, -0.2], [9.0, 8.0]],
+                                 as_tuple=True),
+        "split": EpsilonSplit(["scaler__epsilon", "clf__epsilon"]),
+    })
+    assert space.n_dims == 1 + 4 + 2
+    assert space.names == ("C", "nb__bounds", "scaler__epsilon", "clf__epsilon")
+    z = np.random.RandomState(0).uniform(size=space.n_dims)
+    params = space.from_unit(z)
+    lower, upper = params["nb__bounds"]
+    assert np.all(lower < upper)
+    assert params["scaler__epsilon"] + params["clf__epsilon"] == pytest.approx(1.0)
+    again = space.from_unit(space.to_unit(params))
+    np.testing.assert_allclose(again["nb__bounds"], params["nb__bounds"])
+    assert again["clf__epsilon"] == pytest.approx(params["clf__epsilon"])
+
+
+def test_gibo_tunes_per_feature_bounds_and_a_budget_split(data):
+    from diffprivlib.models import StandardScaler
+    from sklearn.pipeline import Pipeline
+
+    from skdptune._space import ArrayRange, EpsilonSplit
+
+    X, y = data
+    d = X.shape[1]
+    pipe = Pipeline([("scaler", StandardScaler(epsilon=0.5, bounds=(-5.0, 5.0))),
+                     ("nb", GaussianNB(epsilon=0.5, bounds=(-3.0, 3.0)))])
+    space = {"nb__bounds": ArrayRange([[-6.0] * d, [0.1] * d], [[-0.1] * d, [6.0] * d],
+                                      as_tuple=True),
+             "split": EpsilonSplit(["scaler__epsilon", "nb__epsilon"])}
+    s = gibo(estimator=pipe, space=space, epsilon=3.0, n_iter=2).fit(X, y)
+    assert s.privacy_spent_.epsilon == pytest.approx(3.0)
+    steps = s.best_estimator_.named_steps
+    assert steps["scaler"].epsilon + steps["nb"].epsilon == pytest.approx(1.5)
+    assert len(steps["nb"].bounds[0]) == d
+    assert s.privacy_split_["n_fits"] == 2 * 4
