@@ -144,7 +144,12 @@ class _ArrayDimension:
         return (np.log(low), np.log(high)) if self.spec.log else (low, high)
 
     def coords(self, params: Mapping[str, Any]) -> np.ndarray:
-        value = np.asarray(params[self.name], dtype=float).ravel()
+        value = params[self.name]
+        shape = self.spec.low.shape
+        if self.spec.as_tuple:  # e.g. diffprivlib's bounds=(lower, upper), scalars broadcast
+            value = np.stack([np.broadcast_to(np.asarray(v, dtype=float), shape[1:])
+                              for v in value])
+        value = np.broadcast_to(np.asarray(value, dtype=float), shape).ravel()
         lo, hi = self._ends()
         x = np.log(value) if self.spec.log else value
         return (x - lo) / (hi - lo)
@@ -245,8 +250,8 @@ class BoxSpace:
     Examples
     --------
     >>> space = BoxSpace({"C": (1e-2, 1e2, "log"), "alpha": (0.0, 1.0)})
-    >>> space.from_unit([0.5, 0.25])
-    {'C': 1.0, 'alpha': 0.25}
+    >>> space.from_unit([1.0, 0.25])
+    {'C': 100.0, 'alpha': 0.25}
     >>> space.to_unit({"C": 100.0, "alpha": 0.5}).tolist()
     [1.0, 0.5]
     """

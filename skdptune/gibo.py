@@ -30,7 +30,8 @@ class DPGIBOSearchCV(BaseDPSearchCV):
 
     For continuous spaces with several dimensions, where grids and random draws thin out. The
     rows are split once, independently of the data, into a train part and a validation part of
-    ``m`` rows. From a start point ``theta`` (the centre of the box), each of ``n_iter``
+    ``m`` rows. From a start point ``theta`` -- the estimator's own parameters when they lie in
+    the box (public: the configuration), else the centre of the box -- each of ``n_iter``
     iterations
 
     1. places ``batch_size`` query points near ``theta`` where they most reduce the uncertainty
@@ -93,9 +94,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     validation_size : float, default=0.2
         Fraction of rows in the validation part.
     scoring : str or None, default=None
-        Per-example score (``None``: ``"log_loss"`` for classifiers with ``predict_proba``,
-        else ``"accuracy"``; regressors: ``"squared_error"`` or ``"absolute_error"`` with
-        ``score_clip``). Losses are ``1 - utility``, in [0, 1].
+        Per-example score, as in :class:`DPRandomSearchCV` (``None``: accuracy for
+        classifiers; ``"log_loss"`` for a smooth loss; regressors: ``"squared_error"`` or
+        ``"absolute_error"`` with ``score_clip``). Losses are ``1 - utility``, in [0, 1].
     score_clip : float or None, default=None
         Clip of the per-example errors (see :class:`DPRandomSearchCV`).
     classes : array-like or None, default=None
@@ -273,7 +274,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
 
     def _plan_tuning(self, public, seeds):
         self.scorer_ = check_scoring(self.estimator, scoring=_raw_scoring(self.scoring))
-        score = check_per_example_score(self._scoring(), self.estimator,
+        score = check_per_example_score(self.scoring, self.estimator,
                                         **({} if self.score_clip is None
                                            else {"clip": self.score_clip}))
         costs = self._plan_costs()
@@ -297,21 +298,12 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                       "batch": self._batch(box.n_dims)},
             scorers={"scoring": score, "scorer_ (used by score)": self.scorer_})
 
-    def _scoring(self):
-        if self.scoring is not None:
-            return self.scoring
-        from sklearn.base import is_classifier
-
-        if is_classifier(self.estimator) and hasattr(self.estimator, "predict_proba"):
-            return "log_loss"
-        return None
-
     # -- the private run ----------------------------------------------------------------------
     def _run_tuning(self, plan, X, y, fit_params, seeds):
         s = plan.settings
         box, gp, noisy, batch = s["box"], s["gp"], s["noisy"], s["batch"]
         rows, validation, evaluator = s["rows"], s["validation"], s["evaluator"]
-        theta = np.full(box.n_dims, 0.5)
+        theta = _start(box, self.estimator)
         squares = np.zeros(box.n_dims)
         points, losses = np.empty((0, box.n_dims)), None  # losses: PRIVATE, never stored
         trajectory, fit = [], 0
@@ -345,6 +337,21 @@ class DPGIBOSearchCV(BaseDPSearchCV):
             model = models[0]
         return TuningResult(candidate_params=[final], best_index=0, best_estimator=model,
                             attributes={"trajectory_": trajectory})
+
+
+def _start(box, estimator) -> np.ndarray:
+    """The estimator's own parameters in the cube when they lie in the box, else the centre.
+
+    Public: a function of the configuration only.
+    """
+    params = estimator.get_params(deep=True)
+    try:
+        z = box.to_unit({name: params[name] for name in box.names})
+    except (KeyError, TypeError, ValueError):
+        return np.full(box.n_dims, 0.5)
+    if z.shape == (box.n_dims,) and np.all(np.isfinite(z)) and np.all((z >= 0) & (z <= 1)):
+        return z
+    return np.full(box.n_dims, 0.5)
 
 
 def _solve_increasing(function, target: float) -> float:

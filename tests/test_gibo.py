@@ -96,9 +96,9 @@ def test_released_attributes_and_no_exact_loss_survives(data, monkeypatch):
     stored = []
     for record in s.trajectory_:
         stored += list(np.ravel(record["gradient"])) + list(np.ravel(record["point"]))
-    stored += [v for v in vars(s).values() if isinstance(v, float)]
+    stored += [v for k, v in vars(s).items() if k.endswith("_") and isinstance(v, float)]
     exact -= {0.0, 1.0}  # the ends of the loss range and of the cube are not informative
-    assert not exact & {float(v) for v in stored}
+    assert not exact & {float(v) for v in stored}, exact & {float(v) for v in stored}
     assert set(s.cv_results_) == {"params", "param_C", "param_data_norm", "selected"}
     assert len(s.trajectory_) == 3
     lines = out.getvalue().splitlines()
@@ -198,3 +198,19 @@ def test_gibo_tunes_per_feature_bounds_and_a_budget_split(data):
     assert steps["scaler"].epsilon + steps["nb"].epsilon == pytest.approx(1.5)
     assert len(steps["nb"].bounds[0]) == d
     assert s.privacy_split_["n_fits"] == 2 * 4
+
+
+def test_start_point_is_the_estimators_configuration_when_in_the_box():
+    from skdptune._space import ArrayRange, BoxSpace
+    from skdptune.gibo import _start
+
+    box = BoxSpace({"C": (1e-2, 1e2, "log"),
+                    "bounds": ArrayRange([[-10.0] * 3, [0.1] * 3], [[0.0] * 3, [10.0] * 3],
+                                         as_tuple=True)})
+    estimator = GaussianNB(bounds=(-10.0, 10.0))
+    estimator.C = 1.0  # a stand-in for a second parameter of the same estimator
+    estimator.get_params = lambda deep=True: {"C": 1.0, "bounds": (-10.0, 10.0)}
+    np.testing.assert_allclose(_start(box, estimator), [0.5] + [0.0] * 3 + [1.0] * 3)
+    outside = {"C": 1e3, "bounds": (-10.0, 10.0)}
+    estimator.get_params = lambda deep=True: outside
+    np.testing.assert_allclose(_start(box, estimator), np.full(7, 0.5))

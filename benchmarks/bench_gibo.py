@@ -1,0 +1,247 @@
+"""DPGIBOSearchCV against the other searches and the baselines of DESIGN.md section 8.
+
+``python -m benchmarks.bench_gibo [--data PATH] [--quick]``
+
+Two tasks on Adult (public [0, 1] scaling of ``skdptune.datasets.load_adult``; synthetic data of
+the same shape when the file is absent):
+
+* ``nb_bounds`` (d = 12, a "hard default"): diffprivlib ``GaussianNB`` on the 6 numeric
+  attributes, tuning the per-feature clipping ``bounds`` -- a lower bound in [-10, 0] and an
+  upper bound in [0.1, 10] (log) per feature, an ``ArrayRange``. The features lie in [0, 1],
+  but the untuned default is the guess (-10, 10) a user without the scale would make; tighter
+  bounds cut the DP noise but clip more. Grid search does not apply (a 12-dimensional box).
+* ``logistic`` (d = 2): diffprivlib ``LogisticRegression`` on all 15 features, tuning ``C`` and
+  ``data_norm`` (both log scale).
+
+At each total epsilon and seed, side by side: DPGIBOSearchCV (shared and disjoint train rows),
+DPRandomSearchCV with ``E[K]`` = the number of GIBO fits (equal fits, budget mode),
+DPGridSearchCV where the space allows (half tuning, half model), the untuned default with the
+whole budget (D), and non-private GIBO (the same algorithm with a tuning budget of 1000, the
+returned model at the same epsilon as the others: the limit L). The gap closed is
+``(X - D) / (L - D)``. The loss-vs-iteration plot refits the DP model (at the returned model's
+epsilon) at every point of the GIBO trajectories and scores it on the test set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB, LogisticRegression
+from sklearn.metrics import accuracy_score
+from threadpoolctl import threadpool_limits
+
+from benchmarks._common import (
+    CLASSES,
+    DEFAULT_DATA,
+    load_split,
+    markdown_table,
+    mean_std,
+    padding,
+    pyplot,
+    save_figure,
+    write_result,
+)
+from skdptune import ArrayRange, DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
+from skdptune._seeding import SeedPlan
+from skdptune.evaluation._fit import fit_on_rows, prepare_clone
+
+N_ITER, TUNING_SHARE = 10, 0.5
+#: the limit: GIBO whose tuning costs (almost) nothing, the returned model as the others'
+CEILING_SHARE = 0.999
+
+
+class BoxDistribution:
+    """Uniform draws of an ``ArrayRange`` for DPRandomSearchCV (``rvs`` like scipy.stats)."""
+
+    def __init__(self, spec: ArrayRange):
+        self.spec = spec
+
+    def rvs(self, random_state=None):
+        rng = np.random.RandomState(random_state) if not hasattr(random_state, "uniform") \
+            else random_state
+        value = rng.uniform(self.spec.low, self.spec.high)
+        return tuple(value) if self.spec.as_tuple else value
+
+
+def nb_task(d):
+    """Hard default: the features lie in [0, 1] but the user only guesses (-10, 10)."""
+    bounds = ArrayRange(low=[[-10.0] * d, [0.1] * d], high=[[0.0] * d, [10.0] * d], log=False,
+                        as_tuple=True)
+    return {
+        "name": "nb_bounds", "columns": slice(0, 6),
+        "estimator": lambda eps: GaussianNB(epsilon=eps, bounds=(-10.0, 10.0)),
+        "box": {"bounds": bounds}, "random": {"bounds": BoxDistribution(bounds)}, "grid": None,
+    }
+
+
+def logistic_task(d):
+    norm = float(np.sqrt(d))
+    return {
+        "name": "logistic", "columns": slice(None),
+        "estimator": lambda eps: LogisticRegression(epsilon=eps, data_norm=norm),
+        "box": {"C": (1e-3, 1e2, "log"), "data_norm": (0.1, norm, "log")},
+        "random": {"C": _LogUniform(1e-3, 1e2), "data_norm": _LogUniform(0.1, norm)},
+        "grid": {"C": [1e-3, 1e-2, 1e-1, 1.0, 10.0], "data_norm": [0.1, 0.4, 1.0, norm]},
+    }
+
+
+class _LogUniform:
+    def __init__(self, low, high):
+        self.low, self.high = np.log(low), np.log(high)
+
+    def rvs(self, random_state=None):
+        rng = np.random.RandomState(random_state) if not hasattr(random_state, "uniform") \
+            else random_state
+        return float(np.exp(rng.uniform(self.low, self.high)))
+
+
+def _search_kw(seed):
+    return {"classes": CLASSES, "random_state": seed, "accountant": BudgetAccountant()}
+
+
+def gibo(task, total, seed, *, share=TUNING_SHARE, train_split="shared"):
+    model_eps = total * (1 - TUNING_SHARE)  # every method returns a model at this epsilon
+    return DPGIBOSearchCV(task["estimator"](1.0), task["box"], epsilon=model_eps / (1 - share),
+                          tuning_share=share, n_iter=N_ITER, train_split=train_split,
+                          **_search_kw(seed))
+
+
+def cell(task, data, total, seed):
+    """Accuracy of every method, and the GIBO trajectories, at one (epsilon, seed)."""
+    X_train, X_test, y_train, y_test = data
+    out, trajectories = {}, {}
+    timings = {}
+
+    def run(name, search):
+        start = time.perf_counter()
+        search.fit(X_train, y_train)
+        timings[name] = time.perf_counter() - start
+        assert search.privacy_spent_.epsilon <= search.accountant.total()[0] + 1e-12
+        out[name] = float(accuracy_score(y_test, search.predict(X_test)))
+        return search
+
+    g = run("DPGIBOSearchCV (shared rows)", gibo(task, total, seed))
+    trajectories["DPGIBOSearchCV"] = [r["params"] for r in g.trajectory_]
+    n_fits = g.privacy_split_["n_fits"]
+    run("DPGIBOSearchCV (disjoint chunks)", gibo(task, total, seed, train_split="disjoint"))
+    run("DPRandomSearchCV (E[K] = GIBO fits)",
+        DPRandomSearchCV(task["estimator"](1.0), task["random"], n_iter=n_fits,
+                         epsilon=total, **_search_kw(seed)))
+    if task["grid"] is not None:
+        run("DPGridSearchCV (half tuning)",
+            DPGridSearchCV(task["estimator"](total * (1 - TUNING_SHARE)), task["grid"],
+                           epsilon=total * TUNING_SHARE, **_search_kw(seed)))
+    default = prepare_clone(task["estimator"](total), {}, seed=SeedPlan(seed).seed("refit"))
+    fit_on_rows(default, X_train, y_train, None, {}, padding=padding(X_train, y_train))
+    out["untuned default, whole budget (D)"] = float(default.score(X_test, y_test))
+    c = run("non-private GIBO (L)", gibo(task, total, seed, share=CEILING_SHARE))
+    trajectories["non-private GIBO"] = [r["params"] for r in c.trajectory_]
+    curves = {name: _trajectory_accuracy(task, data, total, seed, points)
+              for name, points in trajectories.items()}
+    return out, curves, timings, n_fits
+
+
+def _trajectory_accuracy(task, data, total, seed, points):
+    """Test accuracy of the DP model (returned-model epsilon) at each trajectory point."""
+    X_train, X_test, y_train, y_test = data
+    accuracies = []
+    for i, params in enumerate(points):
+        model = prepare_clone(task["estimator"](total * (1 - TUNING_SHARE)), params,
+                              seed=SeedPlan(seed).seed("refit", i))
+        fit_on_rows(model, X_train, y_train, None, {}, padding=padding(X_train, y_train))
+        accuracies.append(float(model.score(X_test, y_test)))
+    return accuracies
+
+
+def gap_closed(x, d, limit):
+    return (x - d) / (limit - d) if abs(limit - d) > 1e-12 else float("nan")
+
+
+def report(records, curves, timings, budgets, name):
+    lines = [f"# DPGIBOSearchCV benchmark ({name})\n",
+             "Produced by `python -m benchmarks.bench_gibo`. Test accuracy, mean ± std over "
+             "seeds; gap closed = (X − D)/(L − D) of the means. Every method returns a model "
+             "at the same epsilon (half the total) except the default (whole budget).\n"]
+    for task, per_budget in records.items():
+        lines.append(f"\n## {task}\n")
+        methods = list(next(iter(per_budget.values()))[0].keys())
+        rows = []
+        for method in methods:
+            row = [method]
+            for total in budgets:
+                values = [r[method] for r in per_budget[total]]
+                d = np.mean([r["untuned default, whole budget (D)"] for r in per_budget[total]])
+                lim = np.mean([r["non-private GIBO (L)"] for r in per_budget[total]])
+                row.append(f"{mean_std(values)} (gap {gap_closed(np.mean(values), d, lim):+.2f})")
+            rows.append(row)
+        lines.append(markdown_table(["method"] + [f"ε = {b:g}" for b in budgets], rows))
+        t = timings[task]
+        lines.append("\nWall time relative to DPRandomSearchCV (same number of fits): " + ", ".join(
+            f"{m} {np.median(v) / np.median(t['DPRandomSearchCV (E[K] = GIBO fits)']):.2f}×"
+            for m, v in t.items()))
+    return "\n".join(lines) + "\n"
+
+
+def plot(curves, budgets, name):
+    plt = pyplot()
+    tasks = list(curves)
+    fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 3.6), squeeze=False)
+    for ax, task in zip(axes[0], tasks, strict=True):
+        for method, per_seed in curves[task].items():
+            arr = np.array(per_seed)
+            mean, std = arr.mean(axis=0), arr.std(axis=0)
+            it = np.arange(1, arr.shape[1] + 1)
+            ax.plot(it, mean, marker="o", label=method)
+            ax.fill_between(it, mean - std, mean + std, alpha=0.2)
+        ax.set_title(f"{task}, ε = {budgets[-1]:g}")
+        ax.set_xlabel("iteration")
+        ax.set_ylabel("test accuracy at the point")
+        ax.legend()
+    fig.tight_layout()
+    return save_figure(fig, name)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--data", default=str(DEFAULT_DATA))
+    p.add_argument("--quick", action="store_true")
+    args = p.parse_args(argv)
+    seeds = range(2) if args.quick else range(5)
+    budgets = [2.0] if args.quick else [2.0, 4.0]
+    X_train, X_test, y_train, y_test, data_name = load_split(args.data)
+    n = 4000 if args.quick else 15000
+    records, curves, timings = {}, {}, {}
+    with threadpool_limits(limits=1, user_api="blas"):
+        for make in (nb_task, logistic_task):
+            task = make(6 if make is nb_task else X_train.shape[1])
+            cols = task["columns"]
+            data = (X_train[:n, cols], X_test[:, cols], y_train[:n], y_test)
+            records[task["name"]] = {}
+            curves[task["name"]] = {}
+            timings[task["name"]] = {}
+            for total in budgets:
+                records[task["name"]][total] = []
+                for seed in seeds:
+                    out, curve, t, n_fits = cell(task, data, total, seed)
+                    records[task["name"]][total].append(out)
+                    print(task["name"], total, seed, {k: round(v, 3) for k, v in out.items()},
+                          flush=True)
+                    for k, v in t.items():
+                        timings[task["name"]].setdefault(k, []).append(v)
+                    if total == budgets[-1]:
+                        for k, v in curve.items():
+                            curves[task["name"]].setdefault(k, []).append(v)
+    name = "gibo_quick" if args.quick else "gibo"
+    markdown = report(records, curves, timings, budgets, f"{data_name}, n_train = {n}")
+    write_result(name, markdown, {"records": {t: {str(b): v for b, v in r.items()}
+                                              for t, r in records.items()},
+                                  "curves": curves, "timings": timings})
+    plot(curves, budgets, name)
+    print(markdown)
+
+
+if __name__ == "__main__":
+    main()
