@@ -12,6 +12,7 @@ from .accounting import PrivacyReport
 from .exceptions import DomainError, NonPrivateComponentError, PrivacyLeakError, PrivateFitError
 from .gibo import DPGIBOSearchCV
 from .grid import DPGridSearchCV
+from .pareto import ParetoFront, privacy_utility_front
 from .random import DPRandomSearchCV
 
 __version__ = "0.1.0.dev0"
@@ -24,8 +25,10 @@ __all__ = [
     "DomainError",
     "EpsilonSplit",
     "NonPrivateComponentError",
+    "ParetoFront",
     "PrivacyLeakError",
     "PrivateFitError",
     "PrivacyReport",
     "estimator_privacy",
+    "privacy_utility_front",
 ]

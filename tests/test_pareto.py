@@ -1,0 +1,404 @@
+"""privacy_utility_front (DPareto): Pareto arithmetic, HVPoI, the front object, the oracles."""
+
+import io
+import itertools
+import warnings
+from contextlib import redirect_stdout
+from unittest import mock
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
+from scipy.stats import loguniform
+from sklearn.datasets import make_classification
+from sklearn.pipeline import Pipeline
+
+from skdptune import DPRandomSearchCV, ParetoFront, privacy_utility_front
+from skdptune import pareto as pareto_module
+from skdptune._pareto_math import (
+    hvpoi,
+    hypervolume,
+    hypervolume_improvement,
+    pareto_mask,
+    probability_of_improvement,
+)
+from skdptune._seeding import SeedPlan
+from skdptune._space import BoxSpace
+from skdptune.evaluation._fit import many_small_fits
+from skdptune.pareto import NotPrivateWarning, _optimise, _propose
+
+ANTI = (10.0, 0.0)
+
+
+# -- brute-force references -------------------------------------------------------------------
+def brute_mask(points):
+    """Non-dominated points, first copy of repeats, by checking every pair."""
+    out = []
+    for i, p in enumerate(points):
+        dominated = any(
+            (q[0] <= p[0] and q[1] >= p[1] and (q[0] < p[0] or q[1] > p[1]))
+            or (j < i and q[0] == p[0] and q[1] == p[1])
+            for j, q in enumerate(points) if j != i)
+        out.append(not dominated)
+    return np.array(out)
+
+
+def brute_hypervolume(points, anti):
+    """Area of the union of the boxes [e, eps_r] x [u_r, u] on the grid of all coordinates."""
+    eps_r, u_r = anti
+    xs = sorted({eps_r, *(p[0] for p in points if p[0] < eps_r)})
+    ys = sorted({u_r, *(p[1] for p in points if p[1] > u_r)})
+    area = 0.0
+    for (x0, x1), (y0, y1) in itertools.product(zip(xs[:-1], xs[1:], strict=True),
+                                                zip(ys[:-1], ys[1:], strict=True)):
+        if any(p[0] <= x0 and p[1] >= y1 for p in points):
+            area += (x1 - x0) * (y1 - y0)
+    return area
+
+
+def random_points(rng, n, ties=False):
+    points = np.column_stack([rng.uniform(0.01, 12.0, n), rng.uniform(-0.2, 1.0, n)])
+    return np.round(points, 1) if ties else points
+
+
+# -- non-dominated filter and hypervolume -----------------------------------------------------
+@pytest.mark.parametrize("ties", [False, True])
+def test_pareto_mask_matches_brute_force(ties):
+    rng = np.random.default_rng(0)
+    for _ in range(100):
+        points = random_points(rng, rng.integers(1, 25), ties)
+        np.testing.assert_array_equal(pareto_mask(points), brute_mask(points))
+
+
+@pytest.mark.parametrize("ties", [False, True])
+def test_hypervolume_matches_brute_force(ties):
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        points = random_points(rng, rng.integers(1, 20), ties)
+        anti = (rng.uniform(2.0, 12.0), rng.uniform(-0.3, 0.6))
+        assert hypervolume(points, anti) == pytest.approx(brute_hypervolume(points, anti),
+                                                          abs=1e-12)
+
+
+def test_hypervolume_and_front_match_moocore():
+    moocore = pytest.importorskip("moocore")
+    rng = np.random.default_rng(2)
+    for _ in range(50):
+        points = random_points(rng, rng.integers(1, 40))
+        anti = (rng.uniform(2.0, 12.0), rng.uniform(-0.3, 0.6))
+        expected = moocore.hypervolume(points, ref=anti, maximise=[False, True])
+        assert hypervolume(points, anti) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+        np.testing.assert_array_equal(
+            pareto_mask(points), moocore.is_nondominated(points, maximise=[False, True]))
+
+
+def test_hypervolume_of_known_front_and_edge_cases():
+    # front (1, 0.5), (4, 0.8) against (10, 0): 3 * 0.5 + 6 * 0.8
+    points = [[1.0, 0.5], [4.0, 0.8], [5.0, 0.6], [12.0, 0.9]]
+    assert hypervolume(points, ANTI) == pytest.approx(3 * 0.5 + 6 * 0.8)
+    assert hypervolume(np.empty((0, 2)), ANTI) == 0.0
+    assert hypervolume([[11.0, 0.9], [2.0, -0.1]], ANTI) == 0.0  # all outside the box
+    with pytest.raises(ValueError, match="shape"):
+        hypervolume([1.0, 2.0, 3.0], ANTI)
+
+
+def test_hypervolume_improvement_is_a_difference_of_hypervolumes():
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        points = random_points(rng, rng.integers(0, 15))
+        candidates = random_points(rng, 20)
+        expected = [brute_hypervolume([*points, c], ANTI) - brute_hypervolume(points, ANTI)
+                    for c in candidates]
+        np.testing.assert_allclose(hypervolume_improvement(candidates, points, ANTI), expected,
+                                   atol=1e-12)
+
+
+# -- probability of improvement and HVPoI ---------------------------------------------------
+def test_probability_of_improvement_matches_monte_carlo():
+    rng = np.random.default_rng(4)
+    points = random_points(rng, 12)
+    mu_e, s_e = np.log([0.5, 3.0, 8.0]), np.array([0.7, 0.3, 1.0])
+    mu_u, s_u = np.array([0.6, 0.8, 0.9]), np.array([0.1, 0.05, 0.2])
+    poi = probability_of_improvement(mu_e, s_e, mu_u, s_u, points, ANTI)
+    n = 200_000
+    for i in range(3):
+        samples = np.column_stack([np.exp(rng.normal(mu_e[i], s_e[i], n)),
+                                   rng.normal(mu_u[i], s_u[i], n)])
+        improves = hypervolume_improvement(samples, points, ANTI) > 0
+        assert poi[i] == pytest.approx(improves.mean(), abs=4e-3)
+
+
+def test_hvpoi_is_zero_where_no_improvement_is_possible():
+    points = [[1.0, 0.6], [3.0, 0.8]]
+    # predictive means dominated by the front, or outside the anti-ideal box
+    mu_e = np.log([2.0, 4.0, 12.0, 0.5])
+    mu_u = np.array([0.5, 0.8, 0.95, -0.1])
+    values = hvpoi(mu_e, np.full(4, 0.3), mu_u, np.full(4, 0.1), points, ANTI)
+    np.testing.assert_array_equal(values, 0.0)
+    # with no uncertainty, a dominated outcome has no chance at all
+    assert probability_of_improvement(mu_e[:2], np.zeros(2), mu_u[:2], np.zeros(2), points,
+                                      ANTI).tolist() == [0.0, 0.0]
+
+
+def test_hvpoi_grows_with_the_dominated_area_added():
+    points = [[1.0, 0.6], [3.0, 0.8]]
+    steps = np.linspace(0.0, 1.0, 6)
+    mu_e = np.log(2.0 - 1.5 * steps)  # towards smaller epsilon ...
+    mu_u = 0.7 + 0.25 * steps  # ... and higher utility
+    sd = np.full(6, 0.05)
+    values = hvpoi(mu_e, sd, mu_u, sd, points, ANTI)
+    assert values[0] > 0  # (2, 0.7) improves on the front between epsilon 2 and 3
+    assert np.all(np.diff(values) > 0)
+    gains = hypervolume_improvement(np.column_stack([np.exp(mu_e), mu_u]), points, ANTI)
+    np.testing.assert_allclose(values, gains * probability_of_improvement(
+        mu_e, sd, mu_u, sd, points, ANTI))
+
+
+# -- the Bayesian optimisation loop -----------------------------------------------------------
+def _toy_oracles():
+    """Privacy = the epsilon parameter; utility saturates faster for C near 10**0.5."""
+    def privacy_of(params):
+        return params["epsilon"], 0.0
+
+    def utility_of(params, index):
+        gain = np.exp(-(np.log10(params["C"]) - 0.5) ** 2 / 2)
+        return 0.5 + 0.4 * (1 - np.exp(-2 * params["epsilon"] * gain)), 0.0
+
+    return privacy_of, utility_of
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_bo_beats_random_sampling_on_a_smooth_trade_off(seed):
+    box = BoxSpace({"epsilon": (0.01, 10.0, "log"), "C": (1e-3, 1e2, "log")})
+    privacy_of, utility_of = _toy_oracles()
+
+    def final_hypervolume(n_initial):
+        with many_small_fits():
+            rec = _optimise(box, privacy_of, utility_of, ANTI, SeedPlan(seed),
+                            n_initial=n_initial, n_total=16, verbose=0)
+        return hypervolume(np.column_stack([rec["epsilon"], rec["utility"]]), ANTI)
+
+    assert final_hypervolume(5) > final_hypervolume(16) + 0.05
+
+
+def test_propose_falls_back_to_the_probability_of_improvement():
+    rng = np.random.RandomState(0)
+    Z = rng.uniform(size=(6, 2))
+    points = np.array([[e, 0.5 + 0.05 * e] for e in (0.5, 1.0, 2.0, 3.0, 4.0, 5.0)])
+    # every predictive mean dominated: HVPoI is 0 everywhere and gives no direction
+    flat = mock.patch.object(pareto_module, "hvpoi", side_effect=lambda *a: np.zeros(len(a[0])))
+    poi = mock.patch.object(pareto_module, "probability_of_improvement",
+                            wraps=probability_of_improvement)
+    with flat, poi as spy:
+        z = _propose(Z, points, ANTI, rng)
+    assert spy.call_count == 1 and len(spy.call_args.args[0]) == 2000
+    assert z.shape == (2,) and np.all((z >= 0) & (z <= 1))
+
+
+# -- privacy_utility_front end to end --------------------------------------------------------
+@pytest.fixture(scope="module")
+def data():
+    X, y = make_classification(n_samples=300, n_features=3, n_informative=3, n_redundant=0,
+                               random_state=0)
+    return np.clip(X / 4, -1, 1), y
+
+
+@pytest.fixture(scope="module")
+def front(data):
+    X, y = data
+    with pytest.warns(NotPrivateWarning, match="NOT differentially private"):
+        return privacy_utility_front(
+            GaussianNB(bounds=(-1.0, 1.0)),
+            {"epsilon": (0.01, 10.0, "log"), "var_smoothing": (1e-9, 1e-1, "log")}, X, y,
+            cv=3, n_repeats=2, n_initial=4, n_iter=3, random_state=0)
+
+
+def test_warning_is_a_user_warning(front):
+    assert issubclass(NotPrivateWarning, UserWarning)
+
+
+def test_front_records_every_evaluation(front):
+    assert isinstance(front, ParetoFront) and len(front) == 7
+    assert front.source.tolist() == ["random"] * 4 + ["bo"] * 3
+    assert front.anti_ideal == ANTI  # epsilon: max over the box; utility: accuracy's minimum
+    np.testing.assert_allclose(front.epsilon, [p["epsilon"] for p in front.params])
+    np.testing.assert_array_equal(front.delta, 0.0)
+    assert np.all((front.utility >= 0) & (front.utility <= 1))
+    assert np.all(front.utility_std >= 0)
+    assert np.all(front.proposal_time >= 0) and np.all(front.evaluation_time > 0)
+    history = [hypervolume(front._points()[: k + 1], ANTI) for k in range(len(front))]
+    np.testing.assert_allclose(front.hypervolume_history, history)
+    assert np.all(np.diff(front.hypervolume_history) >= 0)
+    assert front.hypervolume == front.hypervolume_history[-1] > 0
+    front_idx = front.pareto_indices
+    assert np.all(np.diff(front.epsilon[front_idx]) > 0)
+    assert np.all(np.diff(front.utility[front_idx]) > 0)
+    assert "ParetoFront(n_points=7" in repr(front)
+
+
+def test_seeded_front_is_reproducible(data, front):
+    X, y = data
+    with pytest.warns(NotPrivateWarning):
+        again = privacy_utility_front(
+            GaussianNB(bounds=(-1.0, 1.0)),
+            {"epsilon": (0.01, 10.0, "log"), "var_smoothing": (1e-9, 1e-1, "log")}, X, y,
+            cv=3, n_repeats=2, n_initial=4, n_iter=0, random_state=0)
+    # the random initial points and their utilities do not depend on n_iter
+    np.testing.assert_array_equal(again.epsilon, front.epsilon[:4])
+    np.testing.assert_array_equal(again.utility, front.utility[:4])
+
+
+def test_best_under(front):
+    for budget in (0.5, 2.0, 10.0):
+        allowed = np.flatnonzero(front.epsilon <= budget)
+        if not len(allowed):
+            continue
+        best = front.best_under(budget)
+        assert best.epsilon <= budget
+        assert best.utility == front.utility[allowed].max()
+        assert front.pareto_mask[best.index]
+        assert best.params == front.params[best.index]
+    with pytest.raises(ValueError, match="No evaluated point has epsilon <= 0.001"):
+        front.best_under(1e-3)
+
+
+def test_to_frame(front):
+    pytest.importorskip("pandas")
+    frame = front.to_frame()
+    assert list(frame.columns) == ["epsilon", "delta", "utility", "utility_std", "pareto",
+                                   "source", "hypervolume", "param_epsilon",
+                                   "param_var_smoothing"]
+    assert len(frame) == 7
+    assert frame["pareto"].tolist() == front.pareto_mask.tolist()
+    np.testing.assert_allclose(frame["param_var_smoothing"],
+                               [p["var_smoothing"] for p in front.params])
+
+
+def test_plot(front):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = front.plot()
+    assert ax.get_xscale() == "log"
+    assert len(ax.collections) == 2 and len(ax.lines) == 1
+    fig, given = plt.subplots()
+    assert front.plot(ax=given) is given
+    plt.close("all")
+
+
+def test_verbose_prints_progress(data):
+    X, y = data
+    out = io.StringIO()
+    with pytest.warns(NotPrivateWarning), redirect_stdout(out):
+        privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 1.0)}, X, y,
+                              cv=2, n_repeats=1, n_initial=2, n_iter=1, random_state=0,
+                              verbose=1)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("[privacy_utility_front] evaluation 1/3 (random)")
+    assert "evaluation 3/3 (bo)" in lines[2] and "hypervolume=" in lines[2]
+
+
+def test_privacy_callable(data):
+    X, y = data
+
+    def privacy(estimator):
+        return 2 * estimator.epsilon, 1e-6
+
+    with pytest.warns(NotPrivateWarning):
+        front = privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 2.0)},
+                                      X, y, privacy=privacy, cv=2, n_repeats=1, n_initial=3,
+                                      n_iter=0, random_state=0)
+    np.testing.assert_allclose(front.epsilon, [2 * p["epsilon"] for p in front.params])
+    np.testing.assert_array_equal(front.delta, 1e-6)
+    assert front.anti_ideal == (4.0, 0.0)
+    with pytest.warns(NotPrivateWarning), pytest.raises(ValueError, match="finite epsilon > 0"):
+        privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 2.0)}, X, y,
+                              privacy=lambda est: 0.0, n_initial=1, n_iter=0)
+
+
+def test_pipeline_privacy_adds_its_steps_and_charges_nothing(data):
+    X, y = data
+    accountant = BudgetAccountant()
+    default = BudgetAccountant.load_default(None)
+    spent_before = list(default.spent_budget)
+    pipe = Pipeline([
+        ("scaler", StandardScaler(bounds=(-1.0, 1.0), accountant=accountant)),
+        ("clf", LogisticRegression(data_norm=2.0, accountant=accountant)),
+    ])
+    space = {"scaler__epsilon": (0.1, 1.0, "log"), "clf__epsilon": (0.1, 4.0, "log")}
+    with pytest.warns(NotPrivateWarning), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        front = privacy_utility_front(pipe, space, X, y, cv=2, n_repeats=1, n_initial=3,
+                                      n_iter=0, random_state=0)
+    np.testing.assert_allclose(front.epsilon, [p["scaler__epsilon"] + p["clf__epsilon"]
+                                               for p in front.params])
+    assert front.anti_ideal[0] == pytest.approx(5.0)
+    assert accountant.spent_budget == []
+    assert default.spent_budget == spent_before
+
+
+def test_search_as_estimator_uses_its_planned_privacy(data):
+    X, y = data
+    accountant = BudgetAccountant()
+    search = DPRandomSearchCV(GaussianNB(bounds=(-1.0, 1.0)),
+                              {"var_smoothing": loguniform(1e-9, 1e-1)}, n_iter=2,
+                              epsilon=1.0, classes=[0, 1], accountant=accountant)
+    space = {"epsilon": (0.5, 4.0, "log"), "n_iter": (1.0, 4.0)}
+    with pytest.warns(NotPrivateWarning):
+        front = privacy_utility_front(search, space, X, y, cv=2, n_repeats=1, n_initial=2,
+                                      n_iter=1, random_state=0)
+    planned = [search.set_params(**p).planned_privacy(len(X)).epsilon for p in front.params]
+    np.testing.assert_allclose(front.epsilon, planned)
+    # budget mode: the whole fit costs exactly the search's epsilon setting
+    np.testing.assert_allclose(front.epsilon, [p["epsilon"] for p in front.params], rtol=1e-9)
+    assert front.anti_ideal[0] == pytest.approx(4.0)
+    assert accountant.spent_budget == []
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({"n_initial": 0}, "n_initial"),
+    ({"n_iter": -1}, "n_iter"),
+    ({"n_repeats": 0}, "n_repeats"),
+    ({"anti_ideal": (1.0,)}, "anti_ideal must be"),
+    ({"anti_ideal": (np.inf, 0.0)}, "finite"),
+    ({"anti_ideal": (-1.0, 0.0)}, "must be > 0"),
+    ({"scoring": "neg_log_loss"}, "No default anti-ideal utility"),
+    ({"privacy": 1.0}, "privacy must be a callable"),
+])
+def test_invalid_arguments(data, kwargs, match):
+    X, y = data
+    with pytest.warns(NotPrivateWarning), pytest.raises(ValueError, match=match):
+        privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 1.0)}, X, y,
+                              **kwargs)
+
+
+def test_unknown_scorer_with_explicit_anti_ideal_utility(data):
+    X, y = data
+    with pytest.warns(NotPrivateWarning):
+        front = privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 1.0)},
+                                      X, y, scoring="neg_log_loss", anti_ideal=(None, -50.0),
+                                      cv=2, n_repeats=1, n_initial=2, n_iter=0)
+    assert front.anti_ideal == (1.0, -50.0)
+
+
+# -- DPareto against random sampling on a real DP model ---------------------------------------
+def test_bo_front_beats_random_sampling_on_logistic_regression():
+    rng = np.random.default_rng(0)
+    X = np.clip(rng.normal(size=(1500, 5)), -2, 2) / 2
+    y = (X @ [2.0, -1.5, 1.0, 0.5, 0.0] + 0.3 * rng.normal(size=1500) > 0).astype(int)
+    model = LogisticRegression(data_norm=np.sqrt(5))
+    space = {"epsilon": (0.01, 10.0, "log"), "C": (1e-2, 1e2, "log")}
+    gains = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotPrivateWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for seed in range(4):
+            fronts = [privacy_utility_front(model, space, X, y, cv=3, n_repeats=2,
+                                            n_initial=n_initial, n_iter=15 - n_initial,
+                                            random_state=seed)
+                      for n_initial in (5, 15)]
+            gains.append(fronts[0].hypervolume - fronts[1].hypervolume)
+    assert np.mean(gains) > 0

@@ -1,0 +1,67 @@
+"""BoxSpace: real parameters in a box, to and from the unit cube, and what it refuses."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import loguniform
+
+from skdptune._space import BoxSpace, check_box_space
+
+
+def test_round_trip_and_scales():
+    space = BoxSpace({"C": (1e-2, 1e2, "log"), "alpha": (-1.0, 3.0)})
+    assert space.names == ("C", "alpha") and space.n_dims == 2
+    mid = space.from_unit([0.5, 0.5])
+    assert mid["C"] == pytest.approx(1.0)  # the geometric mean on a log scale
+    assert mid["alpha"] == pytest.approx(1.0)  # the arithmetic mean on a linear one
+    z = np.random.default_rng(0).uniform(size=(50, 2))
+    for point in z:
+        np.testing.assert_allclose(space.to_unit(space.from_unit(point)), point, atol=1e-12)
+
+
+def test_from_unit_stays_inside_the_box():
+    space = BoxSpace({"C": (1e-3, 1e2, "log"), "alpha": (0.0, 1.0)})
+    for z in ([1.0, 1.0], [-0.5, 2.0], [0.0, 0.0], [1.5, -1.0]):
+        params = space.from_unit(z)
+        assert 1e-3 <= params["C"] <= 1e2 and 0.0 <= params["alpha"] <= 1.0
+    assert space.from_unit([-0.5, 2.0]) == {"C": pytest.approx(1e-3), "alpha": 1.0}
+    with pytest.raises(ValueError, match="shape"):
+        space.from_unit([0.5])
+    with pytest.raises(ValueError, match="missing"):
+        space.to_unit({"C": 1.0})
+
+
+def test_corners():
+    corners = BoxSpace({"a": (0.0, 1.0), "b": (0.0, 1.0), "c": (1.0, 2.0)}).corners()
+    assert corners.shape == (8, 3)
+    assert {tuple(c) for c in corners} == set(np.ndindex(2, 2, 2))
+
+
+def test_check_box_space_passes_a_box_through():
+    space = BoxSpace({"C": (0.1, 1.0)})
+    assert check_box_space(space) is space
+    assert isinstance(check_box_space({"C": (0.1, 1.0)}), BoxSpace)
+    assert repr(space) == "BoxSpace({'C': (0.1, 1)})"
+
+
+@pytest.mark.parametrize(("space", "match"), [
+    ({}, "non-empty dict"),
+    ([("C", (0.1, 1.0))], "non-empty dict"),
+    ({"": (0.1, 1.0)}, "non-empty strings"),
+    ({"C": (1.0, 0.1)}, "low must be smaller"),
+    ({"C": (1.0, 1.0)}, "low must be smaller"),
+    ({"C": (0.0, 1.0, "log")}, "log scale needs low > 0"),
+    ({"C": (0.1, 1.0, "sqrt")}, "must be 'log'"),
+    ({"max_depth": (1, 10)}, "integer-valued parameters are not supported"),
+    ({"kernel": ["rbf", "linear"]}, "categorical or integer"),
+    ({"C": [0.1, 1.0]}, "grid or random search"),
+    ({"C": loguniform(1e-3, 1e2)}, r"\(low, high, 'log'\) for loguniform"),
+    ({"C": (0.1, math.inf)}, "finite"),
+    ({"C": ("a", "b")}, "real numbers"),
+    ({"C": (False, 1.0)}, "real numbers"),
+    ({"C": (0.1,)}, "expected \\(low, high\\)"),
+])
+def test_refused_spaces(space, match):
+    with pytest.raises(ValueError, match=match):
+        BoxSpace(space)
