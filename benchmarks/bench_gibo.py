@@ -5,11 +5,12 @@
 Two tasks on Adult (public [0, 1] scaling of ``skdptune.datasets.load_adult``; synthetic data of
 the same shape when the file is absent):
 
-* ``nb_bounds`` (d = 12, a "hard default"): diffprivlib ``GaussianNB`` on the 6 numeric
-  attributes, tuning the per-feature clipping ``bounds`` -- a lower bound in [-10, 0] and an
-  upper bound in [0.1, 10] (log) per feature, an ``ArrayRange``. The features lie in [0, 1],
-  but the untuned default is the guess (-10, 10) a user without the scale would make; tighter
-  bounds cut the DP noise but clip more. Grid search does not apply (a 12-dimensional box).
+* ``scaler_bounds`` (d = 12, a "hard default"): a diffprivlib ``StandardScaler`` and
+  ``GaussianNB`` pipeline on the 6 numeric attributes in their raw units (age in years, fnlwgt
+  up to 1.5e6, ...), tuning the scaler's per-feature ``bounds`` -- a lower bound in [0, 9] and
+  an upper bound in [10, 2e6] (log) per feature, an ``ArrayRange``. The untuned default is the
+  guess (0, 1e6) a user without the scales would make; tighter bounds cut the scaler's DP noise
+  but clip more. Grid search does not apply (a 12-dimensional box).
 * ``logistic`` (d = 2): diffprivlib ``LogisticRegression`` on all 15 features, tuning ``C`` and
   ``data_norm`` (both log scale).
 
@@ -30,8 +31,9 @@ import time
 
 import numpy as np
 from diffprivlib import BudgetAccountant
-from diffprivlib.models import GaussianNB, LogisticRegression
+from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
 from sklearn.metrics import accuracy_score
+from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
 
 from benchmarks._common import (
@@ -47,6 +49,7 @@ from benchmarks._common import (
 )
 from skdptune import ArrayRange, DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 from skdptune._seeding import SeedPlan
+from skdptune._space import BoxSpace
 from skdptune.evaluation._fit import fit_on_rows, prepare_clone
 
 N_ITER, TUNING_SHARE = 10, 0.5
@@ -68,26 +71,40 @@ class NonPrivateGIBO(DPGIBOSearchCV):
 
 
 class BoxDistribution:
-    """Uniform draws of an ``ArrayRange`` for DPRandomSearchCV (``rvs`` like scipy.stats)."""
+    """Draws of an ``ArrayRange`` for DPRandomSearchCV, uniform on its (log) scales."""
 
     def __init__(self, spec: ArrayRange):
-        self.spec = spec
+        self.box = BoxSpace({"value": spec})
 
     def rvs(self, random_state=None):
         rng = np.random.RandomState(random_state) if not hasattr(random_state, "uniform") \
             else random_state
-        value = rng.uniform(self.spec.low, self.spec.high)
-        return tuple(value) if self.spec.as_tuple else value
+        return self.box.from_unit(rng.uniform(size=self.box.n_dims))["value"]
 
 
-def nb_task(d):
-    """Hard default: the features lie in [0, 1] but the user only guesses (-10, 10)."""
-    bounds = ArrayRange(low=[[-10.0] * d, [0.1] * d], high=[[0.0] * d, [10.0] * d], log=False,
-                        as_tuple=True)
+#: public ranges of Adult's numeric attributes in raw units (skdptune.datasets)
+RAW_LOW = np.array([17.0, 1e4, 1.0, 0.0, 0.0, 1.0])
+RAW_HIGH = np.array([90.0, 1.5e6, 16.0, 1e5, 4.4e3, 99.0])
+
+
+def scaler_task(d):
+    """Hard default: raw features of unknown scale; the user guesses scaler bounds (0, 1e6).
+
+    Tuned: per feature, a lower bound in [0, 9] (linear) and an upper one in [10, 2e6] (log).
+    """
+    bounds = ArrayRange(low=[[0.0] * d, [10.0] * d], high=[[9.0] * d, [2e6] * d],
+                        log=[[False] * d, [True] * d], as_tuple=True)
+
+    def estimator(eps):
+        return Pipeline([
+            ("scaler", StandardScaler(epsilon=eps / 3, bounds=(0.0, 1e6))),
+            ("nb", GaussianNB(epsilon=2 * eps / 3, bounds=(-5.0, 5.0))),
+        ])
+
     return {
-        "name": "nb_bounds", "columns": slice(0, 6),
-        "estimator": lambda eps: GaussianNB(epsilon=eps, bounds=(-10.0, 10.0)),
-        "box": {"bounds": bounds}, "random": {"bounds": BoxDistribution(bounds)}, "grid": None,
+        "name": "scaler_bounds", "columns": slice(0, 6), "raw": True,
+        "estimator": estimator, "box": {"scaler__bounds": bounds},
+        "random": {"scaler__bounds": BoxDistribution(bounds)}, "grid": None,
     }
 
 
@@ -241,10 +258,13 @@ def main(argv=None):
     n = 4000 if args.quick else 15000
     records, curves, timings = {}, {}, {}
     with threadpool_limits(limits=1, user_api="blas"):
-        for make in (nb_task, logistic_task):
-            task = make(6 if make is nb_task else X_train.shape[1])
+        for make in (scaler_task, logistic_task):
+            task = make(6 if make is scaler_task else X_train.shape[1])
             cols = task["columns"]
             data = (X_train[:n, cols], X_test[:, cols], y_train[:n], y_test)
+            if task.get("raw"):  # undo the public [0, 1] scaling: features of unknown scale
+                data = (RAW_LOW + data[0] * (RAW_HIGH - RAW_LOW), RAW_LOW + data[1] * (
+                    RAW_HIGH - RAW_LOW), data[2], data[3])
             records[task["name"]] = {}
             curves[task["name"]] = {}
             timings[task["name"]] = {}

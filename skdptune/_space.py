@@ -89,8 +89,9 @@ class ArrayRange:
     low, high : array-like
         Bounds of every entry (broadcast to a common shape, the parameter's shape); finite,
         ``low < high`` entrywise, ``low > 0`` on a log scale.
-    log : bool, default=False
-        Log scale for every entry.
+    log : bool or array-like of bool, default=False
+        Log scale, for every entry or entry by entry (broadcast like ``low``), e.g. linear
+        lower bounds and log-scaled upper bounds.
     as_tuple : bool, default=False
         Give the value as a tuple over the first axis (diffprivlib's ``bounds=(lower,
         upper)``) instead of an array.
@@ -114,16 +115,17 @@ class ArrayRange:
             raise ValueError("ArrayRange bounds must be finite.")
         if not np.all(low_a < high_a):
             raise ValueError("ArrayRange needs low < high in every entry.")
-        if log and not np.all(low_a > 0):
-            raise ValueError("A log-scaled ArrayRange needs low > 0 in every entry.")
+        log_a = np.broadcast_to(np.asarray(log, dtype=bool), low_a.shape).copy()
+        if not np.all(low_a[log_a] > 0):
+            raise ValueError("A log-scaled ArrayRange needs low > 0 in every log entry.")
         if as_tuple and low_a.ndim < 1:
             raise ValueError("as_tuple needs an array with at least one axis.")
-        self.low, self.high = low_a.copy(), high_a.copy()
-        self.log, self.as_tuple = bool(log), bool(as_tuple)
+        self.low, self.high, self.log = low_a.copy(), high_a.copy(), log_a
+        self.as_tuple = bool(as_tuple)
 
     def __repr__(self) -> str:
-        return (f"ArrayRange(shape={self.low.shape}, log={self.log}, "
-                f"as_tuple={self.as_tuple})")
+        log = bool(self.log.all()) if self.log.all() or not self.log.any() else "mixed"
+        return f"ArrayRange(shape={self.low.shape}, log={log}, as_tuple={self.as_tuple})"
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,12 @@ class _ArrayDimension:
 
     def _ends(self) -> tuple[np.ndarray, np.ndarray]:
         low, high = self.spec.low.ravel(), self.spec.high.ravel()
-        return (np.log(low), np.log(high)) if self.spec.log else (low, high)
+        return self._forward(low), self._forward(high)
+
+    def _forward(self, value: np.ndarray) -> np.ndarray:
+        log = self.spec.log.ravel()
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(log, np.log(np.where(log, value, 1.0)), value)
 
     def coords(self, params: Mapping[str, Any]) -> np.ndarray:
         value = params[self.name]
@@ -151,13 +158,12 @@ class _ArrayDimension:
                               for v in value])
         value = np.broadcast_to(np.asarray(value, dtype=float), shape).ravel()
         lo, hi = self._ends()
-        x = np.log(value) if self.spec.log else value
-        return (x - lo) / (hi - lo)
+        return (self._forward(value) - lo) / (hi - lo)
 
     def params(self, z: np.ndarray) -> dict[str, Any]:
         lo, hi = self._ends()
         x = lo + np.clip(z, 0.0, 1.0) * (hi - lo)
-        value = np.exp(x) if self.spec.log else x
+        value = np.where(self.spec.log.ravel(), np.exp(x), x)
         value = np.clip(value, self.spec.low.ravel(), self.spec.high.ravel())
         value = value.reshape(self.spec.low.shape)
         return {self.name: tuple(value) if self.spec.as_tuple else value}
