@@ -36,7 +36,10 @@ from threadpoolctl import threadpool_limits
 from skdptune import DPRandomSearchCV
 from skdptune.datasets import load_classification
 
-ADULT = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv"
+# the Adult file of `make bench`, beside the repository; sphinx-gallery runs the examples from
+# their folder without setting __file__
+HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
+ADULT = HERE.parents[1] / "shared" / "data" / "adult.csv"
 
 
 def main():

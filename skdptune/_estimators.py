@@ -519,6 +519,17 @@ def estimator_privacy(
         Data-independent upper bounds on the cost of one fit of any candidate (componentwise
         maximum over the space; sums use :func:`math.fsum`).
 
+    Examples
+    --------
+    >>> from diffprivlib.models import LogisticRegression, StandardScaler
+    >>> from sklearn.pipeline import make_pipeline
+    >>> pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0, 1)),
+    ...                      LogisticRegression(epsilon=1.0, data_norm=2.0))
+    >>> estimator_privacy(pipe)
+    (1.5, 0.0)
+    >>> estimator_privacy(pipe, {"logisticregression__epsilon": [0.1, 2.0]})
+    (2.5, 0.0)
+
     Raises
     ------
     NonPrivateComponentError

@@ -187,6 +187,13 @@ class EpsilonSplit:
         Nested ``epsilon`` parameter names, e.g. ``["scaler__epsilon", "clf__epsilon"]``.
     min_share : float, default=0.05
         Smallest raw weight, in (0, 1).
+
+    Examples
+    --------
+    >>> space = BoxSpace({"split": EpsilonSplit(["scaler__epsilon", "clf__epsilon"])})
+    >>> shares = space.from_unit([1.0, 0.0])
+    >>> round(shares["scaler__epsilon"], 4), round(shares["clf__epsilon"], 4)
+    (0.9524, 0.0476)
     """
 
     def __init__(self, names, *, min_share: float = 0.05) -> None:

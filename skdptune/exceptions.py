@@ -22,6 +22,17 @@ class PrivacyLeakError(ValueError):
     no longer holds. skdptune refuses such configurations before any budget is charged (see
     :func:`skdptune._estimators.check_leak_free_configuration`) and turns the warning into this
     error if it is raised anyway (:func:`skdptune._estimators.leak_warnings_as_errors`).
+
+    Examples
+    --------
+    >>> from diffprivlib.models import GaussianNB
+    >>> from skdptune import DPGridSearchCV, PrivacyLeakError
+    >>> search = DPGridSearchCV(GaussianNB(), {"var_smoothing": [1e-9]}, classes=[0, 1])
+    >>> try:
+    ...     search.fit([[0.0], [1.0]] * 100, [0, 1] * 100)
+    ... except PrivacyLeakError as exc:
+    ...     print("refused:", "bounds=None" in str(exc))
+    refused: True
     """
 
 
@@ -31,6 +42,18 @@ class NonPrivateComponentError(ValueError):
     Raised by :func:`skdptune._estimators.estimator_privacy` with a message that names the
     component by its path (its scikit-learn nested parameter name, e.g. ``"preprocess__scaler"``)
     and suggests a private replacement.
+
+    Examples
+    --------
+    >>> from diffprivlib.models import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from skdptune import NonPrivateComponentError, estimator_privacy
+    >>> try:
+    ...     estimator_privacy(make_pipeline(StandardScaler(), LogisticRegression(data_norm=1.0)))
+    ... except NonPrivateComponentError as exc:
+    ...     print("standardscaler" in str(exc))
+    True
     """
 
 
@@ -43,6 +66,26 @@ class PrivateFitError(RuntimeError):
     dry run make the known data-dependent failures impossible (docs/privacy.md); this is the
     exit of last resort. ``error_score="raise"`` re-raises the original exception instead, for
     debugging, which voids the guarantee.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from diffprivlib.models import LogisticRegression
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import FunctionTransformer
+    >>> from skdptune import DPRandomSearchCV, PrivateFitError
+    >>> def fails_on_private_rows(X):  # row-wise, but fails on a value of the private data
+    ...     if np.any(np.asarray(X) == 7.0):
+    ...         raise ValueError("a secret value: 7.0")
+    ...     return X
+    >>> pipe = make_pipeline(FunctionTransformer(fails_on_private_rows),
+    ...                      LogisticRegression(data_norm=10.0))
+    >>> X, y = np.full((100, 1), 7.0), np.array([0, 1] * 50)
+    >>> try:
+    ...     DPRandomSearchCV(pipe, {"logisticregression__C": [1.0]}, classes=[0, 1]).fit(X, y)
+    ... except PrivateFitError as exc:
+    ...     print("secret" in str(exc), exc.__context__)
+    False None
     """
 
 
@@ -54,4 +97,16 @@ class DomainError(ValueError):
     count, no position), after the budget check and before any private computation. Nothing is
     charged: differential privacy is a statement about the datasets of a domain, and this error
     says only that the dataset is not one of them (docs/privacy.md).
+
+    Examples
+    --------
+    >>> from diffprivlib.models import GaussianNB
+    >>> from skdptune import DomainError, DPGridSearchCV
+    >>> search = DPGridSearchCV(GaussianNB(bounds=(0, 1)), {"var_smoothing": [1e-9]},
+    ...                         classes=[0, 1])
+    >>> try:
+    ...     search.fit([[0.5]] * 200, [0] * 199 + [2])  # label 2 was not declared
+    ... except DomainError as exc:
+    ...     print("not in the declared classes" in str(exc), "2" in str(exc))
+    True False
     """

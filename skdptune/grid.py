@@ -86,7 +86,8 @@ class DPGridSearchCV(BaseDPSearchCV):
     pre_dispatch : int or str, default="2*n_jobs"
         As in ``GridSearchCV``.
     verbose : int, default=0
-        Progress messages (phases, counts, timings -- never a score).
+        Progress messages: phases and counts known before the data is read (never a score,
+        never a time; docs/privacy.md).
     random_state : None, int or RandomState, default=None
         ``None`` draws all noise from a secure generator. An int makes the search reproducible
         (for testing and teaching; do not use seeded noise in production).

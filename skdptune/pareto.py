@@ -96,6 +96,24 @@ class ParetoFront:
     proposal_time, evaluation_time : ndarray of shape (n_points,)
         Seconds spent choosing each point (surrogates and acquisition) and evaluating it
         (privacy and utility oracles).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from diffprivlib.models import GaussianNB
+    >>> from sklearn.datasets import make_classification
+    >>> from skdptune import privacy_utility_front
+    >>> X, y = make_classification(n_samples=300, n_features=3, n_redundant=0,
+    ...                            random_state=0)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")  # NotPrivateWarning: run on public/proxy data
+    ...     front = privacy_utility_front(
+    ...         GaussianNB(bounds=(-4.0, 4.0)), {"epsilon": (0.05, 5.0, "log")}, X, y,
+    ...         cv=3, n_repeats=1, n_initial=4, n_iter=2, random_state=0)
+    >>> len(front)
+    6
+    >>> front.best_under(5.0).epsilon <= 5.0
+    True
     """
 
     def __init__(self, *, epsilon, delta, utility, utility_std, params, source, anti_ideal,

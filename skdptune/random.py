@@ -84,7 +84,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
     n_jobs : int, default=None
         Parallel runs.
     verbose : int, default=0
-        Phases and timings only (never ``K``, never a score).
+        Fixed phase messages only (never ``K``, a score or a time; docs/privacy.md).
     random_state : None, int or RandomState, default=None
         ``None``: secure noise. An int makes runs reproducible (testing and teaching only).
     error_score : "raise" or float, default=0.0

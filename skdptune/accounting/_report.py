@@ -49,6 +49,18 @@ class PrivacyReport:
         Neighbouring relation the figures are stated for.
     composition : str, default="sequential"
         How the components were combined into the total.
+
+    Examples
+    --------
+    >>> from skdptune.accounting import privacy_report
+    >>> from skdptune.events import EpsilonDeltaEvent, PermuteAndFlipEvent
+    >>> report = privacy_report([("tuning", PermuteAndFlipEvent(1.0)),
+    ...                          ("returned model", EpsilonDeltaEvent(0.5))])
+    >>> epsilon, delta = report
+    >>> epsilon, delta
+    (1.5, 0.0)
+    >>> [c.name for c in report.components]
+    ['tuning', 'returned model']
     """
 
     epsilon: float
