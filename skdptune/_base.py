@@ -386,6 +386,12 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         return new
 
     # -- delegation ----------------------------------------------------------------------------
+    @property
+    def _estimator_type(self):
+        # scikit-learn < 1.6 reads the estimator type here (is_classifier, check_scoring);
+        # newer versions read __sklearn_tags__ below
+        return getattr(self.estimator, "_estimator_type", None)
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         from sklearn.utils import get_tags

@@ -303,3 +303,13 @@ def test_pipeline_clone_pickle_and_nesting(data):
     np.testing.assert_array_equal(restored.predict(X), search.predict(X))
     outer = Pipeline([("id", FunctionTransformer()), ("search", clone(search))]).fit(X, y)
     assert outer.predict(X).shape == (len(X),)
+
+
+def test_searches_are_classifiers_or_regressors_like_their_estimator():
+    """scikit-learn < 1.6 reads ``_estimator_type``, newer versions the tags: both must agree."""
+    from diffprivlib.models import LinearRegression
+    from sklearn.base import is_classifier, is_regressor
+
+    assert is_classifier(DPGridSearchCV(nb(), GRID))
+    assert is_regressor(DPGridSearchCV(LinearRegression(bounds_X=(-1, 1), bounds_y=(0, 1)),
+                                       {"fit_intercept": [True]}))
