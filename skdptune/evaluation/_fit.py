@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 
+import numpy as np
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_method_params
@@ -34,11 +35,14 @@ from .._estimators import (
     set_total_epsilon,
     with_throwaway_accountants,
 )
-from ..exceptions import PrivacyLeakError
+from .._private import FAILURE_MESSAGE, silenced
+from ..exceptions import PrivacyLeakError, PrivateFitError
 
 __all__ = [
+    "all_or_fail",
     "candidate_template",
     "fit_and_utility",
+    "fit_and_example_utilities",
     "fit_on_rows",
     "instantiate",
     "many_small_fits",
@@ -162,3 +166,36 @@ def fit_and_utility(
         if error_score == "raise":
             raise
         return float(error_score)
+
+
+def fit_and_example_utilities(template, X, y, rows, validation, score, fit_params, *, debug,
+                              padding=None, seed=None, **epsilons):
+    """``(per-example utilities on the validation rows, model)`` of a fit whose outputs are
+    released (repetition runs, DP-GIBO fits), or ``None`` when it failed.
+
+    Unlike :func:`fit_and_utility`, a failure is not turned into a utility: whether a fit fails
+    depends on its rows, which its DP guarantee does not cover, so the caller must stop the
+    search (:func:`all_or_fail`). Runs silenced (it is called in joblib workers); the utilities
+    are exact and private. ``debug`` (``error_score="raise"``) lets the original exception out;
+    ``epsilons`` are :func:`instantiate`'s ``epsilon_scale`` / ``epsilon_total``.
+    """
+    with silenced():
+        try:
+            model = instantiate(template, seed=seed, **epsilons)
+            fit_on_rows(model, X, y, rows, fit_params, padding=padding)
+            X_val = _safe_indexing(X, validation)
+            y_val = None if y is None else _safe_indexing(y, validation)
+            return np.asarray(score(model, X_val, y_val), dtype=float), model
+        except PrivacyLeakError:
+            raise
+        except Exception:
+            if debug:
+                raise
+            return None
+
+
+def all_or_fail(outputs: list) -> list:
+    """``outputs`` of released fits, or ``PrivateFitError`` (fixed message) if one is ``None``."""
+    if any(output is None for output in outputs):
+        raise PrivateFitError(FAILURE_MESSAGE)
+    return outputs

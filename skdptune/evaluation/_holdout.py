@@ -33,11 +33,8 @@ from __future__ import annotations
 import numpy as np
 from diffprivlib.mechanisms import Laplace
 from joblib import Parallel, delayed
-from sklearn.utils import _safe_indexing
 
-from .._private import FAILURE_MESSAGE, silenced
-from ..exceptions import PrivacyLeakError, PrivateFitError
-from ._fit import candidate_template, fit_on_rows, instantiate, many_small_fits
+from ._fit import all_or_fail, candidate_template, fit_and_example_utilities, many_small_fits
 
 __all__ = ["HoldoutEvaluator", "holdout_split"]
 
@@ -58,25 +55,17 @@ def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsi
                fit_seed, noise_seed, epsilon_scale, padding):
     """One run of Q: ``(noisy_score, fitted_model)``, or ``None`` when it failed.
 
-    The exact score stays here; nothing is printed or warned. ``debug`` (``error_score=
-    "raise"``) lets the original exception out.
+    The exact score stays here; nothing is printed or warned.
     """
-    with silenced():
-        try:
-            model = instantiate(template, seed=fit_seed, epsilon_scale=epsilon_scale)
-            fit_on_rows(model, X, y, train, fit_params, padding=padding)
-            X_val = _safe_indexing(X, validation)
-            y_val = None if y is None else _safe_indexing(y, validation)
-            utility = float(np.mean(score(model, X_val, y_val)))
-        except PrivacyLeakError:
-            raise
-        except Exception:
-            if debug:
-                raise
-            return None
-        mechanism = Laplace(epsilon=epsilon_score, delta=0.0,
-                            sensitivity=1.0 / len(validation), random_state=noise_seed)
-        return float(mechanism.randomise(utility)), model
+    output = fit_and_example_utilities(template, X, y, train, validation, score, fit_params,
+                                       debug=debug, padding=padding, seed=fit_seed,
+                                       epsilon_scale=epsilon_scale)
+    if output is None:
+        return None
+    utilities, model = output
+    mechanism = Laplace(epsilon=epsilon_score, delta=0.0, sensitivity=1.0 / len(validation),
+                        random_state=noise_seed)
+    return float(mechanism.randomise(float(np.mean(utilities)))), model
 
 
 class HoldoutEvaluator:
@@ -127,7 +116,6 @@ class HoldoutEvaluator:
                 )
                 for r, params in enumerate(candidates)
             )
-        if any(output is None for output in outputs):
-            raise PrivateFitError(FAILURE_MESSAGE)
+        outputs = all_or_fail(outputs)
         scores = np.array([s for s, _ in outputs], dtype=float)
         return scores, [m for _, m in outputs]

@@ -25,11 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.utils import _safe_indexing
 
-from .._private import FAILURE_MESSAGE, silenced
-from ..exceptions import PrivacyLeakError, PrivateFitError
-from ._fit import candidate_template, fit_on_rows, instantiate, many_small_fits
+from ._fit import all_or_fail, candidate_template, fit_and_example_utilities, many_small_fits
 
 __all__ = ["LossEvaluator", "train_chunks"]
 
@@ -43,19 +40,10 @@ def train_chunks(train: np.ndarray, n_chunks: int, rng) -> list[np.ndarray]:
 def _losses_at(template, X, y, rows, validation, score, fit_params, debug, epsilon_fit,
                seed, padding):
     """``(losses on the validation rows, model)`` of one fit, or ``None`` if it failed."""
-    with silenced():
-        try:
-            model = instantiate(template, seed=seed, epsilon_total=epsilon_fit)
-            fit_on_rows(model, X, y, rows, fit_params, padding=padding)
-            X_val = _safe_indexing(X, validation)
-            y_val = None if y is None else _safe_indexing(y, validation)
-            return 1.0 - np.asarray(score(model, X_val, y_val), dtype=float), model
-        except PrivacyLeakError:
-            raise
-        except Exception:
-            if debug:
-                raise
-            return None
+    output = fit_and_example_utilities(template, X, y, rows, validation, score, fit_params,
+                                       debug=debug, padding=padding, seed=seed,
+                                       epsilon_total=epsilon_fit)
+    return None if output is None else (1.0 - output[0], output[1])
 
 
 class LossEvaluator:
@@ -100,6 +88,5 @@ class LossEvaluator:
                 )
                 for params, fit_rows, seed in zip(settings, rows, seeds, strict=True)
             )
-        if any(output is None for output in outputs):
-            raise PrivateFitError(FAILURE_MESSAGE)
+        outputs = all_or_fail(outputs)
         return np.column_stack([losses for losses, _ in outputs]), [m for _, m in outputs]
