@@ -462,7 +462,8 @@ def _accepts_nan(estimator, params, X, y, classes, params_syn, padding, fill) ->
     from .evaluation._fit import fit_on_rows, prepare_clone
 
     X_nan, y_syn = synthetic_dataset(X, y, classes, nan=True, fill=fill)
-    if not _numeric_blocks(X_nan) or not np.isnan(_numeric_blocks(X_nan)[0]).any():
+    blocks = _numeric_blocks(X_nan)
+    if not blocks or not np.isnan(blocks[0]).any():
         return False
     try:
         with warnings.catch_warnings():

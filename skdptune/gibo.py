@@ -16,9 +16,8 @@ from ._space import EpsilonSplit, check_box_space
 from .accounting import event_cost, gdp_epsilon, self_composition_cost
 from .evaluation._holdout import holdout_split
 from .evaluation._losses import LossEvaluator, train_chunks
-from .evaluation._scores import check_per_example_score
+from .evaluation._scores import check_per_example_score, raw_scorer_name
 from .events import EpsilonDeltaEvent, ParallelEvent, SelfComposedEvent
-from .random import _raw_scoring
 from .selection._gp_gradient import RBFGradientModel
 from .selection._noisy_gradient import NoisyGradient
 
@@ -273,7 +272,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         return {"epsilon_total": self._budget()[1]}
 
     def _plan_tuning(self, public, seeds):
-        self.scorer_ = check_scoring(self.estimator, scoring=_raw_scoring(self.scoring))
+        self.scorer_ = check_scoring(self.estimator, scoring=raw_scorer_name(self.scoring))
         score = check_per_example_score(self.scoring, self.estimator,
                                         **({} if self.score_clip is None
                                            else {"clip": self.score_clip}))

@@ -14,7 +14,7 @@ from ._base import BaseDPSearchCV, TuningPlan, TuningResult
 from ._estimators import estimator_privacy
 from .accounting import event_cost
 from .evaluation._holdout import HoldoutEvaluator, holdout_split
-from .evaluation._scores import check_per_example_score
+from .evaluation._scores import check_per_example_score, raw_scorer_name
 from .selection._repetition import RandomizedRepetition
 
 __all__ = ["DPRandomSearchCV"]
@@ -233,7 +233,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         return [(f"tuning: {event.name}", event)]
 
     def _plan_tuning(self, public, seeds):
-        self.scorer_ = check_scoring(self.estimator, scoring=_raw_scoring(self.scoring))
+        self.scorer_ = check_scoring(self.estimator, scoring=raw_scorer_name(self.scoring))
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
         score = check_per_example_score(self.scoring, self.estimator, **clip)
         scale = self._budget_scale()
@@ -279,13 +279,6 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     def _refit_settings(self):
         return {"epsilon_scale": self.epsilon_scale_}
-
-
-def _raw_scoring(scoring):
-    """sklearn scorer name for :meth:`score` matching a per-example score name."""
-    return {None: None, "accuracy": "accuracy", "squared_error": "neg_mean_squared_error",
-            "absolute_error": "neg_mean_absolute_error", "log_loss": "neg_log_loss"}.get(
-                scoring, scoring)
 
 
 def _space_sets_epsilon(space) -> bool:

@@ -40,6 +40,7 @@ __all__ = [
     "AbsoluteErrorScore",
     "LogLossScore",
     "check_per_example_score",
+    "raw_scorer_name",
     "DEFAULT_LOG_LOSS_CLIP",
 ]
 
@@ -420,3 +421,10 @@ def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerE
     if scoring == "log_loss" and not hasattr(estimator, "predict_proba"):
         raise ValueError("scoring='log_loss' needs an estimator with predict_proba.")
     return _PER_EXAMPLE[scoring](**kwargs)
+
+
+def raw_scorer_name(scoring: Any) -> Any:
+    """The scikit-learn scorer (raw scale, for ``score``) matching a per-example score name."""
+    return {None: None, "accuracy": "accuracy", "squared_error": "neg_mean_squared_error",
+            "absolute_error": "neg_mean_absolute_error", "log_loss": "neg_log_loss"}.get(
+                scoring, scoring)
