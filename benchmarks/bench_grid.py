@@ -102,7 +102,8 @@ def search_params(evaluation: Evaluation = EVALUATION) -> dict:
 
 # == runtime ===================================================================================
 def dp_search(case: Case, n_jobs: int, grid=None) -> DPGridSearchCV:
-    return DPGridSearchCV(case.estimator(0.5), grid or case.grid, epsilon=0.5, n_jobs=n_jobs,
+    return DPGridSearchCV(case.estimator(0.5), grid or case.grid, epsilon=1.0, tuning_share=0.5,
+                          n_jobs=n_jobs,
                           classes=CLASSES,
                           random_state=0, accountant=BudgetAccountant(), **search_params())
 
@@ -416,7 +417,9 @@ def decomposition_check(data: Data, case: Case, evaluation: Evaluation, seeds) -
         staged = dp_grid_results(run, search_selectors())
         for name, selector in search_selectors().items():
             search = DPGridSearchCV(
-                case.estimator(run.model_epsilon), case.grid, epsilon=run.tuning,
+                case.estimator(run.model_epsilon), case.grid,
+                epsilon=run.tuning + run.model_epsilon,
+                tuning_share=run.tuning / (run.tuning + run.model_epsilon),
                 selection=selector.method, svt_order=selector.order, random_state=seed,
                 classes=CLASSES, accountant=BudgetAccountant(), **search_params(evaluation),
             ).fit(small.X_train, small.y_train)

@@ -113,7 +113,8 @@ def utility_cell(data, total: float, seed: int) -> list[dict]:
                    epsilon_run=float(search.epsilon_run_))
 
         tuning = TUNING_SHARE * total
-        grid = DPGridSearchCV(model(total - tuning, d), search_grid(d), epsilon=tuning,
+        grid = DPGridSearchCV(model(total - tuning, d), search_grid(d), epsilon=total,
+                              tuning_share=TUNING_SHARE,
                               classes=CLASSES, random_state=seed,
                               accountant=BudgetAccountant()).fit(X_train, y_train)
         assert grid.privacy_spent_.epsilon <= total * (1 + 1e-12)

@@ -30,7 +30,6 @@ import numpy as np
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import LogisticRegression
 from joblib import Parallel, delayed
-from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from threadpoolctl import threadpool_limits
@@ -91,8 +90,8 @@ def run_cell(n, total, seed):
     X, y = make_data(n, seed)
     common = dict(random_state=seed, accountant=BudgetAccountant())
     with threadpool_limits(limits=1, user_api="blas"):  # many small fits
-        grid = DPGridSearchCV(clone(model).set_params(clf__epsilon=total / 2), space,
-                              epsilon=total / 2, classes=[0, 1], **common).fit(X, y)
+        grid = DPGridSearchCV(model, space, epsilon=total, tuning_share=0.5, classes=[0, 1],
+                              **common).fit(X, y)
         repetition = DPRandomSearchCV(model, space, n_iter=N_FEATURES, epsilon=total,
                                       refit=False, classes=[0, 1], **common).fit(X, y)
         default = LogisticRegression(epsilon=total, data_norm=math.sqrt(N_FEATURES),

@@ -141,14 +141,15 @@ print("cost of one fit of the private pipeline (epsilon, delta):", estimator_pri
 #
 # With ``GridSearchCV`` the *model* is private but the chosen ``data_norm`` is computed from
 # exact cross-validation scores: the tuning is not private, and no accountant sees it (see the
-# "why tuning leaks" example). ``DPGridSearchCV`` takes the same estimator and grid, a tuning
-# budget ``epsilon``, and the public label set ``classes``.
+# "why tuning leaks" example). ``DPGridSearchCV`` takes the same estimator and grid, a total
+# budget ``epsilon`` (the selection and the returned pipeline), and the public label set
+# ``classes``.
 
 with threadpool_limits(limits=1, user_api="blas"):  # many small fits: one BLAS thread is faster
     plain = GridSearchCV(private, grid, cv=5).fit(X_train, y_train)
 
 accountant = BudgetAccountant(epsilon=3.0, delta=0.0)
-search = DPGridSearchCV(private, grid, epsilon=1.0, classes=[0, 1], accountant=accountant,
+search = DPGridSearchCV(private, grid, epsilon=2.5, classes=[0, 1], accountant=accountant,
                         random_state=0)  # seeded for a reproducible page; None in production
 search.fit(X_train, y_train)
 
@@ -173,7 +174,7 @@ print(f"\naccountant: spent {accountant.total()}, remaining {accountant.remainin
 # happens before any data is read, so the refused fit costs nothing.
 
 try:
-    DPGridSearchCV(private, grid, epsilon=1.0, classes=[0, 1],
+    DPGridSearchCV(private, grid, epsilon=2.5, classes=[0, 1],
                    accountant=accountant).fit(X_train, y_train)
 except BudgetError as error:
     print("refused:", error)

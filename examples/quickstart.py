@@ -44,7 +44,7 @@ def main():
 
     accountant = BudgetAccountant()
     start = time.perf_counter()
-    private = DPGridSearchCV(model, grid, epsilon=1.0, classes=[0, 1], accountant=accountant,
+    private = DPGridSearchCV(model, grid, epsilon=2.0, classes=[0, 1], accountant=accountant,
                              random_state=0).fit(X_train, y_train)
     t_private = time.perf_counter() - start
 

@@ -179,8 +179,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _run_tuning(self, plan: TuningPlan, X, y, fit_params, seeds: SeedPlan) -> TuningResult:
         """Run the private tuning. Must return released information only."""
 
-    def _final_model_cost(self) -> tuple[float, float]:
-        """(epsilon, delta) of the returned model: the estimator's own, max over the space."""
+    def _final_model_cost(self, n_samples: int) -> tuple[float, float]:
+        """(epsilon, delta) of the returned model: the estimator's own, max over the space
+        (budget modes override it; a pure function of the parameters and ``n``)."""
         return estimator_privacy(self.estimator, self._search_space())
 
     def _final_model_params(self, result: TuningResult) -> dict:
@@ -327,7 +328,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _planned_report(self, n_samples: int) -> PrivacyReport:
         components = list(self._tuning_events(n_samples))
         if self.refit:
-            eps_model, delta_model = self._final_model_cost()
+            eps_model, delta_model = self._final_model_cost(n_samples)
             components.append(("returned model (refit on all rows)",
                                EpsilonDeltaEvent(eps_model, delta_model, "refit")))
         return privacy_report(components, delta=self._target_delta())

@@ -684,6 +684,47 @@ def set_total_epsilon(estimator: Any, total: float) -> Any:
     return estimator
 
 
+#: Parameters whose meaning depends on the number of training rows, by diffprivlib class name.
+#: diffprivlib's ``LogisticRegression`` minimises ``sum_i loss_i / n + ||w||^2 / (2 C n)`` (its
+#: ridge strength is ``1 / (C n)``, as in scikit-learn, where ``C`` weighs a *sum* of losses):
+#: the same ``C`` on fewer rows is a more strongly regularised model. Multiplying ``C`` by
+#: ``n / n_rows`` keeps the per-example regularisation of the model fitted on ``n`` rows.
+#: The other diffprivlib models have no such parameter: ``GaussianNB``'s ``var_smoothing`` is
+#: relative to the largest variance, ``KMeans``, ``PCA``, ``StandardScaler``,
+#: ``LinearRegression`` (unregularised) and the trees' ``max_depth`` / ``n_estimators`` do not
+#: refer to ``n``.
+_ROW_DEPENDENT_PARAMETERS = {"LogisticRegression": ("C",)}
+
+
+def space_sets_epsilon(space: Any) -> bool:
+    """Whether a search space sets a DP ``epsilon`` (which budget modes set themselves)."""
+    return any(key == "epsilon" or key.endswith("__epsilon")
+               for sub in _subspaces(space) for key in sub)
+
+
+def rescale_row_dependent_params(estimator: Any, factor: float) -> Any:
+    """Multiply, in place, the row-count-dependent parameters of diffprivlib components.
+
+    For a fit on ``n_rows`` rows that stands in for a model fitted on ``n`` rows (a
+    subsample-and-aggregate partition fit), ``factor = n / n_rows`` makes the small model
+    regularised like the full one (see :data:`_ROW_DEPENDENT_PARAMETERS`). Such fits are never
+    released: this changes what the partition utilities measure, not the privacy bound.
+    Returns the same object.
+    """
+    factor = _check_positive(factor, "factor")
+    updates = {}
+    for comp in _walk(estimator):
+        if comp.role != _DP:
+            continue
+        params = comp.estimator.get_params(deep=False)
+        for name in _ROW_DEPENDENT_PARAMETERS.get(type(comp.estimator).__name__, ()):
+            if isinstance(params.get(name), numbers.Real):
+                updates[_join(comp.path, name)] = params[name] * factor
+    if updates:
+        estimator.set_params(**updates)
+    return estimator
+
+
 def _derived_seed(seed: int, path: str) -> int:
     entropy = [seed, *path.encode("utf-8")]
     return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint32)[0])

@@ -265,7 +265,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     def _tuning_events(self, n_samples):
         return [("tuning: DP-GIBO (train rows | validation rows)", self._plan_costs()["tuning"])]
 
-    def _final_model_cost(self):
+    def _final_model_cost(self, n_samples):
         return self._budget()[1], 0.0
 
     def _refit_settings(self):

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
+from ._estimators import estimator_privacy, space_sets_epsilon
 from .evaluation._partitions import PartitionEvaluator, auto_n_partitions
 from .evaluation._scores import check_bounded_scorer
 from .selection import DoublingSVT, PermuteAndFlipSelector
+from .selection._permute_and_flip import selection_error_bound
+
+#: ``tuning_share="auto"``: spend on the selection what it needs to lose at most
+#: ``_SHARE_TOLERANCE`` utility with probability ``1 - _SHARE_BETA``, within these limits
+_SHARE_TOLERANCE, _SHARE_BETA, _SHARE_LIMITS = 0.01, 0.05, (0.1, 0.5)
+#: a data-independent warning when the selection can lose more than this much utility
+#: (95% bound on the [0, 1] scale): it is then close to a random pick among the candidates
+HOPELESS_SELECTION_ERROR = 0.1
 
 __all__ = ["DPGridSearchCV"]
 
@@ -27,21 +37,33 @@ class DPGridSearchCV(BaseDPSearchCV):
     Ding et al. -- and the selected candidate is refitted on all rows.
 
     The whole ``fit`` -- tuning plus the returned model -- is differentially private with the
-    data-independent ``privacy_spent_`` = ``epsilon`` (tuning) + the estimator's own cost
-    (maximised over the grid), charged once to ``accountant``. Inner partition fits are never
-    released, so their privacy parameters (``inner_epsilon``) do not enter the bound. See
-    ``docs/selection.md`` and ``docs/accounting.md`` for the proofs.
+    data-independent ``privacy_spent_`` = ``epsilon``, charged once to ``accountant``: a share
+    ``tuning_share`` of it pays for the selection, the rest for the returned model, whose DP
+    epsilons are scaled by one common factor to cost exactly that (maximised over the grid).
+    Inner partition fits are never released, so their privacy parameters (``inner_epsilon``)
+    do not enter the bound. See ``docs/selection.md`` and ``docs/accounting.md`` for the
+    proofs.
 
     Parameters
     ----------
     estimator : estimator object
         A diffprivlib model, or a ``Pipeline`` of diffprivlib models and data-independent
-        transformers (see :func:`skdptune.estimator_privacy`). Its ``epsilon`` is the budget of
-        the returned model.
+        transformers (see :func:`skdptune.estimator_privacy`). Its DP epsilons are scaled by
+        one common factor (``epsilon_scale_``): their ratios are kept, their sum set by the
+        budget.
     param_grid : dict or list of dicts
-        As in ``GridSearchCV``; nested names such as ``clf__C`` are allowed.
-    epsilon : float, default=1.0
-        Privacy budget of the tuning (selection) itself.
+        As in ``GridSearchCV``; nested names such as ``clf__C`` are allowed. DP ``epsilon``s
+        cannot be searched (the budget sets them).
+    epsilon : float, default=2.0
+        Total privacy budget of ``fit``: the selection plus the returned model, as in every
+        skdptune search. (Before 0.1 it was the selection's budget alone; the same run is now
+        ``epsilon=eps_tuning + eps_model, tuning_share=eps_tuning / (eps_tuning + eps_model)``.)
+    tuning_share : "auto" or float in (0, 1), default="auto"
+        Share of ``epsilon`` spent on the selection when ``refit=True`` (with ``refit=False``
+        it gets all of it). ``"auto"`` spends what permute-and-flip needs to lose at most 0.01
+        utility with probability 0.95, ``2 ln(20 n_candidates) / (0.01 k)`` with ``k`` the
+        number of partitions, as a share of ``epsilon`` clipped to [0.1, 0.5]: a function of
+        ``n``, the grid size and ``epsilon`` only (see docs/grid_search.md).
     selection : {"permute_and_flip", "svt"}, default="permute_and_flip"
         Private selector. ``"svt"`` is the doubling-step sparse vector technique of seed paper
         000 (Algorithm 1) with the ``u >= 1`` guard of paper 003, accounted soundly as
@@ -65,6 +87,12 @@ class DPGridSearchCV(BaseDPSearchCV):
         final model (``"scaled"``, the default: on Adult it beat ``"same"`` by 3-10 accuracy
         points, see docs/calibration.md), or a total epsilon (``float("inf")`` for
         non-private partition fits).
+    inner_params : {"scaled", "same"}, default="scaled"
+        Parameters of the partition fits whose meaning depends on the number of rows --
+        diffprivlib ``LogisticRegression``'s ``C`` weighs a *sum* of losses, so its ridge
+        strength is ``1 / (C n)`` -- are multiplied by ``n / partition_train_size`` so that
+        every partition model is regularised like the returned model (``"scaled"``), or kept
+        (``"same"``). Partition fits are never released: no privacy effect.
     scoring : str, callable or None, default=None
         Scorer; ``None`` uses the estimator's ``score`` (accuracy or r2).
     score_bounds : tuple (lo, hi) or None, default=None
@@ -119,6 +147,11 @@ class DPGridSearchCV(BaseDPSearchCV):
         Number of partitions used.
     sensitivity_ : float
         Replace-one sensitivity of each aggregated utility, ``1 / n_partitions_``.
+    epsilon_scale_ : float
+        Common factor applied to the estimator's DP epsilons in the returned model (and in the
+        partition fits, before ``inner_epsilon``).
+    privacy_split_ : dict
+        ``tuning_share``, ``epsilon_tuning`` and ``epsilon_model``: how ``epsilon`` was split.
     privacy_spent_ : PrivacyReport
         Total (epsilon, delta) of the fit and its components.
     classes_ : ndarray
@@ -141,12 +174,14 @@ class DPGridSearchCV(BaseDPSearchCV):
     >>> from diffprivlib import BudgetAccountant
     >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
     >>> search = DPGridSearchCV(
-    ...     GaussianNB(epsilon=1.0, bounds=(-6.0, 6.0)),
+    ...     GaussianNB(bounds=(-6.0, 6.0)),
     ...     {"var_smoothing": [1e-9, 1e-3, 1e-1]},
-    ...     epsilon=1.0, classes=[0, 1], random_state=0, accountant=BudgetAccountant(),
+    ...     epsilon=2.0, classes=[0, 1], random_state=0, accountant=BudgetAccountant(),
     ... ).fit(X, y)
-    >>> search.privacy_spent_.epsilon
+    >>> round(search.privacy_spent_.epsilon, 9)
     2.0
+    >>> search.privacy_split_["tuning_share"]
+    0.5
     >>> sorted(search.cv_results_)[:2]
     ['param_var_smoothing', 'params']
     """
@@ -155,6 +190,7 @@ class DPGridSearchCV(BaseDPSearchCV):
         **BaseDPSearchCV._parameter_constraints,
         "param_grid": [dict, list],
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither")],
+        "tuning_share": [StrOptions({"auto"}), Interval(numbers.Real, 0, 1, closed="neither")],
         "selection": [StrOptions({"permute_and_flip", "svt"})],
         "n_partitions": [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
         "min_partition_size": [Interval(numbers.Integral, 2, None, closed="left")],
@@ -163,6 +199,7 @@ class DPGridSearchCV(BaseDPSearchCV):
         "svt_order": [StrOptions({"fixed", "shuffle"})],
         "inner_epsilon": [StrOptions({"same", "scaled"}),
                           Interval(numbers.Real, 0, None, closed="right")],
+        "inner_params": [StrOptions({"scaled", "same"})],
         "scoring": [str, callable, None],
         "score_bounds": [tuple, list, None],
         "cv": [Interval(numbers.Real, 0, 1, closed="neither"),
@@ -171,10 +208,11 @@ class DPGridSearchCV(BaseDPSearchCV):
         "pre_dispatch": [numbers.Integral, str],
     }
 
-    def __init__(self, estimator, param_grid, *, epsilon=1.0, selection="permute_and_flip",
-                 n_partitions="auto", min_partition_size=100, granularity=0.01,
-                 utility_floor=0.5, svt_order="fixed", inner_epsilon="scaled", scoring=None,
-                 score_bounds=None, cv=0.25, classes=None, refit=True, n_jobs=None,
+    def __init__(self, estimator, param_grid, *, epsilon=2.0, tuning_share="auto",
+                 selection="permute_and_flip", n_partitions="auto", min_partition_size=100,
+                 granularity=0.01, utility_floor=0.5, svt_order="fixed", inner_epsilon="scaled",
+                 inner_params="scaled", scoring=None, score_bounds=None, cv=0.25, classes=None,
+                 refit=True, n_jobs=None,
                  pre_dispatch="2*n_jobs", verbose=0, random_state=None, error_score=0.0,
                  accountant=None):
         super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
@@ -182,6 +220,7 @@ class DPGridSearchCV(BaseDPSearchCV):
                          accountant=accountant)
         self.param_grid = param_grid
         self.epsilon = epsilon
+        self.tuning_share = tuning_share
         self.selection = selection
         self.n_partitions = n_partitions
         self.min_partition_size = min_partition_size
@@ -189,6 +228,7 @@ class DPGridSearchCV(BaseDPSearchCV):
         self.utility_floor = utility_floor
         self.svt_order = svt_order
         self.inner_epsilon = inner_epsilon
+        self.inner_params = inner_params
         self.scoring = scoring
         self.score_bounds = score_bounds
         self.cv = cv
@@ -210,30 +250,91 @@ class DPGridSearchCV(BaseDPSearchCV):
             )
         return k
 
-    def _make_selector(self, sensitivity: float, seed):
+    def _n_candidates(self) -> int:
+        return len(ParameterGrid(self.param_grid))
+
+    def _auto_share(self, n_samples: int) -> float:
+        """``tuning_share="auto"``: a function of ``n``, the grid size and ``epsilon`` only."""
+        k = self._resolve_n_partitions(n_samples)
+        # the bound 2 D ln(|S| / beta) / eps is symmetric in eps and the loss: the epsilon
+        # that makes the loss _SHARE_TOLERANCE is the bound evaluated at eps = tolerance
+        needed = selection_error_bound(self._n_candidates(), 1.0 / k, _SHARE_TOLERANCE,
+                                       _SHARE_BETA)
+        low, high = _SHARE_LIMITS
+        return min(high, max(low, needed / float(self.epsilon)))
+
+    def _budget(self, n_samples: int) -> dict:
+        """How ``epsilon`` is split: data-independent (parameters, estimator, ``n``)."""
+        total = float(self.epsilon)
+        if not self.refit:  # no model is returned: the selection gets everything
+            return {"tuning_share": 1.0, "epsilon_tuning": total, "epsilon_model": 0.0,
+                    "epsilon_scale": 1.0, "delta_model": 0.0}
+        if space_sets_epsilon(self.param_grid):
+            raise ValueError(
+                "epsilon is the total budget and sets the estimator's DP epsilons, but "
+                "param_grid searches an epsilon itself; remove epsilon from param_grid (to "
+                "compare budgets, use skdptune.privacy_utility_front).")
+        share = (self._auto_share(n_samples) if self.tuning_share == "auto"
+                 else float(self.tuning_share))
+        base, delta_model = estimator_privacy(self.estimator, self.param_grid)
+        if base <= 0:
+            raise ValueError(
+                "The estimator has no diffprivlib component with a positive epsilon, so "
+                "epsilon cannot be split between the selection and the returned model; use a "
+                "diffprivlib model.")
+        scale = (1.0 - share) * total / base
+        model = base * scale
+        return {"tuning_share": share, "epsilon_tuning": total - model,
+                "epsilon_model": model, "epsilon_scale": scale, "delta_model": delta_model}
+
+    def _make_selector(self, epsilon: float, sensitivity: float, seed):
         if self.selection == "svt":
-            return DoublingSVT(self.epsilon, sensitivity=sensitivity,
+            return DoublingSVT(epsilon, sensitivity=sensitivity,
                                granularity=self.granularity, utility_floor=self.utility_floor,
                                order=self.svt_order, random_state=seed)
-        return PermuteAndFlipSelector(self.epsilon, sensitivity=sensitivity, random_state=seed)
+        return PermuteAndFlipSelector(epsilon, sensitivity=sensitivity, random_state=seed)
 
     def _tuning_events(self, n_samples):
         k = self._resolve_n_partitions(n_samples)
-        event = self._make_selector(1.0 / k, None).privacy_event()
+        budget = self._budget(n_samples)
+        event = self._make_selector(budget["epsilon_tuning"], 1.0 / k, None).privacy_event()
         return [(f"tuning: {event.name}", event)]
+
+    def _final_model_cost(self, n_samples):
+        budget = self._budget(n_samples)
+        return budget["epsilon_model"], budget["delta_model"]
+
+    def _warn_hopeless_selection(self, n_candidates: int, k: int, epsilon: float) -> None:
+        """Data-independent warning: the selection is close to a random pick."""
+        error = selection_error_bound(n_candidates, 1.0 / k, epsilon)
+        if n_candidates > 1 and error > HOPELESS_SELECTION_ERROR:
+            warnings.warn(
+                f"DPGridSearchCV can barely select: with {k} partition(s), {n_candidates} "
+                f"candidates and a selection epsilon of {epsilon:.3g}, the selected candidate "
+                f"may be {error:.2f} below the best on the [0, 1] utility scale (95% bound; "
+                f"above {HOPELESS_SELECTION_ERROR}). Use more rows (more partitions), fewer "
+                "candidates, a larger epsilon or tuning_share, or DPRandomSearchCV.",
+                UserWarning, stacklevel=4)
 
     def _plan_tuning(self, public, seeds):
         candidates = list(ParameterGrid(self.param_grid))
         k = self._resolve_n_partitions(public.n_samples)
+        budget = self._budget(public.n_samples)
+        self._warn_hopeless_selection(len(candidates), k, budget["epsilon_tuning"])
         self.scorer_ = check_scoring(self.estimator, scoring=self.scoring)
         scorer = check_bounded_scorer(self.scoring, self.score_bounds, self.estimator)
         evaluator = PartitionEvaluator(
             self.estimator, scorer, n_partitions=k, cv=self.cv,
-            inner_epsilon=self.inner_epsilon, n_jobs=self.n_jobs,
+            inner_epsilon=self.inner_epsilon, inner_params=self.inner_params,
+            epsilon_scale=budget["epsilon_scale"], n_jobs=self.n_jobs,
             pre_dispatch=self.pre_dispatch, error_score=self.error_score, seeds=seeds,
             padding=public.padding,
         )
-        selector = self._make_selector(evaluator.sensitivity, seeds.noise_seed("selection"))
+        selector = self._make_selector(budget["epsilon_tuning"], evaluator.sensitivity,
+                                       seeds.noise_seed("selection"))
+        self.epsilon_scale_ = budget["epsilon_scale"]
+        self.privacy_split_ = {name: budget[name] for name in
+                               ("tuning_share", "epsilon_tuning", "epsilon_model")}
         return TuningPlan(
             settings={"candidates": candidates, "evaluator": evaluator, "selector": selector},
             scorers={"scoring": scorer, "scorer_ (used by score)": self.scorer_},
@@ -258,3 +359,6 @@ class DPGridSearchCV(BaseDPSearchCV):
             attributes["epsilon_round_"] = selector.epsilon_round
         return TuningResult(candidate_params=candidates, best_index=selection.index,
                             fallback=selection.fallback, attributes=attributes)
+
+    def _refit_settings(self):
+        return {"epsilon_scale": self.epsilon_scale_}

@@ -11,7 +11,7 @@ from sklearn.model_selection import ParameterSampler
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
-from ._estimators import estimator_privacy
+from ._estimators import estimator_privacy, space_sets_epsilon
 from .accounting import event_cost
 from .evaluation._holdout import HoldoutEvaluator, holdout_split
 from .evaluation._scores import check_per_example_score, raw_scorer_name
@@ -77,10 +77,12 @@ class DPRandomSearchCV(BaseDPSearchCV):
         classifiers unless the estimator declares it (diffprivlib's ``classes`` parameter).
         Every fit gets one public padding row per class, so no run can fail for lack of a
         class and the returned model's ``classes_`` is this set whatever the data.
-    refit : bool, default=True
-        Refit the winner's parameters on all rows (its cost is added). With ``refit=False``
-        the winning run's already-trained model is returned at no extra cost -- unlike
-        scikit-learn, where ``refit=False`` returns no model.
+    refit : bool, default=False
+        ``False`` (the default) returns the winning run's already-trained model at no extra
+        cost -- unlike scikit-learn, where ``refit=False`` returns no model. ``True`` refits
+        the winner's parameters on all rows and adds that fit's cost; at equal total
+        ``epsilon`` this spends part of the budget twice on the same parameters, and it lost
+        to ``refit=False`` on the real tasks of issue 7's benchmark (docs/random_search.md).
     n_jobs : int, default=None
         Parallel runs.
     verbose : int, default=0
@@ -155,7 +157,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, distribution="logarithmic",
                  eta=None, epsilon=None, delta=0.0, epsilon_score=None, validation_size=0.2,
-                 scoring=None, score_clip=None, classes=None, refit=True, n_jobs=None,
+                 scoring=None, score_clip=None, classes=None, refit=False, n_jobs=None,
                  verbose=0, random_state=None, error_score=0.0, accountant=None):
         super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
                          verbose=verbose, random_state=random_state, error_score=error_score,
@@ -198,7 +200,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         """Common factor on the DP epsilons so that the total equals ``epsilon`` (budget mode)."""
         if self.epsilon is None:
             return 1.0
-        if _space_sets_epsilon(self.param_distributions):
+        if space_sets_epsilon(self.param_distributions):
             raise ValueError(
                 "epsilon (budget mode) scales the estimator's DP epsilons, but the search space "
                 "sets an epsilon itself; give epsilon=None or remove epsilon from the space."
@@ -225,7 +227,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
             scale *= 1 - 1e-12
         return scale
 
-    def _final_model_cost(self):
+    def _final_model_cost(self, n_samples):
         return self._costs(self._budget_scale())[2]
 
     def _tuning_events(self, n_samples):
@@ -279,9 +281,3 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     def _refit_settings(self):
         return {"epsilon_scale": self.epsilon_scale_}
-
-
-def _space_sets_epsilon(space) -> bool:
-    spaces = space if isinstance(space, list) else [space]
-    return any(key == "epsilon" or key.endswith("__epsilon") for s in spaces for key in s)
-

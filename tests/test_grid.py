@@ -68,28 +68,117 @@ def test_fit_predict_and_released_attributes(data):
 
 def test_privacy_spent_closed_form_permute_and_flip(data):
     X, y = data
-    search = fit(X, y, epsilon=0.7, estimator=nb(1.3))
-    assert search.privacy_spent_.epsilon == pytest.approx(0.7 + 1.3)
+    # the old meaning (tuning 0.7, the estimator's own 1.3) is epsilon=2.0, share 0.35
+    search = fit(X, y, epsilon=2.0, tuning_share=0.35, estimator=nb(1.3))
+    assert search.privacy_spent_.epsilon == pytest.approx(2.0, abs=1e-12)
     assert search.privacy_spent_.delta == 0.0
+    assert search.epsilon_scale_ == pytest.approx(1.0)
+    assert search.privacy_split_ == pytest.approx(
+        {"tuning_share": 0.35, "epsilon_tuning": 0.7, "epsilon_model": 1.3})
+    assert search.best_estimator_.epsilon == pytest.approx(1.3)
+
+
+@pytest.mark.parametrize("share", [0.1, 0.5, 0.8])
+def test_total_budget_split_scales_the_model(data, share):
+    X, y = data
+    search = fit(X, y, epsilon=3.0, tuning_share=share, estimator=nb(0.25))
+    components = {c.name: c.epsilon for c in search.privacy_spent_.components}
+    assert sum(components.values()) == pytest.approx(3.0)
+    assert components["returned model (refit on all rows)"] == pytest.approx((1 - share) * 3.0)
+    assert search.epsilon_scale_ == pytest.approx((1 - share) * 3.0 / 0.25)
+    assert search.best_estimator_.epsilon == pytest.approx((1 - share) * 3.0)
+
+
+def test_auto_share_closed_form():
+    from skdptune.grid import _SHARE_BETA, _SHARE_LIMITS, _SHARE_TOLERANCE
+
+    grid = {"var_smoothing": list(np.logspace(-9, 0, 20))}
+    search = DPGridSearchCV(nb(), grid, epsilon=1.0, classes=[0, 1])
+    for n, eps in [(24_420, 1.0), (24_420, 8.0), (254_000, 4.0), (2_000_000, 4.0)]:
+        search.set_params(epsilon=eps)
+        k = n // 100
+        needed = 2 * np.log(20 / _SHARE_BETA) / (k * _SHARE_TOLERANCE)
+        expected = float(np.clip(needed / eps, *_SHARE_LIMITS))
+        report = search.planned_privacy(n)
+        tuning = {c.name: c.epsilon for c in report.components}[
+            "tuning: permute-and-flip selection"]
+        assert tuning == pytest.approx(expected * eps)
+        assert report.epsilon == pytest.approx(eps)
+    # the share shrinks with n and with epsilon: selection needs less, the model gets more
+    assert search.set_params(epsilon=4.0).planned_privacy(254_000).epsilon == pytest.approx(4.0)
+
+
+def test_space_setting_epsilon_refused_in_budget_mode(data):
+    X, y = data
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="param_grid searches an epsilon"):
+        fit(X, y, grid={"epsilon": [0.5, 1.0]}, accountant=acc)
+    assert acc.spent_budget == []
+
+
+def test_hopeless_selection_warns_before_data_is_read(data):
+    X, y = data
+    with pytest.warns(UserWarning, match="can barely select") as record:
+        fit(X[:150], y[:150], min_partition_size=100)  # one partition: sensitivity 1
+    assert "1 partition(s)" in str(record[0].message)
+    assert "DPRandomSearchCV" in str(record[0].message)
+    big = DPGridSearchCV(nb(), GRID, epsilon=2.0, classes=[0, 1])
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big._warn_hopeless_selection(3, 1000, 1.0)  # 2 ln(60) / 1000 = 0.008: no warning
+
+
+def test_partition_fits_rescale_C_like_the_full_model(monkeypatch):
+    from skdptune.evaluation import _partitions
+    from skdptune.evaluation._fit import instantiate
+
+    seen = []
+    real = _partitions.fit_and_utility
+
+    def spy(template, X, y, train, test, scorer, **kw):
+        est = instantiate(template, **{k: kw[k] for k in (
+            "epsilon_scale", "epsilon_total", "row_factor") if k in kw})
+        seen.append((len(train), est.C, est.epsilon))
+        return real(template, X, y, train, test, scorer, **kw)
+
+    monkeypatch.setattr(_partitions, "fit_and_utility", spy)
+    X, y = make_classification(n_samples=400, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=1)
+    X = X / 4
+    fit(X, y, estimator=lr(), grid={"C": [0.5]}, epsilon=2.0, tuning_share=0.5,
+        min_partition_size=100, n_jobs=1)
+    assert seen
+    for n_train, C, eps in seen:
+        assert C == pytest.approx(0.5 * 400 / n_train)
+        assert eps == pytest.approx(1.0 * 400 / n_train)  # inner_epsilon="scaled"
+    seen.clear()
+    fit(X, y, estimator=lr(), grid={"C": [0.5]}, epsilon=2.0, tuning_share=0.5,
+        min_partition_size=100, n_jobs=1, inner_params="same", inner_epsilon="same")
+    assert seen and all(C == 0.5 and eps == pytest.approx(1.0) for _, C, eps in seen)
 
 
 def test_privacy_spent_closed_form_svt(data):
     X, y = data
-    search = fit(X, y, selection="svt", epsilon=2.0, granularity=0.1, utility_floor=0.5)
+    search = fit(X, y, selection="svt", epsilon=3.0, tuning_share=2 / 3, granularity=0.1,
+                 utility_floor=0.5)
     n_above = 5  # ceil((1 - 0.5) / 0.1)
     eps0 = 2 * 2.0 / (3 * n_above + 1)
     assert search.epsilon_round_ == pytest.approx(eps0)
     assert svt_max_above(0.5, 0.1) == n_above
     assert doubling_svt_epsilon(n_above, eps0) == pytest.approx(2.0)
     assert search.privacy_spent_.epsilon == pytest.approx(2.0 + 1.0)
+    assert search.best_estimator_.epsilon == pytest.approx(1.0)
     for record in search.selection_trace_:
         assert set(record) == {"round", "threshold_base", "step", "outcome", "selected"}
 
 
 def test_model_cost_is_max_over_grid(data):
     X, y = data
-    search = fit(X, y, grid={"epsilon": [0.5, 2.0, 1.0]}, epsilon=1.0)
-    assert search.privacy_spent_.epsilon == pytest.approx(1.0 + 2.0)
+    # budget mode scales the estimator's epsilons, so a grid over epsilon needs refit=False;
+    # the cost of the model is maximised over the grid through the pipeline's components
+    search = fit(X, y, grid={"var_smoothing": [1e-9, 0.1]}, epsilon=1.0, refit=False)
+    assert search.privacy_spent_.epsilon == pytest.approx(1.0)
 
 
 def test_refit_false_spends_tuning_only(data):
@@ -296,9 +385,10 @@ def test_pipeline_clone_pickle_and_nesting(data):
     search = DPGridSearchCV(pipe, {"clf__C": [0.1, 10.0]}, random_state=0,
                             classes=[0, 1], accountant=BudgetAccountant(), min_partition_size=50)
     assert clone(search).get_params()["estimator__clf__C"] == 1.0
-    search.set_params(estimator__clf__epsilon=0.5)
+    search.set_params(epsilon=1.5)
     search.fit(X, y)
     assert search.privacy_spent_.epsilon == pytest.approx(1.5)
+    assert search.best_estimator_.named_steps["clf"].epsilon == pytest.approx(0.75)
     restored = pickle.loads(pickle.dumps(search))
     np.testing.assert_array_equal(restored.predict(X), search.predict(X))
     outer = Pipeline([("id", FunctionTransformer()), ("search", clone(search))]).fit(X, y)

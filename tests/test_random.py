@@ -42,7 +42,7 @@ def search(**kw):
     ("logarithmic", None, 2.0), ("geometric", None, 3.0), ("negative_binomial", 0.5, 2.5)])
 def test_pure_bound_without_budget_mode(data, distribution, eta, factor):
     X, y = data
-    s = search(distribution=distribution, eta=eta, n_iter=3).fit(X, y)
+    s = search(distribution=distribution, eta=eta, n_iter=3, refit=True).fit(X, y)
     # delta = 0: the pure bound (2 + eta) * eps_Q, plus the refit (eps = 1)
     assert s.privacy_spent_.epsilon == pytest.approx(factor * 1.0 + 1.0)
     assert s.privacy_spent_.delta == 0.0

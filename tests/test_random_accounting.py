@@ -105,7 +105,8 @@ def test_delta_gives_the_smaller_of_pure_and_rdp(data, distribution, eta, n_iter
     # eps_Q = 2: with 2 runs Theorem 2 is well below Corollary 3 (geometric: 3.39 vs 6)
     eps_q, delta = 2.0, 1e-6
     estimator = GaussianNB(epsilon=eps_q, bounds=(-1.0, 1.0))
-    s = search(distribution, eta, estimator=estimator, n_iter=n_iter, delta=delta).fit(*data)
+    s = search(distribution, eta, estimator=estimator, n_iter=n_iter, delta=delta,
+               refit=True).fit(*data)
     eps, dlt = expected_tuning(eps_q, distribution, eta, n_iter, delta)
     assert s.privacy_spent_.components[0].epsilon == pytest.approx(eps, rel=1e-9)
     assert s.privacy_spent_.epsilon == pytest.approx(eps + eps_q, rel=1e-9)
@@ -118,7 +119,7 @@ def test_delta_gives_the_smaller_of_pure_and_rdp(data, distribution, eta, n_iter
 
 @pytest.mark.parametrize(("epsilon_score", "eps_q"), [(0.3, EPS_MODEL), (1.9, 1.9)])
 def test_one_run_costs_the_max_of_model_and_score(data, epsilon_score, eps_q):
-    s = search("geometric", n_iter=4, epsilon_score=epsilon_score).fit(*data)
+    s = search("geometric", n_iter=4, epsilon_score=epsilon_score, refit=True).fit(*data)
     assert s.epsilon_run_ == pytest.approx(eps_q)
     # parallel composition on the fixed split: max(eps_model, eps_score), not the sum
     assert s.privacy_spent_.epsilon == pytest.approx(3 * eps_q + EPS_MODEL, rel=1e-12)
@@ -168,7 +169,7 @@ def test_budget_mode_scales_every_dp_component_by_one_factor(data):
     pipe = Pipeline([("scale", StandardScaler(epsilon=0.5, bounds=(-1.0, 1.0))),
                      ("clf", LogisticRegression(epsilon=1.5, data_norm=3.0))])
     s = search("logarithmic", estimator=pipe, space={"clf__C": loguniform(1e-2, 1e2)},
-               n_iter=3, epsilon=1.2).fit(*data)
+               n_iter=3, epsilon=1.2, refit=True).fit(*data)
     check_lands_on(s, 1.2, "logarithmic", None, 3, 0.0, True)
     factor = s.epsilon_scale_
     assert s.epsilon_run_ == pytest.approx(2.0 * factor)  # both components, summed
@@ -181,7 +182,7 @@ def test_budget_mode_scales_every_dp_component_by_one_factor(data):
 
 def test_budget_mode_with_a_fixed_score_budget(data):
     # the noisy scores keep their epsilon; the model epsilon is scaled to fill the rest
-    s = search("logarithmic", n_iter=4, epsilon=1.5, epsilon_score=0.5).fit(*data)
+    s = search("logarithmic", n_iter=4, epsilon=1.5, epsilon_score=0.5, refit=True).fit(*data)
     check_lands_on(s, 1.5, "logarithmic", None, 4, 0.0, True)
     assert s.epsilon_run_ == pytest.approx(0.5)  # 2 * 0.5 (runs) + 0.5 (refit) = 1.5
     assert s.epsilon_scale_ * EPS_MODEL == pytest.approx(0.5)

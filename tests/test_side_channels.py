@@ -145,7 +145,10 @@ def test_item3_no_warning_leaves_fit(make, kw):
     X, y_d, y_n = neighbours(600)
     on_d = fit_recording(make(random_state=0, **kw), X, y_d)
     on_n = fit_recording(make(random_state=0, **kw), X, y_n)
-    assert on_d[1] == on_n[1] == []
+    assert on_d[1] == on_n[1]
+    # the only warning allowed is public: DPGridSearchCV's hopeless-selection warning, a
+    # function of n, the grid size and the budget (6 partitions here)
+    assert all("can barely select" in message for _, message in on_d[1])
 
 
 def test_item3_worker_functions_are_silent():
@@ -163,7 +166,7 @@ def test_item3_worker_functions_are_silent():
         warnings.warn("sentinel: recording works", UserWarning, stacklevel=1)
         _chunk_utilities([template], X, y_d, [0], [np.arange(200)],
                          check_bounded_scorer(None, None, lr()), 3, None, {}, 0.0,
-                         SeedPlan(0), "same", 200)
+                         SeedPlan(0), ("same", "same", 1.0), 200)
         _noisy_run(template, X, y_d, np.arange(150), np.arange(150, 200), AccuracyScore(), {},
                    False, 1.0, 0, 0, None, None)
     assert [str(w.message) for w in caught] == ["sentinel: recording works"]

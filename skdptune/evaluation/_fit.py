@@ -30,6 +30,7 @@ from threadpoolctl import threadpool_limits
 from .._estimators import (
     for_inner_fits,
     leak_warnings_as_errors,
+    rescale_row_dependent_params,
     scale_dp_epsilons,
     seed_dp_components,
     set_total_epsilon,
@@ -73,7 +74,7 @@ def candidate_template(estimator, params):
     return for_inner_fits(with_throwaway_accountants(est))
 
 
-def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None):
+def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, row_factor=None):
     """A fresh copy of a :func:`candidate_template`, seeded and with its epsilons set.
 
     Parameters
@@ -91,6 +92,11 @@ def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None):
     epsilon_total : float or None
         Rescales the diffprivlib components' ``epsilon`` proportionally so that they sum to this
         value (``inf``: non-private fits). Only for fits that are never released.
+    row_factor : float or None
+        ``n / n_rows`` for a fit on ``n_rows`` rows that stands in for a model on ``n`` rows:
+        multiplies the parameters whose meaning depends on the row count
+        (:func:`skdptune._estimators.rescale_row_dependent_params`). Only for fits that are
+        never released.
     """
     est = copy.deepcopy(template)
     if seed is not None:
@@ -99,6 +105,8 @@ def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None):
         scale_dp_epsilons(est, epsilon_scale)
     if epsilon_total is not None:
         set_total_epsilon(est, epsilon_total)
+    if row_factor is not None and row_factor != 1.0:
+        rescale_row_dependent_params(est, row_factor)
     return est
 
 
@@ -144,6 +152,7 @@ def fit_and_utility(
     seed=None,
     epsilon_scale=None,
     epsilon_total=None,
+    row_factor=None,
 ):
     """Bounded utility in [0, 1] of ``template`` fitted on ``train`` and scored on ``test``.
 
@@ -154,7 +163,7 @@ def fit_and_utility(
     """
     try:
         est = instantiate(template, seed=seed, epsilon_scale=epsilon_scale,
-                          epsilon_total=epsilon_total)
+                          epsilon_total=epsilon_total, row_factor=row_factor)
         fit_on_rows(est, X, y, train, fit_params, padding=padding)
         X_test = _safe_indexing(X, test)
         y_test = None if y is None else _safe_indexing(y, test)

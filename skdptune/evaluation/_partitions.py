@@ -84,7 +84,7 @@ def _inner_splits(cv, rows, y, rng):
 
 
 def _partition_utility(template, X, y, rows, scorer, cv, padding, fit_params, error_score,
-                       split_seed, fit_seed, inner_epsilon, n_samples):
+                       split_seed, fit_seed, settings, n_samples):
     """Mean utility of one candidate on one partition (private; returned to the evaluator)."""
     rng = np.random.RandomState(split_seed)
     try:
@@ -100,13 +100,13 @@ def _partition_utility(template, X, y, rows, scorer, cv, padding, fit_params, er
         total += fit_and_utility(
             template, X, y, train, test, scorer,
             fit_params=fit_params, error_score=error_score, padding=padding, seed=seed,
-            **_inner_epsilon_setting(inner_epsilon, n_samples, len(train)),
+            **_partition_fit_settings(*settings, n_samples, len(train)),
         )
     return total / len(splits)
 
 
 def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_params,
-                     error_score, seeds, inner_epsilon, n_samples):
+                     error_score, seeds, settings, n_samples):
     """Utilities of every candidate on the partitions ``chunk``: one joblib task.
 
     Tasks are chunks of partitions, not single fits, so that ``X`` travels to a worker once
@@ -121,19 +121,31 @@ def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_par
                 out[i, c] = _partition_utility(
                     template, X, y, parts[j], scorer, cv, padding, fit_params, error_score,
                     split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
-                    inner_epsilon, n_samples,
+                    settings, n_samples,
                 )
     return out
 
 
-def _inner_epsilon_setting(inner_epsilon, n_samples, n_train):
-    """How to set the DP epsilons of a partition fit on ``n_train`` rows (never released)."""
+def _partition_fit_settings(inner_epsilon, inner_params, epsilon_scale, n_samples, n_train):
+    """How to set up a partition fit on ``n_train`` rows (never released): keyword arguments of
+    :func:`~skdptune.evaluation._fit.instantiate`.
+
+    The aim is the returned model in miniature: the model fitted on all ``n_samples`` rows, with
+    the estimator's DP epsilons multiplied by ``epsilon_scale`` (the search's budget mode).
+    """
+    factor = n_samples / n_train
+    settings = {}
     if inner_epsilon == "same":
-        return {}
-    if inner_epsilon == "scaled":
+        settings["epsilon_scale"] = epsilon_scale
+    elif inner_epsilon == "scaled":
         # the full-data model's noise level: DP noise in these models scales as 1 / (n * eps)
-        return {"epsilon_scale": n_samples / n_train}
-    return {"epsilon_total": float(inner_epsilon)}
+        settings["epsilon_scale"] = epsilon_scale * factor
+    else:
+        settings["epsilon_total"] = float(inner_epsilon)
+    if inner_params == "scaled":
+        # the full-data model's regularisation: C weighs a sum of n losses
+        settings["row_factor"] = factor
+    return settings
 
 
 class PartitionEvaluator:
@@ -154,8 +166,15 @@ class PartitionEvaluator:
         a shuffled (unstratified, data-independent) K-fold, a splitter is used as given.
     inner_epsilon : {"same", "scaled"} or float
         Privacy parameter of the partition fits, which never enters the privacy bound:
-        ``"same"`` keeps the estimator's epsilons, ``"scaled"`` multiplies them by
-        ``n / partition_train_size``, a float sets their total (``inf``: non-private fits).
+        ``"same"`` keeps the returned model's epsilons (the estimator's, times
+        ``epsilon_scale``), ``"scaled"`` multiplies those by ``n / partition_train_size``, a
+        float sets their total (``inf``: non-private fits).
+    inner_params : {"scaled", "same"}, default="scaled"
+        ``"scaled"`` multiplies the parameters whose meaning depends on the number of rows
+        (diffprivlib ``LogisticRegression``'s ``C``) by ``n / partition_train_size``, so that a
+        partition model is regularised like the returned model; ``"same"`` keeps them.
+    epsilon_scale : float, default=1.0
+        Factor on the estimator's DP epsilons in the returned model (budget mode).
     n_jobs, pre_dispatch : joblib parameters.
     error_score : float or "raise"
         Utility of a failed fit or score.
@@ -166,12 +185,15 @@ class PartitionEvaluator:
     """
 
     def __init__(self, estimator, scorer, *, n_partitions, cv, inner_epsilon, n_jobs,
-                 pre_dispatch, error_score, seeds, padding=None):
+                 pre_dispatch, error_score, seeds, padding=None, inner_params="scaled",
+                 epsilon_scale=1.0):
         self.estimator = estimator
         self.scorer = scorer
         self.n_partitions = n_partitions
         self.cv = cv
         self.inner_epsilon = inner_epsilon
+        self.inner_params = inner_params
+        self.epsilon_scale = epsilon_scale
         self.n_jobs = n_jobs
         self.pre_dispatch = pre_dispatch
         self.error_score = error_score
@@ -202,7 +224,8 @@ class PartitionEvaluator:
             blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                 delayed(_chunk_utilities)(
                     templates, X, y, chunk, parts, self.scorer, self.cv, self.padding, fit_params,
-                    self.error_score, self.seeds, self.inner_epsilon, n_samples,
+                    self.error_score, self.seeds,
+                    (self.inner_epsilon, self.inner_params, self.epsilon_scale), n_samples,
                 )
                 for chunk in chunks
             )
