@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import numbers
 
-from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
-from .evaluation._partitions import PartitionEvaluator, auto_n_partitions
+from .evaluation._partitions import PartitionEvaluator, auto_n_partitions, check_inner_splitter
 from .evaluation._scores import check_bounded_scorer
 from .selection import DoublingSVT, PermuteAndFlipSelector
 
@@ -163,7 +162,7 @@ class DPGridSearchCV(BaseDPSearchCV):
         "svt_order": [StrOptions({"fixed", "shuffle"})],
         "inner_epsilon": [StrOptions({"same", "scaled"}),
                           Interval(numbers.Real, 0, None, closed="right")],
-        "scoring": [str, callable, None],
+        "scoring": [str, callable, list, tuple, dict, None],
         "score_bounds": [tuple, list, None],
         "cv": [Interval(numbers.Real, 0, 1, closed="neither"),
                Interval(numbers.Integral, 2, None, closed="left"),
@@ -176,10 +175,10 @@ class DPGridSearchCV(BaseDPSearchCV):
                  utility_floor=0.5, svt_order="fixed", inner_epsilon="scaled", scoring=None,
                  score_bounds=None, cv=0.25, classes=None, refit=True, n_jobs=None,
                  pre_dispatch="2*n_jobs", verbose=0, random_state=None, error_score=0.0,
-                 accountant=None):
+                 accountant=None, return_train_score=False):
         super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
                          verbose=verbose, random_state=random_state, error_score=error_score,
-                         accountant=accountant)
+                         accountant=accountant, return_train_score=return_train_score)
         self.param_grid = param_grid
         self.epsilon = epsilon
         self.selection = selection
@@ -196,6 +195,9 @@ class DPGridSearchCV(BaseDPSearchCV):
 
     def _search_space(self):
         return self.param_grid
+
+    def _check_space(self):
+        ParameterGrid(self.param_grid)  # scikit-learn's checks and messages
 
     def _resolve_n_partitions(self, n_samples: int) -> int:
         if self.n_partitions == "auto":
@@ -225,8 +227,9 @@ class DPGridSearchCV(BaseDPSearchCV):
     def _plan_tuning(self, public, seeds):
         candidates = list(ParameterGrid(self.param_grid))
         k = self._resolve_n_partitions(public.n_samples)
-        self.scorer_ = check_scoring(self.estimator, scoring=self.scoring)
-        scorer = check_bounded_scorer(self.scoring, self.score_bounds, self.estimator)
+        self.scorer_ = self._public_scorer()
+        scorer = check_bounded_scorer(self._selection_scoring(), self.score_bounds,
+                                      self.estimator)
         evaluator = PartitionEvaluator(
             self.estimator, scorer, n_partitions=k, cv=self.cv,
             inner_epsilon=self.inner_epsilon, n_jobs=self.n_jobs,
@@ -239,6 +242,18 @@ class DPGridSearchCV(BaseDPSearchCV):
             scorers={"scoring": scorer, "scorer_ (used by score)": self.scorer_},
         )
 
+    def _check_groups(self, groups, public):
+        # groups go to a user's inner splitter, inside each partition (sensitivity unchanged)
+        if not hasattr(self.cv, "split"):
+            if groups is not None:
+                raise ValueError(
+                    f"groups is used by the inner splitter only, and cv={self.cv!r} splits "
+                    "without groups. Pass a group splitter, e.g. cv=GroupKFold(n_splits=3), or "
+                    "drop groups.")
+            return
+        n_rows = public.n_samples // self._resolve_n_partitions(public.n_samples)
+        check_inner_splitter(self.cv, n_rows, public.classes, groups is not None)
+
     def _run_tuning(self, plan, X, y, fit_params, seeds):
         candidates = plan.settings["candidates"]
         evaluator = plan.settings["evaluator"]
@@ -246,7 +261,8 @@ class DPGridSearchCV(BaseDPSearchCV):
         self._log(1, f"fitting {len(candidates)} candidates x {evaluator.n_partitions} "
                      f"partitions = {len(candidates) * evaluator.n_partitions} fits")
         # exact utilities: private, handed straight to the selector and never kept
-        selection = selector.select(evaluator.evaluate(X, y, candidates, fit_params))
+        selection = selector.select(evaluator.evaluate(X, y, candidates, fit_params,
+                                                       plan.groups))
         self._log(1, f"selected candidate {selection.index} by {self.selection}"
                      + (" (fallback: nothing selected)" if selection.fallback else ""))
         attributes = {
