@@ -268,6 +268,34 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         if hasattr(self, "scoring"):
             split_scoring(self.scoring, self.refit)
 
+    def _check_score_metadata(self) -> None:
+        """Refuse a scorer that requests metadata through scikit-learn's metadata routing.
+
+        A weighted validation score is not implemented. Privacy would allow it for the
+        partition utilities of DPGridSearchCV (each lies in [0, 1] whatever the weights, so the
+        sensitivity stays 1/k), but not for a mean over validation rows (DPRandomSearchCV,
+        DPGIBOSearchCV): one record's weight can move a weighted mean by up to 1, and no
+        bound below that exists without public bounds on the weights and on their total.
+        """
+        from sklearn import get_config
+
+        scoring = getattr(self, "scoring", None)
+        if not get_config().get("enable_metadata_routing", False) or scoring is None:
+            return
+        metrics = scoring.values() if isinstance(scoring, dict) else [scoring]
+        for scorer in metrics:
+            routing = getattr(scorer, "get_metadata_routing", None)
+            requests = routing().score.requests if routing is not None else {}
+            wanted = [name for name, alias in requests.items()
+                      if alias is not None and alias is not False]
+            if wanted:
+                raise ValueError(
+                    f"{type(self).__name__} does not route {wanted} to the scorer: a weighted "
+                    "or metadata-dependent validation score is not supported (see "
+                    "docs/sklearn_differences.md). Use an unweighted scorer (e.g. "
+                    "set_score_request(sample_weight=False)); fit parameters still reach the "
+                    "estimator's fit.")
+
     def _check_space(self) -> None:
         """Validate the search space with scikit-learn's own messages (grid and distributions
         searches override it; nothing here reads data)."""
@@ -354,7 +382,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             in the declared ``classes``.
         **fit_params : dict
             Passed to the estimator's ``fit`` (row-aligned ones, such as ``sample_weight``,
-            are indexed with the rows).
+            are indexed with the rows), except ``groups``, which goes to the inner splitter
+            (``DPGridSearchCV`` with a splitter as ``cv``; refused elsewhere).
 
         Returns
         -------
@@ -367,6 +396,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_space()
         # routed to the inner splitter (as scikit-learn does), never to the estimator's fit
         groups = fit_params.pop("groups", None)
+        self._check_score_metadata()
         check_leak_free_configuration(self.estimator, self._search_space())
         self._check_private_components()
         self._warn_seeded_estimator()

@@ -112,6 +112,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         given a loss for failing: a fit that fails stops the search with ``PrivateFitError``.
     accountant : diffprivlib.BudgetAccountant or None, default=None
         Charged once per ``fit`` with ``privacy_spent_``.
+    return_train_score : bool, default=False
+        For scikit-learn compatibility; ``True`` is refused (train scores are exact scores of
+        the private data).
 
     Attributes
     ----------

@@ -64,8 +64,10 @@ class DPGridSearchCV(BaseDPSearchCV):
         final model (``"scaled"``, the default: on Adult it beat ``"same"`` by 3-10 accuracy
         points, see docs/calibration.md), or a total epsilon (``float("inf")`` for
         non-private partition fits).
-    scoring : str, callable or None, default=None
-        Scorer; ``None`` uses the estimator's ``score`` (accuracy or r2).
+    scoring : str, callable, list, tuple, dict or None, default=None
+        Scorer; ``None`` uses the estimator's ``score`` (accuracy or r2). Several metrics (a
+        list of names or a dict of scorers) select by the one named in ``refit``; only that
+        one is computed on the private data (docs/sklearn_differences.md).
     score_bounds : tuple (lo, hi) or None, default=None
         Range of the scorer, mapped to the [0, 1] utility scale. Required for scorers without
         a known range.
@@ -78,8 +80,10 @@ class DPGridSearchCV(BaseDPSearchCV):
         classifiers unless the estimator declares it (diffprivlib's ``classes`` parameter).
         Every fit gets one public padding row per class, so no fit can fail for lack of a
         class and the returned model's ``classes_`` is this set whatever the data.
-    refit : bool, default=True
-        Refit the selected candidate on all rows (its privacy cost is included).
+    refit : bool or str, default=True
+        Refit the selected candidate on all rows (its privacy cost is included). With several
+        metrics in ``scoring``, the name of the selecting metric. A callable is refused: it
+        would read exact scores.
     n_jobs : int, default=None
         Parallel jobs for the (candidate, partition) fits. Results do not depend on it.
     pre_dispatch : int or str, default="2*n_jobs"
@@ -96,6 +100,9 @@ class DPGridSearchCV(BaseDPSearchCV):
     accountant : diffprivlib.BudgetAccountant or None, default=None
         Charged once per ``fit`` with ``privacy_spent_``; ``None`` uses diffprivlib's default
         accountant. Clones share it (``cross_val_score`` charges it once per fold).
+    return_train_score : bool, default=False
+        As in ``GridSearchCV``; ``True`` is refused (train scores are exact scores of the
+        private data).
 
     Attributes
     ----------

@@ -65,10 +65,11 @@ class DPRandomSearchCV(BaseDPSearchCV):
         Budget of each noisy validation score; ``None`` uses the (scaled) model epsilon.
     validation_size : float, default=0.2
         Fraction of rows in the validation part.
-    scoring : str or None, default=None
+    scoring : str, list, tuple, dict or None, default=None
         Per-example score: ``None`` (accuracy for classifiers), ``"accuracy"``,
         ``"squared_error"``, ``"absolute_error"`` or ``"log_loss"`` (see
-        ``skdptune.evaluation._scores.check_per_example_score``).
+        ``skdptune.evaluation._scores.check_per_example_score``). Several of them select by
+        the one named in ``refit``; only that one is computed on the private data.
     score_clip : float or None, default=None
         Clip of per-example losses for the error/log-loss scores.
     classes : array-like or None, default=None
@@ -93,6 +94,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
         padding and the domain check stops the search with ``PrivateFitError``.
     accountant : diffprivlib.BudgetAccountant or None, default=None
         Charged once per ``fit`` with ``privacy_spent_``. Clones share it.
+    return_train_score : bool, default=False
+        As in ``RandomizedSearchCV``; ``True`` is refused (train scores are exact scores of
+        the private data).
 
     Attributes
     ----------

@@ -1095,3 +1095,19 @@ def test_random_search_with_distributions(data):
     X, y = data
     search = make_search("random", lr(), {"C": loguniform(0.01, 10)}).fit(X, y)
     assert search.cv_results_["param_C"].dtype == np.float64
+
+
+@pytest.mark.parametrize("kind", ["grid", "random"])
+def test_multi_metric_search_forwards_metadata(kind, data):
+    """REFUSED (port of test_multi_metric_search_forwards_metadata and
+    test_unsupported_sample_weight_scorer): a scorer that requests sample_weight through
+    metadata routing; refused before any data is read, saying what to do instead."""
+    X, y = data
+    with config_context(enable_metadata_routing=True):
+        scorer = make_scorer(accuracy_score).set_score_request(sample_weight=True)
+        scoring = {"weighted": scorer, "accuracy": "accuracy"}
+        search = make_search(kind, nb(), NB_SPACE, scoring=scoring, refit="accuracy")
+        with pytest.raises(ValueError, match=r"does not route \['sample_weight'\] to the "
+                                             r"scorer.*set_score_request"):
+            search.fit(X, y, sample_weight=np.ones(len(X)))
+    assert spent(search) == []
