@@ -36,6 +36,7 @@ and whatever the run needs) and ``_run_tuning(plan, X, y, fit_params, seeds)``, 
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 import warnings
@@ -48,12 +49,19 @@ import numpy as np
 from diffprivlib import BudgetAccountant
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _clone_parametrized, _fit_context
 from sklearn.exceptions import NotFittedError
+from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+from sklearn.utils.validation import (
+    _num_samples,
+    check_consistent_length,
+    check_is_fitted,
+    indexable,
+)
 
 from ._estimators import (
+    _OPT_OUT,
     check_leak_free_configuration,
     estimator_privacy,
     seeded_dp_components,
@@ -72,8 +80,9 @@ from ._public import (
 from ._seeding import SeedPlan
 from .accounting import PrivacyReport, privacy_report
 from .evaluation._fit import fit_on_rows, many_small_fits, prepare_clone
+from .evaluation._scores import split_scoring
 from .events import EpsilonDeltaEvent, PrivacyEvent
-from .exceptions import PrivacyLeakError
+from .exceptions import NonPrivateComponentError, PrivacyLeakError
 
 __all__ = ["BaseDPSearchCV", "TuningPlan", "TuningResult"]
 
@@ -85,6 +94,8 @@ class TuningPlan:
     settings: dict[str, Any] = field(default_factory=dict)
     # the scorers the run will call, by name: dry-run on synthetic data before any data is read
     scorers: dict[str, Any] = field(default_factory=dict)
+    # the fit parameter ``groups`` (row-aligned), for a search whose inner splitter uses it
+    groups: Any = None
 
 
 @dataclass
@@ -104,8 +115,9 @@ def _check_refit(search, attr):
     if not search.refit and not hasattr(search, "best_estimator_"):
         raise AttributeError(
             f"This {type(search).__name__} instance was initialized with `refit=False`. "
-            f"{attr} is available only when a model is returned; refit the estimator "
-            "yourself with `best_params_` (and account for that fit's privacy cost)."
+            f"{attr} is available only after refitting on the best parameters. You can refit "
+            "an estimator manually using the `best_params_` attribute (and account for that "
+            "fit's privacy cost)."
         )
 
 
@@ -124,13 +136,31 @@ def _search_estimator_has(attr):
 
 
 def _param_arrays(candidate_params):
-    """``param_<name>`` masked arrays, as in scikit-learn's ``cv_results_``."""
+    """``param_<name>`` masked arrays, typed as scikit-learn (>= 1.5) builds them.
+
+    One array per parameter name, masked where a candidate does not set it. Its dtype is what
+    numpy infers from the values when that is a 1-d, non-string array (e.g. ``float64`` for
+    ``C``), else ``object`` (strings, ``None`` mixed with numbers, estimators, tuples, arrays
+    of different sizes).
+    """
     n = len(candidate_params)
-    arrays = defaultdict(lambda: np.ma.MaskedArray(np.empty(n, dtype=object), mask=True))
+    values = defaultdict(dict)
     for i, params in enumerate(candidate_params):
         for name, value in params.items():
-            arrays[f"param_{name}"][i] = value
-    return dict(arrays)
+            values[f"param_{name}"][i] = value
+    arrays = {}
+    for key, by_index in values.items():
+        try:
+            inferred = np.array(list(by_index.values()))
+        except (ValueError, TypeError):  # ragged sequences, values numpy cannot combine
+            dtype = np.dtype(object)
+        else:
+            dtype = inferred.dtype if inferred.dtype.kind != "U" and inferred.ndim == 1 else object
+        array = np.ma.MaskedArray(np.empty(n, dtype=dtype), mask=True)
+        for i, value in by_index.items():
+            array[i] = value  # unmasks entry i
+        arrays[key] = array
+    return arrays
 
 
 class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
@@ -141,7 +171,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "estimator": [HasMethods(["fit"])],
-        "refit": ["boolean"],
+        # a str names the selecting metric; a callable is refused in fit, with the reason
+        "refit": ["boolean", str, callable],
+        "return_train_score": ["boolean"],
         "n_jobs": [numbers.Integral, None],
         "verbose": ["verbose"],
         "random_state": ["random_state"],
@@ -152,10 +184,12 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     @abstractmethod
     def __init__(self, estimator, *, classes=None, refit=True, n_jobs=None, verbose=0,
-                 random_state=None, error_score=0.0, accountant=None):
+                 random_state=None, error_score=0.0, accountant=None,
+                 return_train_score=False):
         self.estimator = estimator
         self.classes = classes
         self.refit = refit
+        self.return_train_score = return_train_score
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.random_state = random_state
@@ -206,10 +240,108 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=3,
             )
-        elif not 0.0 <= float(self.error_score) <= 1.0:
+        elif not (0.0 <= float(self.error_score) <= 1.0 or math.isnan(self.error_score)):
             raise ValueError(
-                "error_score is a utility in [0, 1] (the bounded-utility scale), got "
-                f"{self.error_score!r}"
+                "error_score is a utility in [0, 1] (the bounded-utility scale), or np.nan "
+                f"(counted as the minimum utility 0), got {self.error_score!r}"
+            )
+
+    def _check_sklearn_options(self) -> None:
+        """Refuse, before any data is read, scikit-learn options that would release or read
+        exact scores; check the multi-metric ``scoring`` / ``refit`` pair."""
+        name = type(self).__name__
+        if callable(self.refit):
+            raise ValueError(
+                f"{name} does not accept a callable refit: it chooses the best index by "
+                "reading cv_results_ scores, which are exact scores of the private data, and a "
+                "private search releases none (cv_results_ holds no score). Select with "
+                "refit=True, or with refit='<metric>' and several metrics in scoring; a rule "
+                "that combines metrics can be written as one callable scoring with "
+                "score_bounds."
+            )
+        if self.return_train_score:
+            raise ValueError(
+                f"{name} does not accept return_train_score=True: train scores are exact "
+                "scores of the private data, and a private search releases none. Use "
+                "return_train_score=False (the default), and score the returned model on "
+                "public or held-out data with score()."
+            )
+        if hasattr(self, "scoring"):
+            split_scoring(self.scoring, self.refit)
+
+    def _check_score_metadata(self) -> None:
+        """Refuse a scorer that requests metadata through scikit-learn's metadata routing.
+
+        A weighted validation score is not implemented. Privacy would allow it for the
+        partition utilities of DPGridSearchCV (each lies in [0, 1] whatever the weights, so the
+        sensitivity stays 1/k), but not for a mean over validation rows (DPRandomSearchCV,
+        DPGIBOSearchCV): one record's weight can move a weighted mean by up to 1, and no
+        bound below that exists without public bounds on the weights and on their total.
+        """
+        from sklearn import get_config
+
+        scoring = getattr(self, "scoring", None)
+        if not get_config().get("enable_metadata_routing", False) or scoring is None:
+            return
+        metrics = scoring.values() if isinstance(scoring, dict) else [scoring]
+        for scorer in metrics:
+            routing = getattr(scorer, "get_metadata_routing", None)
+            requests = routing().score.requests if routing is not None else {}
+            wanted = [name for name, alias in requests.items()
+                      if alias is not None and alias is not False]
+            if wanted:
+                raise ValueError(
+                    f"{type(self).__name__} does not route {wanted} to the scorer: a weighted "
+                    "or metadata-dependent validation score is not supported (see "
+                    "docs/sklearn_differences.md). Use an unweighted scorer (e.g. "
+                    "set_score_request(sample_weight=False)); fit parameters still reach the "
+                    "estimator's fit.")
+
+    def _check_space(self) -> None:
+        """Validate the search space with scikit-learn's own messages (grid and distributions
+        searches override it; nothing here reads data)."""
+
+    def _check_private_components(self) -> None:
+        """Refuse a non-private component (its message names it and says what to use instead).
+
+        :func:`estimator_privacy` offers an ``allow_nonprivate`` opt-out; a search has none (its
+        guarantee covers every component), so the message must not point to it.
+        """
+        try:
+            estimator_privacy(self.estimator, self._search_space())
+        except NonPrivateComponentError as exc:
+            message = str(exc).replace(
+                _OPT_OUT, f"{type(self).__name__} has no opt-out: its guarantee covers every "
+                "component, so each one must be private or data-independent.")
+            raise NonPrivateComponentError(message) from None
+
+    def _selection_scoring(self):
+        """The ``scoring`` of the metric that selects (the refit metric of a multi-metric
+        ``scoring``); see :func:`skdptune.evaluation._scores.split_scoring`."""
+        return split_scoring(self.scoring, self.refit)[0]
+
+    def _public_scorer(self, to_raw=None):
+        """``scorer_``: scikit-learn scorer(s) for :meth:`score` on the caller's data.
+
+        A dict ``{name: scorer}`` for a multi-metric ``scoring`` (as scikit-learn's searches
+        store it); ``to_raw`` maps a search's own metric names to scikit-learn scorer names.
+        """
+        metric, _, metrics = split_scoring(self.scoring, self.refit)
+        to_raw = to_raw or (lambda scoring: scoring)
+        if metrics is None:
+            return check_scoring(self.estimator, scoring=to_raw(metric))
+        return {key: check_scoring(self.estimator, scoring=to_raw(value))
+                for key, value in metrics.items()}
+
+    def _check_groups(self, groups, public: PublicInfo) -> None:
+        """Refuse ``groups``: only a search with a user's inner splitter can use it."""
+        if groups is not None:
+            raise ValueError(
+                f"{type(self).__name__} got groups, but it has no splitter that could use "
+                "them: its validation rows are a data-independent holdout. For group-aware "
+                "validation use DPGridSearchCV with a group splitter as cv (e.g. "
+                "cv=GroupKFold(n_splits=3)), which splits inside each partition by groups; or "
+                "drop groups."
             )
 
     def _warn_seeded_estimator(self) -> None:
@@ -251,7 +383,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             in the declared ``classes``.
         **fit_params : dict
             Passed to the estimator's ``fit`` (row-aligned ones, such as ``sample_weight``,
-            are indexed with the rows).
+            are indexed with the rows), except ``groups``, which goes to the inner splitter
+            (``DPGridSearchCV`` with a splitter as ``cv``; refused elsewhere).
 
         Returns
         -------
@@ -260,7 +393,13 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         """
         # 1. public checks: nothing is read, nothing is charged
         self._check_error_score()
+        self._check_sklearn_options()
+        self._check_space()
+        # routed to the inner splitter (as scikit-learn does), never to the estimator's fit
+        groups = fit_params.pop("groups", None)
+        self._check_score_metadata()
         check_leak_free_configuration(self.estimator, self._search_space())
+        self._check_private_components()
         self._warn_seeded_estimator()
         X, y = indexable(X, y)
         n_samples = _num_samples(X)  # n is public under replace-one neighbours
@@ -271,10 +410,15 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                                   classes, fit_params)
         padding = make_padding(X, y, classes, fill)
         seeds = SeedPlan(self.random_state)
-        plan = self._plan_tuning(PublicInfo(n_samples, classes, padding), seeds)
+        public = PublicInfo(n_samples, classes, padding)
+        plan = self._plan_tuning(public, seeds)
+        if groups is not None:
+            check_consistent_length(X, groups)
+        self._check_groups(groups, public)
+        plan.groups = groups
         with many_small_fits():  # tiny synthetic fits: single-threaded BLAS is much faster
             domain = dry_run(self.estimator, candidates, X, y, classes, fit_params,
-                             plan.scorers, padding, fill)
+                             _flat_scorers(plan.scorers), padding, fill)
 
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)
@@ -322,7 +466,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             Total ``(epsilon, delta)`` and its components.
         """
         self._validate_params()
+        self._check_sklearn_options()
         check_leak_free_configuration(self.estimator, self._search_space())
+        self._check_private_components()
         return self._planned_report(int(n_samples))
 
     def _planned_report(self, n_samples: int) -> PrivacyReport:
@@ -412,10 +558,15 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Score of the returned model on ``(X, y)`` with the search's scorer (``scorer_``).
 
         The score is computed on the data you pass (e.g. a public test set); it is not part
-        of the private fit and costs no privacy of the training rows.
+        of the private fit and costs no privacy of the training rows. With a multi-metric
+        ``scoring`` it is the ``refit`` metric; without ``y`` the scorer is called as
+        ``scorer(estimator, X)``.
         """
         self._check_fitted_model("score")
-        return self.scorer_(self.best_estimator_, X, y)
+        scorer = self.scorer_[self.refit] if isinstance(self.scorer_, dict) else self.scorer_
+        if y is None:
+            return scorer(self.best_estimator_, X)
+        return scorer(self.best_estimator_, X, y)
 
     @available_if(_search_estimator_has("score_samples"))
     def score_samples(self, X):
@@ -483,9 +634,22 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def classes_(self):
         """The declared label set (public information; the returned model's ``classes_``)."""
         classes = getattr(self, "_declared_classes", None)
+        if classes is not None:
+            _check_refit(self, "classes_")  # as scikit-learn: no returned model, no classes_
         if classes is None:
             raise AttributeError(
                 f"{type(self).__name__} has no classes_: it is not fitted, or its estimator is "
                 "not a classifier.")
         return classes
 
+
+
+def _flat_scorers(scorers: dict) -> dict:
+    """The plan's scorers with a dict of scorers (multi-metric ``scorer_``) listed one by one."""
+    flat = {}
+    for name, scorer in scorers.items():
+        if isinstance(scorer, dict):
+            flat.update({f"{name}[{key!r}]": value for key, value in scorer.items()})
+        else:
+            flat[name] = scorer
+    return flat

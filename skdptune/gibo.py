@@ -7,7 +7,6 @@ import numbers
 
 import numpy as np
 from scipy.optimize import brentq
-from sklearn.metrics import check_scoring
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
@@ -113,6 +112,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         given a loss for failing: a fit that fails stops the search with ``PrivateFitError``.
     accountant : diffprivlib.BudgetAccountant or None, default=None
         Charged once per ``fit`` with ``privacy_spent_``.
+    return_train_score : bool, default=False
+        For scikit-learn compatibility; ``True`` is refused (train scores are exact scores of
+        the private data).
 
     Attributes
     ----------
@@ -167,7 +169,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         "lengthscale": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "noise": [Interval(numbers.Real, 0, None, closed="left")],
         "validation_size": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "scoring": [str, None],
+        "scoring": [str, list, tuple, dict, None],
         "score_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
@@ -175,10 +177,11 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                  n_iter=10, batch_size=None, train_split="shared", clip=0.5,
                  learning_rate=0.1, lengthscale=None, noise=0.01, validation_size=0.2,
                  scoring=None, score_clip=None, classes=None, refit=True, n_jobs=None,
-                 verbose=0, random_state=None, error_score=0.0, accountant=None):
+                 verbose=0, random_state=None, error_score=0.0, accountant=None,
+                 return_train_score=False):
         super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
                          verbose=verbose, random_state=random_state, error_score=error_score,
-                         accountant=accountant)
+                         accountant=accountant, return_train_score=return_train_score)
         self.param_space = param_space
         self.epsilon = epsilon
         self.delta = delta
@@ -272,8 +275,8 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         return {"epsilon_total": self._budget()[1]}
 
     def _plan_tuning(self, public, seeds):
-        self.scorer_ = check_scoring(self.estimator, scoring=raw_scorer_name(self.scoring))
-        score = check_per_example_score(self.scoring, self.estimator,
+        self.scorer_ = self._public_scorer(raw_scorer_name)
+        score = check_per_example_score(self._selection_scoring(), self.estimator,
                                         **({} if self.score_clip is None
                                            else {"clip": self.score_clip}))
         costs = self._plan_costs()

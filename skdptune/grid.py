@@ -5,13 +5,12 @@ from __future__ import annotations
 import numbers
 import warnings
 
-from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
 from ._estimators import estimator_privacy, space_sets_epsilon
-from .evaluation._partitions import PartitionEvaluator, auto_n_partitions
+from .evaluation._partitions import PartitionEvaluator, auto_n_partitions, check_inner_splitter
 from .evaluation._scores import check_bounded_scorer
 from .selection import DoublingSVT, PermuteAndFlipSelector
 from .selection._permute_and_flip import selection_error_bound
@@ -93,8 +92,10 @@ class DPGridSearchCV(BaseDPSearchCV):
         strength is ``1 / (C n)`` -- are multiplied by ``n / partition_train_size`` so that
         every partition model is regularised like the returned model (``"scaled"``), or kept
         (``"same"``). Partition fits are never released: no privacy effect.
-    scoring : str, callable or None, default=None
-        Scorer; ``None`` uses the estimator's ``score`` (accuracy or r2).
+    scoring : str, callable, list, tuple, dict or None, default=None
+        Scorer; ``None`` uses the estimator's ``score`` (accuracy or r2). Several metrics (a
+        list of names or a dict of scorers) select by the one named in ``refit``; only that
+        one is computed on the private data (docs/sklearn_differences.md).
     score_bounds : tuple (lo, hi) or None, default=None
         Range of the scorer, mapped to the [0, 1] utility scale. Required for scorers without
         a known range.
@@ -107,8 +108,10 @@ class DPGridSearchCV(BaseDPSearchCV):
         classifiers unless the estimator declares it (diffprivlib's ``classes`` parameter).
         Every fit gets one public padding row per class, so no fit can fail for lack of a
         class and the returned model's ``classes_`` is this set whatever the data.
-    refit : bool, default=True
-        Refit the selected candidate on all rows (its privacy cost is included).
+    refit : bool or str, default=True
+        Refit the selected candidate on all rows (its privacy cost is included). With several
+        metrics in ``scoring``, the name of the selecting metric. A callable is refused: it
+        would read exact scores.
     n_jobs : int, default=None
         Parallel jobs for the (candidate, partition) fits. Results do not depend on it.
     pre_dispatch : int or str, default="2*n_jobs"
@@ -125,6 +128,9 @@ class DPGridSearchCV(BaseDPSearchCV):
     accountant : diffprivlib.BudgetAccountant or None, default=None
         Charged once per ``fit`` with ``privacy_spent_``; ``None`` uses diffprivlib's default
         accountant. Clones share it (``cross_val_score`` charges it once per fold).
+    return_train_score : bool, default=False
+        As in ``GridSearchCV``; ``True`` is refused (train scores are exact scores of the
+        private data).
 
     Attributes
     ----------
@@ -200,7 +206,7 @@ class DPGridSearchCV(BaseDPSearchCV):
         "inner_epsilon": [StrOptions({"same", "scaled"}),
                           Interval(numbers.Real, 0, None, closed="right")],
         "inner_params": [StrOptions({"scaled", "same"})],
-        "scoring": [str, callable, None],
+        "scoring": [str, callable, list, tuple, dict, None],
         "score_bounds": [tuple, list, None],
         "cv": [Interval(numbers.Real, 0, 1, closed="neither"),
                Interval(numbers.Integral, 2, None, closed="left"),
@@ -214,10 +220,10 @@ class DPGridSearchCV(BaseDPSearchCV):
                  inner_params="scaled", scoring=None, score_bounds=None, cv=0.25, classes=None,
                  refit=True, n_jobs=None,
                  pre_dispatch="2*n_jobs", verbose=0, random_state=None, error_score=0.0,
-                 accountant=None):
+                 accountant=None, return_train_score=False):
         super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
                          verbose=verbose, random_state=random_state, error_score=error_score,
-                         accountant=accountant)
+                         accountant=accountant, return_train_score=return_train_score)
         self.param_grid = param_grid
         self.epsilon = epsilon
         self.tuning_share = tuning_share
@@ -236,6 +242,9 @@ class DPGridSearchCV(BaseDPSearchCV):
 
     def _search_space(self):
         return self.param_grid
+
+    def _check_space(self):
+        ParameterGrid(self.param_grid)  # scikit-learn's checks and messages
 
     def _resolve_n_partitions(self, n_samples: int) -> int:
         if self.n_partitions == "auto":
@@ -321,8 +330,9 @@ class DPGridSearchCV(BaseDPSearchCV):
         k = self._resolve_n_partitions(public.n_samples)
         budget = self._budget(public.n_samples)
         self._warn_hopeless_selection(len(candidates), k, budget["epsilon_tuning"])
-        self.scorer_ = check_scoring(self.estimator, scoring=self.scoring)
-        scorer = check_bounded_scorer(self.scoring, self.score_bounds, self.estimator)
+        self.scorer_ = self._public_scorer()
+        scorer = check_bounded_scorer(self._selection_scoring(), self.score_bounds,
+                                      self.estimator)
         evaluator = PartitionEvaluator(
             self.estimator, scorer, n_partitions=k, cv=self.cv,
             inner_epsilon=self.inner_epsilon, inner_params=self.inner_params,
@@ -340,6 +350,18 @@ class DPGridSearchCV(BaseDPSearchCV):
             scorers={"scoring": scorer, "scorer_ (used by score)": self.scorer_},
         )
 
+    def _check_groups(self, groups, public):
+        # groups go to a user's inner splitter, inside each partition (sensitivity unchanged)
+        if not hasattr(self.cv, "split"):
+            if groups is not None:
+                raise ValueError(
+                    f"groups is used by the inner splitter only, and cv={self.cv!r} splits "
+                    "without groups. Pass a group splitter, e.g. cv=GroupKFold(n_splits=3), or "
+                    "drop groups.")
+            return
+        n_rows = public.n_samples // self._resolve_n_partitions(public.n_samples)
+        check_inner_splitter(self.cv, n_rows, public.classes, groups is not None)
+
     def _run_tuning(self, plan, X, y, fit_params, seeds):
         candidates = plan.settings["candidates"]
         evaluator = plan.settings["evaluator"]
@@ -347,7 +369,8 @@ class DPGridSearchCV(BaseDPSearchCV):
         self._log(1, f"fitting {len(candidates)} candidates x {evaluator.n_partitions} "
                      f"partitions = {len(candidates) * evaluator.n_partitions} fits")
         # exact utilities: private, handed straight to the selector and never kept
-        selection = selector.select(evaluator.evaluate(X, y, candidates, fit_params))
+        selection = selector.select(evaluator.evaluate(X, y, candidates, fit_params,
+                                                       plan.groups))
         self._log(1, f"selected candidate {selection.index} by {self.selection}"
                      + (" (fallback: nothing selected)" if selection.fallback else ""))
         attributes = {

@@ -6,7 +6,6 @@ import numbers
 
 import numpy as np
 from scipy.optimize import brentq
-from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterSampler
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -66,10 +65,11 @@ class DPRandomSearchCV(BaseDPSearchCV):
         Budget of each noisy validation score; ``None`` uses the (scaled) model epsilon.
     validation_size : float, default=0.2
         Fraction of rows in the validation part.
-    scoring : str or None, default=None
+    scoring : str, list, tuple, dict or None, default=None
         Per-example score: ``None`` (accuracy for classifiers), ``"accuracy"``,
         ``"squared_error"``, ``"absolute_error"`` or ``"log_loss"`` (see
-        ``skdptune.evaluation._scores.check_per_example_score``).
+        ``skdptune.evaluation._scores.check_per_example_score``). Several of them select by
+        the one named in ``refit``; only that one is computed on the private data.
     score_clip : float or None, default=None
         Clip of per-example losses for the error/log-loss scores.
     classes : array-like or None, default=None
@@ -96,6 +96,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
         padding and the domain check stops the search with ``PrivateFitError``.
     accountant : diffprivlib.BudgetAccountant or None, default=None
         Charged once per ``fit`` with ``privacy_spent_``. Clones share it.
+    return_train_score : bool, default=False
+        As in ``RandomizedSearchCV``; ``True`` is refused (train scores are exact scores of
+        the private data).
 
     Attributes
     ----------
@@ -151,17 +154,18 @@ class DPRandomSearchCV(BaseDPSearchCV):
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "epsilon_score": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "validation_size": [Interval(numbers.Real, 0, 1, closed="neither")],
-        "scoring": [str, None],
+        "scoring": [str, list, tuple, dict, None],
         "score_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, estimator, param_distributions, *, n_iter=10, distribution="logarithmic",
                  eta=None, epsilon=None, delta=0.0, epsilon_score=None, validation_size=0.2,
                  scoring=None, score_clip=None, classes=None, refit=False, n_jobs=None,
-                 verbose=0, random_state=None, error_score=0.0, accountant=None):
+                 verbose=0, random_state=None, error_score=0.0, accountant=None,
+                 return_train_score=False):
         super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
                          verbose=verbose, random_state=random_state, error_score=error_score,
-                         accountant=accountant)
+                         accountant=accountant, return_train_score=return_train_score)
         self.param_distributions = param_distributions
         self.n_iter = n_iter
         self.distribution = distribution
@@ -175,6 +179,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     def _search_space(self):
         return self.param_distributions
+
+    def _check_space(self):
+        ParameterSampler(self.param_distributions, n_iter=1)  # scikit-learn's checks, messages
 
     def _target_delta(self) -> float:
         return float(self.delta)
@@ -235,9 +242,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
         return [(f"tuning: {event.name}", event)]
 
     def _plan_tuning(self, public, seeds):
-        self.scorer_ = check_scoring(self.estimator, scoring=raw_scorer_name(self.scoring))
+        self.scorer_ = self._public_scorer(raw_scorer_name)
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
-        score = check_per_example_score(self.scoring, self.estimator, **clip)
+        score = check_per_example_score(self._selection_scoring(), self.estimator, **clip)
         scale = self._budget_scale()
         _, eps_run, (eps_model, _) = self._costs(scale)
         split = holdout_split(public.n_samples, self.validation_size, seeds.rng("split"))

@@ -20,6 +20,7 @@ Privacy obligations met here, for every inner fit of every search:
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 from sklearn.base import clone
@@ -42,6 +43,7 @@ from ..exceptions import PrivacyLeakError, PrivateFitError
 __all__ = [
     "all_or_fail",
     "candidate_template",
+    "failure_utility",
     "fit_and_utility",
     "fit_and_example_utilities",
     "fit_on_rows",
@@ -138,6 +140,16 @@ def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
     return estimator
 
 
+def failure_utility(error_score) -> float:
+    """Utility in [0, 1] of a failed fit or score: ``error_score``, with NaN as the minimum 0.
+
+    scikit-learn's ``error_score=np.nan`` ranks failed candidates last; a private selector
+    needs numbers, and the lowest utility is the same ranking.
+    """
+    value = float(error_score)
+    return 0.0 if math.isnan(value) else value
+
+
 def fit_and_utility(
     template,
     X,
@@ -158,7 +170,8 @@ def fit_and_utility(
 
     The returned value is exact and therefore private: callers must only feed it to a private
     mechanism (selector, noisy release) and never store it. A failed fit or score returns
-    ``error_score`` (already on the utility scale) unless ``error_score == "raise"``.
+    ``error_score`` (already on the utility scale; NaN counts as 0) unless
+    ``error_score == "raise"``.
     ``PrivacyLeakError`` always propagates: it reflects the configuration, not the data.
     """
     try:
@@ -174,7 +187,7 @@ def fit_and_utility(
     except Exception:
         if error_score == "raise":
             raise
-        return float(error_score)
+        return failure_utility(error_score)
 
 
 def fit_and_example_utilities(template, X, y, rows, validation, score, fit_params, *, debug,

@@ -39,9 +39,13 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
 from .._private import silenced
-from ._fit import candidate_template, fit_and_utility, many_small_fits
+from ._fit import candidate_template, failure_utility, fit_and_utility, many_small_fits
 
-__all__ = ["PartitionEvaluator", "auto_n_partitions", "make_partitions"]
+__all__ = ["PartitionEvaluator", "auto_n_partitions", "check_inner_splitter",
+           "make_partitions"]
+
+#: distinct synthetic groups in the public trial of a user's splitter
+_TRIAL_GROUPS = 10
 
 
 def auto_n_partitions(n_samples: int, min_partition_size: int) -> int:
@@ -63,11 +67,37 @@ def make_partitions(n_samples: int, n_partitions: int, rng) -> list[np.ndarray]:
     return [np.sort(part) for part in np.array_split(order, n_partitions)]
 
 
-def _inner_splits(cv, rows, y, rng):
+def check_inner_splitter(cv, n_rows: int, classes, groups_given: bool) -> None:
+    """Try a user's splitter on a synthetic partition (public: sizes, labels, whether ``groups``
+    was given), so that a splitter that cannot work -- a group splitter without ``groups`` --
+    fails before any data is read, with its own message.
+
+    Partitions of the real data may still make it fail (too few groups in one partition);
+    such a partition gets ``error_score``, like any failed fit (sensitivity unchanged).
+    """
+    if not hasattr(cv, "split"):
+        return
+    rows = np.arange(n_rows)
+    y = None if classes is None else np.asarray(classes)[rows % len(classes)]
+    groups = rows % min(n_rows, _TRIAL_GROUPS) if groups_given else None
+    try:
+        splits = list(cv.split(rows, y, groups))
+    except Exception as exc:  # about synthetic data: public, report it
+        raise ValueError(
+            f"The inner splitter cv={cv!r} fails on a synthetic partition of {n_rows} rows, "
+            f"before any private data was read ({type(exc).__name__}: {exc}). Nothing was "
+            "charged."
+        ) from None
+    if not splits:
+        raise ValueError(f"The inner splitter cv={cv!r} yields no split. Nothing was charged.")
+
+
+def _inner_splits(cv, rows, y, rng, groups=None):
     """(train, validation) index pairs inside one partition, in global row numbers.
 
     A float or an int gives data-independent splits (holdout, shuffled ``KFold``); a user's
-    splitter is called as given (with the partition's labels) inside the silenced worker.
+    splitter is called as given (with the partition's labels and, when given, ``groups``)
+    inside the silenced worker.
     """
     if isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral):
         # holdout: a data-independent random validation fraction of the partition
@@ -80,20 +110,21 @@ def _inner_splits(cv, rows, y, rng):
     else:
         splitter = cv
     y_rows = None if y is None else _safe_indexing(y, rows)
-    return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows)]
+    g_rows = None if groups is None else _safe_indexing(groups, rows)
+    return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows, g_rows)]
 
 
 def _partition_utility(template, X, y, rows, scorer, cv, padding, fit_params, error_score,
-                       split_seed, fit_seed, settings, n_samples):
+                       split_seed, fit_seed, settings, n_samples, groups=None):
     """Mean utility of one candidate on one partition (private; returned to the evaluator)."""
     rng = np.random.RandomState(split_seed)
     try:
-        splits = _inner_splits(cv, rows, y, rng)
+        splits = _inner_splits(cv, rows, y, rng, groups)
     except Exception:
         # a user's splitter that fails on this partition: a failure is an output in [0, 1]
         if error_score == "raise":
             raise
-        return float(error_score)
+        return failure_utility(error_score)
     total = 0.0
     for r, (train, test) in enumerate(splits):
         seed = None if fit_seed is None else (fit_seed + r) % (2**32)
@@ -106,7 +137,7 @@ def _partition_utility(template, X, y, rows, scorer, cv, padding, fit_params, er
 
 
 def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_params,
-                     error_score, seeds, settings, n_samples):
+                     error_score, seeds, settings, n_samples, groups=None):
     """Utilities of every candidate on the partitions ``chunk``: one joblib task.
 
     Tasks are chunks of partitions, not single fits, so that ``X`` travels to a worker once
@@ -121,7 +152,7 @@ def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_par
                 out[i, c] = _partition_utility(
                     template, X, y, parts[j], scorer, cv, padding, fit_params, error_score,
                     split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
-                    settings, n_samples,
+                    settings, n_samples, groups,
                 )
     return out
 
@@ -209,11 +240,14 @@ class PartitionEvaluator:
         """The data-independent partitions of ``range(n_samples)``."""
         return make_partitions(n_samples, self.n_partitions, self.seeds.rng("partition"))
 
-    def evaluate(self, X, y, candidates, fit_params) -> np.ndarray:
-        """Exact aggregated utilities, shape ``(len(candidates),)``. PRIVATE: do not store."""
-        return self.evaluate_partitions(X, y, candidates, fit_params).mean(axis=1)
+    def evaluate(self, X, y, candidates, fit_params, groups=None) -> np.ndarray:
+        """Exact aggregated utilities, shape ``(len(candidates),)``. PRIVATE: do not store.
 
-    def evaluate_partitions(self, X, y, candidates, fit_params) -> np.ndarray:
+        ``groups`` (row-aligned) goes to a user's inner splitter only.
+        """
+        return self.evaluate_partitions(X, y, candidates, fit_params, groups).mean(axis=1)
+
+    def evaluate_partitions(self, X, y, candidates, fit_params, groups=None) -> np.ndarray:
         """Exact utilities per (candidate, partition), shape ``(len(candidates), k)``. PRIVATE."""
         n_samples = _num_samples(X)
         parts = self.partitions(n_samples)
@@ -226,6 +260,7 @@ class PartitionEvaluator:
                     templates, X, y, chunk, parts, self.scorer, self.cv, self.padding, fit_params,
                     self.error_score, self.seeds,
                     (self.inner_epsilon, self.inner_params, self.epsilon_scale), n_samples,
+                    groups,
                 )
                 for chunk in chunks
             )

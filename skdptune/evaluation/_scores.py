@@ -21,6 +21,7 @@ A non-finite score (NaN) becomes the minimum utility 0, like a failed fit with t
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Callable
@@ -41,6 +42,7 @@ __all__ = [
     "LogLossScore",
     "check_per_example_score",
     "raw_scorer_name",
+    "split_scoring",
     "DEFAULT_LOG_LOSS_CLIP",
 ]
 
@@ -130,17 +132,41 @@ class BoundedScorer:
         self.lo, self.hi = _check_score_bounds((lo, hi))
         self.scorer = scorer
         self.name = name
+        self.takes_y = _takes_y(scorer)
 
     def __call__(self, estimator: Any, X: Any, y: Any = None, sample_weight: Any = None) -> float:
-        """Utility in ``[0, 1]`` of the fitted ``estimator`` on ``(X, y)``; private: never store."""
-        if sample_weight is None:
+        """Utility in ``[0, 1]`` of the fitted ``estimator`` on ``(X, y)``; private: never store.
+
+        Without ``y`` (unsupervised estimators) a two-argument scorer is called as
+        ``scorer(estimator, X)``, as scikit-learn's searches do; a scorer that takes ``y`` gets
+        ``y=None``.
+        """
+        if y is None and sample_weight is None and not self.takes_y:
+            score = self.scorer(estimator, X)
+        elif sample_weight is None:
             score = self.scorer(estimator, X, y)
         else:
             score = self.scorer(estimator, X, y, sample_weight=sample_weight)
+        if isinstance(score, dict):
+            raise TypeError(
+                "the scorer returned a dict of metrics: a private search selects by one metric. "
+                "Instead, pass scoring as a dict of single-metric scorers and name the "
+                "selecting one in refit='<name>'.")
         return _to_unit(score, self.lo, self.hi)
 
     def __repr__(self) -> str:
         return f"BoundedScorer(name={self.name!r}, lo={self.lo!r}, hi={self.hi!r})"
+
+
+def _takes_y(scorer: Callable) -> bool:
+    """Whether ``scorer`` accepts a third positional argument (``y``); True when unknown."""
+    try:
+        parameters = inspect.signature(scorer).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    positional = [p for p in parameters
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    return len(positional) >= 3 or any(p.kind == p.VAR_POSITIONAL for p in positional)
 
 
 def _check_score_bounds(score_bounds: Any) -> tuple[float, float]:
@@ -428,3 +454,70 @@ def raw_scorer_name(scoring: Any) -> Any:
     return {None: None, "accuracy": "accuracy", "squared_error": "neg_mean_squared_error",
             "absolute_error": "neg_mean_absolute_error", "log_loss": "neg_log_loss"}.get(
                 scoring, scoring)
+
+
+def split_scoring(scoring: Any, refit: Any) -> tuple[Any, Any, dict | None]:
+    """The metric that selects, given scikit-learn's ``scoring`` and ``refit`` conventions.
+
+    A private search selects by **one** metric, and only that metric is ever computed on the
+    private data: the other metrics of a list or dict are checked (names, dry run on synthetic
+    data) and offered by ``scorer_`` for scoring your own data, but never evaluated inside
+    ``fit``. Computing them privately would cost budget for numbers that could not be released
+    without noise; computing them without releasing them would spend time (a side channel)
+    for nothing.
+
+    Parameters
+    ----------
+    scoring : None, str, callable, list, tuple or dict
+        As in scikit-learn's searches. A list or tuple of names, or a dict ``{name: scorer}``,
+        is multi-metric.
+    refit : bool or str
+        With several metrics, the name of the one that selects (scikit-learn's rule). With one
+        metric, ``True``/``False`` or the metric's own key (the scorer name, or ``"score"``).
+
+    Returns
+    -------
+    metric : None, str or callable
+        The selecting metric's ``scoring``.
+    key : str or None
+        Its name in the multi-metric ``scoring`` (``None`` for one metric).
+    metrics : dict or None
+        ``{name: scoring}`` of all the metrics (``None`` for one metric).
+
+    Raises
+    ------
+    ValueError
+        A malformed list or dict; ``refit`` not naming a metric of a multi-metric ``scoring``;
+        a ``refit`` string that does not name the single metric.
+    """
+    if isinstance(scoring, (list, tuple, set, dict)):
+        if isinstance(scoring, dict):
+            metrics = dict(scoring)
+            if not metrics or not all(isinstance(k, str) for k in metrics):
+                raise ValueError("A dict scoring must map metric names (str) to scorers; got "
+                                 f"{scoring!r}.")
+        else:
+            names = list(scoring)
+            if (not names or not all(isinstance(n, str) for n in names)
+                    or len(set(names)) != len(names)):
+                raise ValueError("A list or tuple scoring must hold unique scorer names (str); "
+                                 f"got {scoring!r}. For custom scorers pass a dict.")
+            metrics = {name: name for name in names}
+        if isinstance(refit, bool) or not isinstance(refit, str) or refit not in metrics:
+            raise ValueError(
+                "For multi-metric scoring, the parameter refit must be set to a scorer key: "
+                f"one of {sorted(metrics)}. A private search selects by one metric, and only "
+                "that metric is computed on the private data (the others are never evaluated "
+                "inside fit). To select without refitting, pass the selecting metric alone as "
+                f"scoring with refit=False. {refit!r} was passed."
+            )
+        return metrics[refit], refit, metrics
+    if isinstance(refit, str) and refit not in ("score", scoring):
+        raise ValueError(
+            f"refit={refit!r} names a metric, but scoring={scoring!r} is a single metric (its "
+            "key is 'score'"
+            + (f" or {scoring!r}" if isinstance(scoring, str) else "")
+            + "). Use refit=True, or pass several metrics as a list or dict and name one of "
+            "them in refit."
+        )
+    return scoring, None, None
