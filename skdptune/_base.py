@@ -51,10 +51,11 @@ from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted, indexable
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._estimators import (
     check_leak_free_configuration,
+    check_private_components,
     estimator_privacy,
     seeded_dp_components,
     strip_nonprivate_attributes,
@@ -62,8 +63,10 @@ from ._estimators import (
 from ._private import run_private
 from ._public import (
     PublicInfo,
+    check_budget,
     check_domain,
     check_public_shapes,
+    check_rows,
     choose_object_fill,
     dry_run,
     make_padding,
@@ -260,8 +263,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         # 1. public checks: nothing is read, nothing is charged
         self._check_error_score()
         check_leak_free_configuration(self.estimator, self._search_space())
+        check_private_components(self.estimator, self._search_space())
         self._warn_seeded_estimator()
-        X, y = indexable(X, y)
+        X, y = check_rows(X, y)
         n_samples = _num_samples(X)  # n is public under replace-one neighbours
         classes = resolve_classes(self.classes, self.estimator)
         y = check_public_shapes(X, y, classes, self.estimator)
@@ -278,7 +282,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)
         accountant = BudgetAccountant.load_default(self.accountant)
-        accountant.check(report.epsilon, report.delta)
+        check_budget(accountant, report.epsilon, report.delta)
         self._log(1, f"privacy budget checked: epsilon={report.epsilon:.4g}, "
                      f"delta={report.delta:.3g}")
 
@@ -322,6 +326,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         """
         self._validate_params()
         check_leak_free_configuration(self.estimator, self._search_space())
+        check_private_components(self.estimator, self._search_space())
         return self._planned_report(int(n_samples))
 
     def _planned_report(self, n_samples: int) -> PrivacyReport:
