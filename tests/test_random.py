@@ -95,6 +95,7 @@ def test_released_attributes_are_the_winner_only(data, monkeypatch):
             exact.append(float(np.mean(utilities)))
             return utilities
 
+        call.sensitivity_of_mean = score.sensitivity_of_mean
         return call
 
     monkeypatch.setattr(random_module, "check_validation_score", recording)
