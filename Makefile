@@ -52,13 +52,18 @@ clean:
 	rm -rf $(VENV) $(MIN_VENV) build dist *.egg-info .pytest_cache .ruff_cache
 	rm -rf docs/_build docs/generated docs/auto_examples docs/gen_modules docs/sg_execution_times.rst
 
-# The lowest supported scikit-learn (the pin's lower bound), in a venv of its own.
+# The lowest supported versions together, in a venv of its own: every floor of pyproject.toml's
+# dependencies that bounds what the code calls (scikit-learn, diffprivlib, dp-accounting, and the
+# numpy / scipy / joblib / threadpoolctl floors). Keep MIN_PINS in step with those floors.
 MIN_VENV ?= .venv-min
-$(MIN_VENV)/.installed: pyproject.toml
+MIN_PINS := "scikit-learn==1.4.2" "diffprivlib==0.6.6" "dp-accounting==0.6.0" \
+	"numpy==2.0.*" "scipy==1.13.*" "joblib==1.2.*" "threadpoolctl==3.1.*"
+$(MIN_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(MIN_VENV)
 	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(MIN_VENV)/bin/python -m pip install --quiet -e ".[test]" "scikit-learn==1.4.*"
+	$(MIN_VENV)/bin/python -m pip install --quiet -e ".[test]" $(MIN_PINS)
 	touch $@
 
 test-min: $(MIN_VENV)/.installed
+	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(scikit-learn|diffprivlib|dp-accounting|numpy|scipy|joblib|threadpoolctl) "
 	$(MIN_VENV)/bin/python -m pytest -q -p no:cacheprovider

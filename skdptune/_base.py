@@ -57,12 +57,11 @@ from sklearn.utils.validation import (
     _num_samples,
     check_consistent_length,
     check_is_fitted,
-    indexable,
 )
 
 from ._estimators import (
-    _OPT_OUT,
     check_leak_free_configuration,
+    check_private_components,
     estimator_privacy,
     seeded_dp_components,
     strip_nonprivate_attributes,
@@ -70,8 +69,10 @@ from ._estimators import (
 from ._private import run_private
 from ._public import (
     PublicInfo,
+    check_budget,
     check_domain,
     check_public_shapes,
+    check_rows,
     choose_object_fill,
     dry_run,
     make_padding,
@@ -82,7 +83,7 @@ from .accounting import PrivacyReport, privacy_report
 from .evaluation._fit import fit_on_rows, many_small_fits, prepare_clone
 from .evaluation._scores import split_scoring
 from .events import EpsilonDeltaEvent, PrivacyEvent
-from .exceptions import NonPrivateComponentError, PrivacyLeakError
+from .exceptions import PrivacyLeakError
 
 __all__ = ["BaseDPSearchCV", "TuningPlan", "TuningResult"]
 
@@ -301,20 +302,6 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         """Validate the search space with scikit-learn's own messages (grid and distributions
         searches override it; nothing here reads data)."""
 
-    def _check_private_components(self) -> None:
-        """Refuse a non-private component (its message names it and says what to use instead).
-
-        :func:`estimator_privacy` offers an ``allow_nonprivate`` opt-out; a search has none (its
-        guarantee covers every component), so the message must not point to it.
-        """
-        try:
-            estimator_privacy(self.estimator, self._search_space())
-        except NonPrivateComponentError as exc:
-            message = str(exc).replace(
-                _OPT_OUT, f"{type(self).__name__} has no opt-out: its guarantee covers every "
-                "component, so each one must be private or data-independent.")
-            raise NonPrivateComponentError(message) from None
-
     def _selection_scoring(self):
         """The ``scoring`` of the metric that selects (the refit metric of a multi-metric
         ``scoring``); see :func:`skdptune.evaluation._scores.split_scoring`."""
@@ -399,9 +386,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         groups = fit_params.pop("groups", None)
         self._check_score_metadata()
         check_leak_free_configuration(self.estimator, self._search_space())
-        self._check_private_components()
+        check_private_components(self.estimator, self._search_space())
         self._warn_seeded_estimator()
-        X, y = indexable(X, y)
+        X, y = check_rows(X, y)
         n_samples = _num_samples(X)  # n is public under replace-one neighbours
         classes = resolve_classes(self.classes, self.estimator)
         y = check_public_shapes(X, y, classes, self.estimator)
@@ -423,7 +410,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)
         accountant = BudgetAccountant.load_default(self.accountant)
-        accountant.check(report.epsilon, report.delta)
+        check_budget(accountant, report.epsilon, report.delta)
         self._log(1, f"privacy budget checked: epsilon={report.epsilon:.4g}, "
                      f"delta={report.delta:.3g}")
 
@@ -468,7 +455,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._validate_params()
         self._check_sklearn_options()
         check_leak_free_configuration(self.estimator, self._search_space())
-        self._check_private_components()
+        check_private_components(self.estimator, self._search_space())
         return self._planned_report(int(n_samples))
 
     def _planned_report(self, n_samples: int) -> PrivacyReport:

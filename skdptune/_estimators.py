@@ -161,9 +161,15 @@ _DP = "dp"
 _FREE = "free"
 _NONPRIVATE = "nonprivate"
 
+# Only estimator_privacy() has an opt-out; a private search has none (its guarantee would be
+# void), so its message says what to replace instead (see check_private_components).
 _OPT_OUT = (
-    "Or opt out explicitly with allow_nonprivate=True: the result is then not differentially "
-    "private, and the opt-out is reported."
+    "To get the cost of the private components only, call estimator_privacy(..., "
+    "allow_nonprivate=True); the estimator is then not differentially private."
+)
+_NO_OPT_OUT = (
+    "A private search has no opt-out for such a component: replace it as suggested, or fit it "
+    "on public data before the search."
 )
 _HINTS_BY_NAME = {
     "StandardScaler": "use diffprivlib.models.StandardScaler(bounds=...) with public bounds",
@@ -345,7 +351,8 @@ def _check_cost_value(value: Any, name: str, label: str) -> float:
     return value
 
 
-def _nonprivate_message(components: list[_Component], setting: dict) -> str:
+def _nonprivate_message(components: list[_Component], setting: dict,
+                        advice: str = _OPT_OUT) -> str:
     lines = []
     for comp in components:
         hint = _HINTS_BY_NAME.get(type(comp.estimator).__name__, _DEFAULT_HINT)
@@ -355,7 +362,7 @@ def _nonprivate_message(components: list[_Component], setting: dict) -> str:
         )
     if setting:
         lines.append(f"(This happens for the search-space setting {setting!r}.)")
-    lines.append(_OPT_OUT)
+    lines.append(advice)
     return "\n".join(lines)
 
 
@@ -372,9 +379,11 @@ def _subspaces(space: Any) -> list[Mapping]:
             raise ValueError("The search space is an empty list.")
         for sub in space:
             if not isinstance(sub, Mapping):
-                raise TypeError(f"A search space must be a dict or a list of dicts; got {sub!r}.")
+                raise TypeError(f"The search space must be a dict or a list of dicts; got an "
+                                f"element {sub!r}.")
         return list(space)
-    raise TypeError(f"A search space must be a dict or a list of dicts; got {space!r}.")
+    raise TypeError(f"The search space (space, param_grid, param_distributions) must be a dict "
+                    f"or a list of dicts; got {space!r}.")
 
 
 def _is_distribution(values: Any) -> bool:
@@ -408,8 +417,6 @@ def _upper_cost_value(key: str, dist: Any, last: str) -> float:
 
 def _axis(key: str, values: Any, base_params: Mapping) -> list | None:
     """The values of ``key`` to enumerate, or ``None`` when ``key`` cannot change privacy."""
-    if not isinstance(key, str):
-        raise TypeError(f"Search-space keys must be parameter names; got {key!r}.")
     last = key.rpartition("__")[2]
     names_component = _is_component_value(base_params.get(key))
     if _is_distribution(values):
@@ -441,6 +448,18 @@ def _axis(key: str, values: Any, base_params: Mapping) -> list | None:
     return None
 
 
+def _check_space_key(key: Any, sub: Mapping, base_params: Mapping) -> None:
+    """Refuse a key that names no parameter (a component replaced in ``sub`` may add some)."""
+    if not isinstance(key, str):
+        raise TypeError(f"Search-space keys must be parameter names; got {key!r}.")
+    replaced = any(isinstance(other, str) and key.startswith(f"{other}__") for other in sub)
+    if key not in base_params and not replaced:
+        raise ValueError(
+            f"The search space names {key!r}, which is not a parameter of the estimator; "
+            "the valid names are those of estimator.get_params().keys()."
+        )
+
+
 def _privacy_settings(estimator: Any, space: Any) -> Iterator[dict]:
     """The parameter settings of ``space`` that can differ in privacy (``{}``: no space)."""
     if space is None:
@@ -451,6 +470,7 @@ def _privacy_settings(estimator: Any, space: Any) -> Iterator[dict]:
     for sub in _subspaces(space):
         axes = {}
         for key, values in sub.items():
+            _check_space_key(key, sub, base_params)
             axis = _axis(key, values, base_params)
             if axis is not None:
                 axes[key] = axis
@@ -539,6 +559,11 @@ def estimator_privacy(
         The cost is unbounded (infinite ``epsilon``, a distribution over ``epsilon`` with an
         infinite support) or the space cannot be checked.
     """
+    if not hasattr(estimator, "get_params"):
+        raise TypeError(f"estimator must be a scikit-learn estimator (a diffprivlib model or a "
+                        f"Pipeline of them); got {estimator!r}.")
+    if not isinstance(allow_nonprivate, (bool, np.bool_)):
+        raise TypeError(f"allow_nonprivate must be True or False; got {allow_nonprivate!r}.")
     eps_max, delta_max = 0.0, 0.0
     for setting, candidate in _candidates(estimator, space):
         components = _walk(candidate)
@@ -549,6 +574,23 @@ def estimator_privacy(
         eps_max = max(eps_max, math.fsum(e for e, _ in costs))
         delta_max = max(delta_max, math.fsum(d for _, d in costs))
     return eps_max, delta_max
+
+
+def check_private_components(estimator: Any, space: Any = None) -> None:
+    """Refuse, before any data is read, an estimator with a non-private component (searches).
+
+    Like :func:`estimator_privacy` without the opt-out, which a private search does not have:
+    the message says what to replace instead.
+
+    Raises
+    ------
+    NonPrivateComponentError
+        Naming the component's path and a private replacement.
+    """
+    for setting, candidate in _candidates(estimator, space):
+        nonprivate = [c for c in _walk(candidate) if c.role == _NONPRIVATE]
+        if nonprivate:
+            raise NonPrivateComponentError(_nonprivate_message(nonprivate, setting, _NO_OPT_OUT))
 
 
 def nonprivate_components(estimator: Any, space: Any = None) -> list[str]:

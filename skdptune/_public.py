@@ -43,8 +43,10 @@ from .exceptions import DomainError
 __all__ = [
     "Padding",
     "PublicInfo",
+    "check_budget",
     "check_domain",
     "check_public_shapes",
+    "check_rows",
     "choose_object_fill",
     "dry_run",
     "make_padding",
@@ -100,6 +102,43 @@ def resolve_classes(classes: Any, estimator: Any) -> np.ndarray | None:
     if declared.ndim != 1 or len(declared) < 2:
         raise ValueError(f"classes must list at least two labels; got {declared.tolist()}.")
     return declared
+
+
+def check_rows(X: Any, y: Any) -> tuple[Any, Any]:
+    """``indexable(X, y)`` with a message that names ``X`` and ``y`` when their lengths differ.
+
+    The lengths are public (``n`` is), so saying them releases nothing.
+    """
+    from sklearn.utils.validation import indexable
+
+    try:
+        return indexable(X, y)
+    except ValueError as exc:
+        if y is None or "inconsistent numbers of samples" not in str(exc):
+            raise
+        raise ValueError(f"X and y must have the same number of rows; got X with "
+                         f"{_num_samples(X)} and y with {_num_samples(y)}.") from None
+
+
+def check_budget(accountant: Any, epsilon: float, delta: float) -> None:
+    """``accountant.check(epsilon, delta)``, with a message that says what to change.
+
+    Raises diffprivlib's ``BudgetError`` (what ``accountant.check`` raises) naming the
+    accountant and the planned cost; public: the cost is data-independent.
+    """
+    from diffprivlib.utils import BudgetError
+
+    try:
+        accountant.check(epsilon, delta)
+    except BudgetError:
+        eps_left, delta_left = accountant.remaining()
+        raise BudgetError(
+            f"The search would spend (epsilon={epsilon:.6g}, delta={delta:.3g}) but the "
+            f"accountant has (epsilon={eps_left:.6g}, delta={delta_left:.3g}) left. Give the "
+            "accountant a larger budget or lower the search's cost (its epsilon, the "
+            "estimator's epsilon; planned_privacy(n_samples) shows the cost before fit). "
+            "Nothing was charged."
+        ) from None
 
 
 def check_public_shapes(X: Any, y: Any, classes: np.ndarray | None, estimator: Any) -> Any:

@@ -245,7 +245,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         _, model_delta = estimator_privacy(self.estimator, self._search_space())
         if model_delta > 0:
             raise ValueError("DPGIBOSearchCV supports pure-DP estimators only (every "
-                             "diffprivlib component with delta = 0).")
+                             "diffprivlib component with delta = 0): set the components' "
+                             "delta to 0, or use DPRandomSearchCV or DPGridSearchCV, which "
+                             "account for delta > 0.")
         box = self._box()
         n_fits = self._n_fits(box.n_dims)
         tuning, _ = self._budget()

@@ -13,7 +13,7 @@ from ._base import BaseDPSearchCV, TuningPlan, TuningResult
 from ._estimators import estimator_privacy, space_sets_epsilon
 from .accounting import event_cost
 from .evaluation._holdout import HoldoutEvaluator, holdout_split
-from .evaluation._scores import check_per_example_score, raw_scorer_name
+from .evaluation._scores import check_validation_score, raw_scorer_name
 from .selection._repetition import RandomizedRepetition
 
 __all__ = ["DPRandomSearchCV"]
@@ -66,12 +66,16 @@ class DPRandomSearchCV(BaseDPSearchCV):
     validation_size : float, default=0.2
         Fraction of rows in the validation part.
     scoring : str, list, tuple, dict or None, default=None
-        Per-example score: ``None`` (accuracy for classifiers), ``"accuracy"``,
-        ``"squared_error"``, ``"absolute_error"`` or ``"log_loss"`` (see
-        ``skdptune.evaluation._scores.check_per_example_score``). Several of them select by
-        the one named in ``refit``; only that one is computed on the private data.
+        Per-example score: ``None`` (accuracy for classifiers, squared distance for
+        clusterers), ``"accuracy"``, ``"squared_error"``, ``"absolute_error"``,
+        ``"log_loss"`` or ``"squared_distance"`` (distance to the nearest cluster centre, e.g.
+        diffprivlib's ``KMeans``); or, for a binary classifier, ``"roc_auc"`` /
+        ``"average_precision"`` on the whole validation part, released with a larger noise
+        (sensitivity about ``4/m`` and ``2 ln(m)/m``; derivation in docs/random_search.md).
+        Several of them (a list or dict) select by the one named in ``refit``; only that one
+        is computed on the private data.
     score_clip : float or None, default=None
-        Clip of per-example losses for the error/log-loss scores.
+        Clip of per-example losses for the error, squared-distance and log-loss scores.
     classes : array-like or None, default=None
         The label set of a classifier: public information (docs/privacy.md). Required for
         classifiers unless the estimator declares it (diffprivlib's ``classes`` parameter).
@@ -244,7 +248,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
     def _plan_tuning(self, public, seeds):
         self.scorer_ = self._public_scorer(raw_scorer_name)
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
-        score = check_per_example_score(self._selection_scoring(), self.estimator, **clip)
+        score = check_validation_score(self._selection_scoring(), self.estimator,
+                                       public.classes, **clip)
         scale = self._budget_scale()
         _, eps_run, (eps_model, _) = self._costs(scale)
         split = holdout_split(public.n_samples, self.validation_size, seeds.rng("split"))

@@ -85,7 +85,7 @@ def test_poisson_needs_delta(data):
 def test_released_attributes_are_the_winner_only(data, monkeypatch):
     X, y = data
     exact = []
-    real = random_module.check_per_example_score
+    real = random_module.check_validation_score
 
     def recording(*args, **kwargs):
         score = real(*args, **kwargs)
@@ -95,9 +95,10 @@ def test_released_attributes_are_the_winner_only(data, monkeypatch):
             exact.append(float(np.mean(utilities)))
             return utilities
 
+        call.sensitivity_of_mean = score.sensitivity_of_mean
         return call
 
-    monkeypatch.setattr(random_module, "check_per_example_score", recording)
+    monkeypatch.setattr(random_module, "check_validation_score", recording)
     s = search(n_iter=5).fit(X, y)
     assert exact, "the spy saw no validation score"
     assert set(s.cv_results_) == {"params", "param_var_smoothing", "selected", "noisy_score"}

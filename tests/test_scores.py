@@ -215,9 +215,9 @@ def test_check_per_example_score():
     assert log_loss.clip == DEFAULT_LOG_LOSS_CLIP == math.log(100)
     with pytest.raises(ValueError, match="predict_proba"):
         check_per_example_score("log_loss", DPLinear())
-    with pytest.raises(ValueError, match="Unexpected"):
+    with pytest.raises(ValueError, match="score_clip is not used"):
         check_per_example_score("accuracy", DPLR(), clip=1.0)
-    with pytest.raises(ValueError, match="Unknown"):
+    with pytest.raises(ValueError, match="not a per-example score"):
         check_per_example_score("r2", DPLinear())
     assert check_per_example_score(score, DPLinear()) is score
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
+from ._checks import _check_epsilon, _check_probability
+
 NEIGHBOURING = "replace-one (bounded DP)"
 
 # --------------------------------------------------------------------------------------------
@@ -135,8 +137,8 @@ def sequential_composition(costs: Iterable[tuple[float, float]]) -> tuple[float,
     """
     epsilon, delta = 0.0, 0.0
     for eps, dlt in costs:
-        epsilon += float(eps)
-        delta += float(dlt)
+        epsilon += _check_epsilon(eps, "epsilon")
+        delta += _check_probability(dlt, "delta")
     return epsilon, min(delta, 1.0)
 
 
@@ -162,6 +164,6 @@ def parallel_composition(costs: Iterable[tuple[float, float]]) -> tuple[float, f
     """
     epsilon, delta = 0.0, 0.0
     for eps, dlt in costs:
-        epsilon = max(epsilon, float(eps))
-        delta = max(delta, float(dlt))
+        epsilon = max(epsilon, _check_epsilon(eps, "epsilon"))
+        delta = max(delta, _check_probability(dlt, "delta"))
     return epsilon, delta

@@ -11,7 +11,9 @@ This is the base algorithm ``Q`` of randomized repetition (DESIGN.md 4.D; Papern
 * the validation score is the mean of per-example utilities in [0, 1] over the ``m`` validation
   rows -- replace-one sensitivity ``1/m`` -- released with Laplace noise of scale
   ``1 / (m * eps_score)`` through diffprivlib's ``Laplace`` mechanism: ``eps_score``-DP with
-  respect to the validation rows; the fitted model is a fixed function of the train rows here;
+  respect to the validation rows; the fitted model is a fixed function of the train rows here
+  (a ranking score, :class:`~skdptune.evaluation._scores.RankingScore`, has its own
+  sensitivity, ``score.sensitivity_of_mean(m)``, and the same argument);
 * the replaced record lies in exactly one part, so by parallel composition one run is
   ``(max(eps_model, eps_score), delta_model)``-DP.
 
@@ -63,7 +65,9 @@ def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsi
     if output is None:
         return None
     utilities, model = output
-    mechanism = Laplace(epsilon=epsilon_score, delta=0.0, sensitivity=1.0 / len(validation),
+    # 1/m for per-example scores; the ranking scores' own bound (docs/random_search.md)
+    mechanism = Laplace(epsilon=epsilon_score, delta=0.0,
+                        sensitivity=score.sensitivity_of_mean(len(validation)),
                         random_state=noise_seed)
     return float(mechanism.randomise(float(np.mean(utilities)))), model
 

@@ -12,6 +12,11 @@ Two kinds, for two kinds of evaluators:
   give per-example *losses* in ``[0, L]`` for DP-GIBO: ``loss = (1 - u) * L`` with
   ``L = loss_bound`` -- one way to do it, the utilities are the primitive. Built by
   :func:`check_per_example_score`.
+* :class:`RankingScore` -- ``roc_auc`` / ``average_precision`` of a binary classifier on the
+  whole validation part, in an unnormalised form whose replace-one sensitivity is bounded
+  without the (private) class counts: ``(m - 1) / floor(m**2 / 4)`` and ``(2 H_m - 1) / m``.
+  Randomized repetition only (DP-GIBO needs per-example losses). Built, with the per-example
+  scores, by :func:`check_validation_score`; docs/random_search.md derives the bounds.
 
 Every value these objects return is an exact function of private data: callers feed it to a
 private mechanism and never store, print or log it. Nothing here logs or warns with a value.
@@ -40,7 +45,10 @@ __all__ = [
     "SquaredErrorScore",
     "AbsoluteErrorScore",
     "LogLossScore",
+    "SquaredDistanceScore",
+    "RankingScore",
     "check_per_example_score",
+    "check_validation_score",
     "raw_scorer_name",
     "split_scoring",
     "DEFAULT_LOG_LOSS_CLIP",
@@ -255,9 +263,11 @@ def check_bounded_scorer(scoring: Any, score_bounds: Any, estimator: Any) -> Bou
 
 
 def _check_clip(clip: Any) -> float:
-    check_scalar(clip, "clip", numbers.Real, min_val=0, include_boundaries="neither")
+    # the searches' parameter is score_clip: messages name it (the search's gradient clip of
+    # DP-GIBO is another parameter, `clip`)
+    check_scalar(clip, "score_clip", numbers.Real, min_val=0, include_boundaries="neither")
     if not math.isfinite(clip):
-        raise ValueError(f"clip must be finite, got {clip}.")
+        raise ValueError(f"score_clip must be finite, got {clip}.")
     return float(clip)
 
 
@@ -287,8 +297,10 @@ class PerExampleScore:
     bounds = _UNIT
     loss_bound = 1.0
 
-    def __call__(self, estimator: Any, X: Any, y: Any) -> np.ndarray:
-        """Utilities of the fitted ``estimator`` on each row: private, never store them."""
+    def __call__(self, estimator: Any, X: Any, y: Any = None) -> np.ndarray:
+        """Utilities of the fitted ``estimator`` on each row: private, never store them.
+
+        ``y`` is ``None`` for unsupervised estimators (called as ``score(estimator, X)``)."""
         utilities = np.asarray(self._utilities(estimator, X, np.asarray(y)), dtype=float)
         return np.clip(np.nan_to_num(utilities, nan=0.0), 0.0, 1.0)
 
@@ -386,12 +398,119 @@ class LogLossScore(PerExampleScore):
         return f"LogLossScore(clip={self.clip!r})"
 
 
+class SquaredDistanceScore(_ClippedErrorScore):
+    """Clustering: ``u = 1 - min(d**2, clip) / clip`` with ``d`` the distance of the row to the
+    nearest cluster centre (``transform``); ``clip`` in squared feature units; ``y`` is ignored.
+
+    The per-example form of k-means' inertia (its ``score`` is ``-sum(d**2)``): the mean over
+    ``m`` rows has sensitivity ``1/m`` like every per-example score.
+    """
+
+    name = "squared_distance"
+
+    def _utilities(self, estimator: Any, X: Any, y: Any) -> np.ndarray:
+        distances = np.asarray(estimator.transform(X), dtype=float)
+        error = np.min(distances, axis=1) ** 2
+        return 1.0 - np.fmin(error, self.clip) / self.clip  # fmin: NaN counts as clip
+
+
 _PER_EXAMPLE = {
     "accuracy": AccuracyScore,
     "squared_error": SquaredErrorScore,
     "absolute_error": AbsoluteErrorScore,
     "log_loss": LogLossScore,
+    "squared_distance": SquaredDistanceScore,
 }
+_CLIPPED = ("squared_error", "absolute_error", "squared_distance")
+_RANKING = ("roc_auc", "average_precision")
+
+
+def _is_clusterer(estimator: Any) -> bool:
+    try:
+        from sklearn.base import is_clusterer  # scikit-learn >= 1.6
+    except ImportError:
+        return getattr(estimator, "_estimator_type", None) == "clusterer"
+    return is_clusterer(estimator)
+
+
+def _ranking_values(estimator: Any, X: Any) -> np.ndarray:
+    """Scores that rank the rows by how positive they are (decision_function or P(class 1))."""
+    if hasattr(estimator, "decision_function"):
+        values = np.asarray(estimator.decision_function(X), dtype=float)
+    else:
+        values = np.asarray(estimator.predict_proba(X), dtype=float)[:, 1]
+    # a NaN ranks lowest; the bounds below hold for any score that depends on its row only
+    return np.nan_to_num(values.reshape(-1), nan=-np.inf)
+
+
+class RankingScore:
+    """``roc_auc`` or ``average_precision`` of a binary classifier on the whole validation part.
+
+    Both metrics divide by class counts (``m+ m-`` and ``m+``) that are private and that a
+    replaced row can change (its label may change), so their replace-one sensitivity over all
+    datasets with ``m`` rows is the whole range. Their unnormalised forms are bounded:
+
+    * ``roc_auc``: ``U`` = the number of (positive, negative) pairs ranked correctly (ties
+      count 1/2); ``u = U / floor(m**2 / 4)`` in [0, 1], sensitivity ``(m - 1) / floor(m**2/4)``
+      (about ``4/m``);
+    * ``average_precision``: ``S`` = the sum over the positive rows of the precision at their
+      score; ``u = S / m`` in [0, 1], sensitivity ``(2 H_m - 1) / m`` with ``H_m`` the m-th
+      harmonic number (about ``(2 ln m + 0.15) / m``).
+
+    On a fixed validation part the class counts are the same for every candidate, so ``u`` is
+    the metric times a constant: it ranks candidates exactly as the metric does. The proofs are
+    in docs/random_search.md. The positive class is ``classes_[1]`` of the fitted model (the
+    declared label set, sorted). Calling the object returns per-row *contributions* whose mean
+    is ``u`` (not per-example utilities: they are not each in [0, 1]); private, never store.
+
+    Parameters
+    ----------
+    name : {"roc_auc", "average_precision"}
+    """
+
+    bounds = _UNIT
+
+    def __init__(self, name: str) -> None:
+        if name not in _RANKING:
+            raise ValueError(f"scoring must be one of {_RANKING} for a RankingScore; got {name!r}.")
+        self.name = name
+
+    def __call__(self, estimator: Any, X: Any, y: Any) -> np.ndarray:
+        """Per-row contributions whose mean over the ``m`` rows is ``u``: private."""
+        values = _ranking_values(estimator, X)
+        positive = np.asarray(y) == np.asarray(estimator.classes_)[1]
+        m = len(values)
+        contributions = np.zeros(m)
+        if self.name == "roc_auc":
+            if m < 2:
+                return contributions
+            negatives = np.sort(values[~positive])
+            below = np.searchsorted(negatives, values[positive], side="left")
+            tied = np.searchsorted(negatives, values[positive], side="right") - below
+            contributions[positive] = (below + 0.5 * tied) * m / (m * m // 4)
+            return contributions
+        # precision at each positive row's score: rows (positives) with a score >= it
+        ordered = np.sort(values)
+        ordered_pos = np.sort(values[positive])
+        at_least = m - np.searchsorted(ordered, values[positive], side="left")
+        pos_at_least = positive.sum() - np.searchsorted(ordered_pos, values[positive],
+                                                        side="left")
+        contributions[positive] = pos_at_least / at_least
+        return contributions
+
+    def sensitivity_of_mean(self, m: int) -> float:
+        """Replace-one sensitivity of ``u`` (the mean of the contributions) over ``m`` rows."""
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"m must be a positive int, got {m!r}.")
+        m = int(m)
+        if self.name == "roc_auc":
+            # m = 1: u is always 0, any positive sensitivity is valid
+            return (m - 1) / (m * m // 4) if m >= 2 else 1.0
+        harmonic = math.fsum(1.0 / k for k in range(1, m + 1))
+        return min(1.0, (2.0 * harmonic - 1.0) / m)
+
+    def __repr__(self) -> str:
+        return f"RankingScore({self.name!r})"
 
 
 def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerExampleScore:
@@ -400,15 +519,18 @@ def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerE
     Parameters
     ----------
     scoring : None, str or PerExampleScore
-        ``None`` means ``"accuracy"`` for classifiers; regressors must choose (there is no
-        natural clip). Strings: ``"accuracy"``, ``"squared_error"`` and ``"absolute_error"``
-        (both need ``clip``, in the target's units -- squared units for ``"squared_error"``),
-        ``"log_loss"`` (optional ``clip``, default ``log(100)``; needs ``predict_proba``). A
-        ``PerExampleScore`` instance is returned as is.
+        ``None`` means ``"accuracy"`` for classifiers and ``"squared_distance"`` for
+        clusterers; regressors must choose (there is no natural clip). Strings:
+        ``"accuracy"``, ``"squared_error"`` and ``"absolute_error"`` (both need ``clip``, in
+        the target's units -- squared units for ``"squared_error"``), ``"log_loss"``
+        (optional ``clip``, default ``log(100)``; needs ``predict_proba``),
+        ``"squared_distance"`` (clusterers with ``transform``; needs ``clip``, in squared
+        feature units). A ``PerExampleScore`` instance is returned as is.
     estimator : estimator
         The (unfitted) estimator.
     **kwargs
-        ``clip=...`` for the clipped scores.
+        ``clip=...`` for the clipped scores: the searches' ``score_clip``, which the messages
+        name.
 
     Returns
     -------
@@ -422,38 +544,98 @@ def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerE
     """
     if isinstance(scoring, PerExampleScore):
         if kwargs:
-            raise ValueError(f"Unexpected options {sorted(kwargs)} for a PerExampleScore object.")
+            raise ValueError("score_clip is for a named scoring; a PerExampleScore object "
+                             "carries its own clip: leave score_clip=None.")
         return scoring
     if scoring is None:
-        if not is_classifier(estimator):
+        if _is_clusterer(estimator):
+            scoring = "squared_distance"
+        elif not is_classifier(estimator):
             raise ValueError(
-                "There is no default per-example score for a non-classifier: choose "
-                "scoring='squared_error' or 'absolute_error' with clip=c in the target's units "
-                "(an error above c counts as c), or another per-example score."
+                "scoring=None has no default per-example score for a non-classifier: choose "
+                "scoring='squared_error' or 'absolute_error' with score_clip=c in the target's "
+                "units (an error above c counts as c)."
             )
-        scoring = "accuracy"
+        else:
+            scoring = "accuracy"
+    if scoring in _RANKING:
+        raise ValueError(
+            f"scoring={scoring!r} scores the whole validation part, not each example; this "
+            f"search needs per-example losses. Choose one of {sorted(_PER_EXAMPLE)}, or use "
+            f"DPRandomSearchCV, which accepts scoring={scoring!r}."
+        )
     if not isinstance(scoring, str) or scoring not in _PER_EXAMPLE:
         raise ValueError(
-            f"Unknown per-example score {scoring!r}; choose one of {sorted(_PER_EXAMPLE)}."
+            f"scoring={scoring!r} is not a per-example score with a known bound; choose one of "
+            f"{sorted(_PER_EXAMPLE)}."
         )
-    if scoring in ("squared_error", "absolute_error") and "clip" not in kwargs:
+    if scoring in _CLIPPED and "clip" not in kwargs:
+        units = ("squared feature units" if scoring == "squared_distance"
+                 else "the target's units")
         raise ValueError(
-            f"scoring={scoring!r} needs clip=c (in the target's units): per-example errors are "
+            f"scoring={scoring!r} needs score_clip=c (in {units}): per-example errors are "
             f"clipped to [0, c] so that their mean has a known sensitivity."
         )
     unexpected = set(kwargs) - ({"clip"} if scoring != "accuracy" else set())
     if unexpected:
-        raise ValueError(f"Unexpected options {sorted(unexpected)} for scoring={scoring!r}.")
+        raise ValueError(
+            f"score_clip is not used by scoring={scoring!r} (each utility is already 0 or 1); "
+            "leave score_clip=None."
+        )
     if scoring == "log_loss" and not hasattr(estimator, "predict_proba"):
-        raise ValueError("scoring='log_loss' needs an estimator with predict_proba.")
+        raise ValueError("scoring='log_loss' needs an estimator with predict_proba; choose "
+                         "scoring='accuracy' for this estimator.")
+    if scoring == "squared_distance" and not hasattr(estimator, "transform"):
+        raise ValueError("scoring='squared_distance' needs a clusterer with transform "
+                         "(distances to the cluster centres), e.g. diffprivlib's KMeans.")
     return _PER_EXAMPLE[scoring](**kwargs)
+
+
+def check_validation_score(scoring: Any, estimator: Any, classes: Any,
+                           **kwargs: Any) -> PerExampleScore | RankingScore:
+    """The score of a noisy validation release (randomized repetition): a per-example score
+    (:func:`check_per_example_score`) or, for ``"roc_auc"`` / ``"average_precision"``, a
+    :class:`RankingScore` of a binary classifier.
+
+    Parameters
+    ----------
+    scoring : None, str or PerExampleScore
+    estimator : estimator
+        The (unfitted) estimator.
+    classes : ndarray or None
+        The declared label set (public).
+    **kwargs
+        ``clip=...`` (the search's ``score_clip``).
+
+    Raises
+    ------
+    ValueError
+        As :func:`check_per_example_score`; a ranking score for a non-binary or non-classifier
+        estimator, one without ``decision_function`` / ``predict_proba``, or with ``score_clip``.
+    """
+    if scoring not in _RANKING:
+        return check_per_example_score(scoring, estimator, **kwargs)
+    if classes is None or len(classes) != 2:
+        what = "a non-classifier" if classes is None else f"{len(classes)} classes"
+        raise ValueError(
+            f"scoring={scoring!r} is bounded here for a binary classifier only (got {what}): "
+            "with more classes the one-vs-rest average weighs the classes by private counts. "
+            "Use scoring='accuracy' or 'log_loss'."
+        )
+    if not (hasattr(estimator, "decision_function") or hasattr(estimator, "predict_proba")):
+        raise ValueError(f"scoring={scoring!r} needs decision_function or predict_proba; "
+                         "choose scoring='accuracy' for this estimator.")
+    if kwargs:
+        raise ValueError(f"score_clip is not used by scoring={scoring!r} (its bound needs no "
+                         "clip); leave score_clip=None.")
+    return RankingScore(scoring)
 
 
 def raw_scorer_name(scoring: Any) -> Any:
     """The scikit-learn scorer (raw scale, for ``score``) matching a per-example score name."""
     return {None: None, "accuracy": "accuracy", "squared_error": "neg_mean_squared_error",
-            "absolute_error": "neg_mean_absolute_error", "log_loss": "neg_log_loss"}.get(
-                scoring, scoring)
+            "absolute_error": "neg_mean_absolute_error", "log_loss": "neg_log_loss",
+            "squared_distance": None}.get(scoring, scoring)
 
 
 def split_scoring(scoring: Any, refit: Any) -> tuple[Any, Any, dict | None]:
