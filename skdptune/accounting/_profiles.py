@@ -126,7 +126,7 @@ def _log_ratio_left(law: _Law, eps0: float, u: float) -> float:
 
 
 def _log_ratio_right(law: _Law, eps0: float, v: float) -> float:
-    """``log r`` on ``[c, 1]`` at ``u = 1 - v``: ``eps0 + log f'(1 - e^-eps0 v) - log f'(1 - v)``."""
+    """``log r(1 - v)`` on ``[c, 1]``: ``eps0 + log f'(1 - e^-eps0 v) - log f'(1 - v)``."""
     w = math.exp(-eps0) * v
     return eps0 + law.log_derivative(1.0 - w, w) - law.log_derivative(1.0 - v, v)
 
