@@ -6,14 +6,16 @@ privacy profile of its base run, instead of going through Renyi DP. The bound im
 is derived in ``docs/accounting.md`` (section 7.6) for a **pure** ``eps_0``-DP base run and any
 law of ``K`` with probability generating function ``f``:
 
-    delta(eps) <= B(eps) = int_0^1 [e^eps0 f'(G(u)) - e^eps f'(u)]_+ du,
-    G(u) = min(e^eps0 u, 1 - e^-eps0 (1 - u)),
+    delta(eps) <= B(eps) = int_0^1 [f'(v) - e^(eps - eps0) f'(G_min(v))]_+ dv,
+    G_min(v) = max(e^-eps0 v, 1 - e^eps0 (1 - v)),
 
 for every pair of neighbouring datasets (replace-one, or any relation under which the base
-run is ``eps_0``-DP). ``B`` has a closed form: the integrand is positive on one interval around
-``c = 1 / (1 + e^eps0)`` (shown per law in the docs), whose ends are found by root finding, and
-its antiderivative is ``f`` itself. ``B(eps) = 0`` from ``eps = log r(c)`` on, a pure-DP bound
-below Corollary 3's ``(2 + eta) eps0``.
+run is ``eps_0``-DP). With ``u = G_min(v)`` and ``c = 1 / (1 + e^eps0)``, ``B`` is
+``L + e^(-2 eps0) R`` where ``L`` and ``R`` integrate ``[e^eps0 f'(G_max(u)) - e^eps f'(u)]_+``
+over ``[0, c]`` and ``[c, 1]`` (``G_max`` the inverse of ``G_min``). The integrand is positive
+on one interval around ``c`` (shown per law in the docs), whose ends are found by root
+finding, and its antiderivative is ``f`` itself: a closed form. ``B(eps) = 0`` from
+``eps = log r(c)`` on, a pure-DP bound below Corollary 3's ``(2 + eta) eps0``.
 
 Laws of ``K`` (all with ``f'`` finite on [0, 1]): truncated negative binomial ``D_{eta,gamma}``
 (``"logarithmic"``, ``"geometric"``, ``"negative_binomial"``), ``"poisson"``, ``"fixed"`` and
@@ -89,6 +91,8 @@ def _law(distribution: str, mean: float, eta: float | None, trials: int | None) 
     if distribution not in _LAWS:
         raise ValueError(f"distribution must be one of {_LAWS}; got {distribution!r}")
     if distribution == "binomial":
+        if trials is None:
+            raise ValueError("distribution='binomial' needs trials (its number of trials)")
         trials = _check_positive_int(trials, "trials (the number of trials of 'binomial')")
         mean = float(mean)
         if not (math.isfinite(mean) and 0.0 < mean <= trials):
@@ -160,12 +164,12 @@ def _profile_terms(law: _Law, eps0: float, epsilon: float) -> tuple[float, float
     x1 = e0 * u1
     w2 = v2 / e0
     e_eps = math.exp(epsilon)
-    # left part: int_{u1}^{c} e^eps0 f'(e^eps0 u) - e^eps f'(u) du
+    # left part, L: int_{u1}^{c} e^eps0 f'(e^eps0 u) - e^eps f'(u) du
     t1 = f(p, c) - f(x1, 1.0 - x1)
     t2 = e_eps * (f(c, p) - f(u1, 1.0 - u1))
-    # right part: int_c^{1 - v2} e^eps0 f'(1 - e^-eps0 (1 - u)) - e^eps f'(u) du
-    t3 = e0 * e0 * (f(1.0 - w2, w2) - f(p, c))
-    t4 = e_eps * (f(1.0 - v2, v2) - f(c, p))
+    # right part, e^-2eps0 R: e^-2eps0 int_c^{1 - v2} e^eps0 f'(G_max(u)) - e^eps f'(u) du
+    t3 = f(1.0 - w2, w2) - f(p, c)
+    t4 = math.exp(epsilon - 2.0 * eps0) * (f(1.0 - v2, v2) - f(c, p))
     bound = (t1 - t2) + (t3 - t4)
     slack = _ROUNDING_SLACK * (abs(t1) + abs(t2) + abs(t3) + abs(t4))
     return max(0.0, bound), slack
@@ -218,8 +222,8 @@ def repetition_profile_delta(base_epsilon: float, epsilon: float, distribution: 
     Wang 2024): for a pure ``eps_0``-DP base run whose outputs are ranked by a total order (the
     noisy score), ``K`` drawn independently of the data with PGF ``f`` and only the best run
     released (nothing when ``K = 0``), every pair of neighbouring datasets satisfies
-    ``H_{e^eps}(A(D) || A(D')) <= int_0^1 [e^eps0 f'(G(u)) - e^eps f'(u)]_+ du`` with
-    ``G(u) = min(e^eps0 u, 1 - e^-eps0 (1 - u))``. The integral is evaluated in closed form
+    ``H_{e^eps}(A(D) || A(D')) <= int_0^1 [f'(v) - e^(eps - eps0) f'(G(v))]_+ dv`` with
+    ``G(v) = max(e^-eps0 v, 1 - e^eps0 (1 - v))``. The integral is evaluated in closed form
     (plus a relative rounding slack of ``1e-12``), so the value is an upper bound.
 
     Parameters
