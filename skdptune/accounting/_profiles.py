@@ -250,7 +250,7 @@ def repetition_profile_delta(base_epsilon: float, epsilon: float, distribution: 
     Examples
     --------
     >>> from skdptune.accounting import repetition_profile_delta
-    >>> d = repetition_profile_delta(1.0, 2.0, "geometric", 10.0)
+    >>> d = repetition_profile_delta(1.0, 2.5, "geometric", 10.0)
     >>> 0.0 < d < 1e-2
     True
     >>> repetition_profile_delta(1.0, 3.0, "geometric", 10.0)  # beyond the largest ratio
@@ -305,7 +305,7 @@ def repetition_profile_epsilon(base_epsilon: float, distribution: str, mean: flo
     >>> profile = repetition_profile_epsilon(1.0, "geometric", 10.0, delta=1e-6)
     >>> rdp = repetition_rdp_epsilon(1.0, "geometric", 10.0, None, 1e-6)
     >>> round(profile, 3), round(rdp, 3)
-    (2.591, 3.0)
+    (2.59, 3.0)
     """
     eps0 = _check_epsilon(base_epsilon, "base_epsilon")
     delta = _check_probability(delta, "delta")
