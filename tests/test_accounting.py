@@ -712,3 +712,60 @@ def test_self_composition_of_approximate_dp_adds_the_base_deltas():
     assert dlt == pytest.approx(1 - (1 - 1e-7) ** 50 * (1 - 1e-6))
     assert self_composition_cost(0.05, 1e-7, 50, 0.0) == (2.5, pytest.approx(5e-6),
                                                           "basic composition")
+
+
+# -- report lines with a breakdown (privacy_spent_ of a pipeline) -------------------------------
+def test_privacy_report_lines_with_parts_render_serialise_and_keep_the_numbers():
+    parts = (PrivacyComponent("scaler (diffprivlib.models.StandardScaler)", 0.5, 0.0,
+                              "as configured"),
+             PrivacyComponent("clf (diffprivlib.models.LogisticRegression)", 2.0, 0.0,
+                              "max over the search space (epsilon from 0.1 to 2)"))
+    plain = privacy_report([("tuning", PermuteAndFlipEvent(1.0)),
+                            ("returned model", EpsilonDeltaEvent(2.5))])
+    report = privacy_report([("tuning", PermuteAndFlipEvent(1.0)),
+                             ("returned model", EpsilonDeltaEvent(2.5), list(parts))])
+    # the numbers are those of the report without the breakdown
+    assert (report.epsilon, report.delta) == (plain.epsilon, plain.delta) == (3.5, 0.0)
+    assert [(c.epsilon, c.delta) for c in report.components] == [(1.0, 0.0), (2.5, 0.0)]
+    assert report.components[1].parts == parts and report.components[0].parts == ()
+    lines = str(report).splitlines()
+    model = next(i for i, line in enumerate(lines) if line.startswith("returned model"))
+    assert lines[model + 1].startswith("  - scaler (diffprivlib.models.StandardScaler)")
+    assert lines[model + 2].startswith("  - clf (diffprivlib.models.LogisticRegression)")
+    assert lines[model + 2].rstrip().endswith("max over the search space (epsilon from 0.1 to 2)")
+    assert lines[model + 3].startswith("---") and lines[model + 4].startswith("TOTAL")
+    # epsilon column aligned for parts too
+    end = lines[0].index("epsilon") + len("epsilon")
+    assert lines[model + 2][end - 1] == "2" and lines[model + 1][end - 3:end] == "0.5"
+    as_dict = report.as_dict()
+    assert json.loads(json.dumps(as_dict)) == as_dict
+    assert as_dict["components"][1]["parts"][1]["epsilon"] == 2.0
+    assert "parts" not in as_dict["components"][0]
+    assert plain.as_dict()["components"] == [
+        {k: v for k, v in c.items() if k != "parts"} for c in as_dict["components"]]
+    assert pickle.loads(pickle.dumps(report)) == report
+    with pytest.raises(TypeError, match="PrivacyComponent"):
+        privacy_report([("returned model", EpsilonDeltaEvent(1.0), [("x", 1.0)])])
+    with pytest.raises(ValueError, match="name, event"):
+        privacy_report([("returned model",)])
+
+
+def test_privacy_report_with_estimator_parts_end_to_end():
+    """What privacy_spent_ shows once a search passes estimator_privacy_parts for its model."""
+    from diffprivlib.models import LogisticRegression, StandardScaler
+    from sklearn.pipeline import make_pipeline
+
+    from skdptune import estimator_privacy
+    from skdptune._estimators import estimator_privacy_parts
+
+    pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0, 1)),
+                         LogisticRegression(epsilon=1.0, data_norm=2.0))
+    space = {"logisticregression__epsilon": [0.1, 2.0]}
+    eps, dlt = estimator_privacy(pipe, space)
+    report = privacy_report([("returned model (refit on all rows)", EpsilonDeltaEvent(eps, dlt),
+                              estimator_privacy_parts(pipe, space))])
+    text = str(report)
+    assert "- standardscaler (diffprivlib.models.StandardScaler)" in text
+    assert "- logisticregression (diffprivlib.models.LogisticRegression)" in text
+    assert "max over the search space (epsilon from 0.1 to 2)" in text
+    assert report.epsilon == 2.5
