@@ -315,3 +315,15 @@ def test_binomial_runs_tend_to_poisson_runs():
         assert by_trials == sorted(by_trials, reverse=True)
         assert by_trials[-1] == pytest.approx(poisson, rel=2e-3)
         assert by_trials[0] > poisson
+
+
+def test_many_runs_no_overflow_and_still_sound():
+    """e^eps overflows past eps ~ 709 while the pure limit of Poisson(1e4) is 4622: the closed
+    form works with logs. The selection of the best of many runs stays cheap at delta > 0."""
+    for distribution, mean in (("poisson", 1e4), ("fixed", 5000)):
+        eps = repetition_profile_epsilon(1.0, distribution, mean, None, 1e-6)
+        truth = exact_epsilon(1.0, pgf_of(distribution, mean), 1e-6, 20_000)
+        assert truth <= eps <= truth + 2.0 + 1e-3
+        assert repetition_cost(1.0, 0.0, distribution, mean, None, 1e-6) == (eps, 1e-6)
+    assert repetition_profile_epsilon(1.0, "poisson", 1e4, None, 0.0) == pytest.approx(
+        1.0 + 1e4 * math.tanh(0.5))

@@ -163,16 +163,26 @@ def _profile_terms(law: _Law, eps0: float, epsilon: float) -> tuple[float, float
     f = law.pgf
     x1 = e0 * u1
     w2 = v2 / e0
-    e_eps = math.exp(epsilon)
     # left part, L: int_{u1}^{c} e^eps0 f'(e^eps0 u) - e^eps f'(u) du
     t1 = f(p, c) - f(x1, 1.0 - x1)
-    t2 = e_eps * (f(c, p) - f(u1, 1.0 - u1))
+    t2 = _scaled(epsilon, f(c, p) - f(u1, 1.0 - u1))
     # right part, e^-2eps0 R: e^-2eps0 int_c^{1 - v2} e^eps0 f'(G_max(u)) - e^eps f'(u) du
     t3 = f(1.0 - w2, w2) - f(p, c)
-    t4 = math.exp(epsilon - 2.0 * eps0) * (f(1.0 - v2, v2) - f(c, p))
+    t4 = _scaled(epsilon - 2.0 * eps0, f(1.0 - v2, v2) - f(c, p))
     bound = (t1 - t2) + (t3 - t4)
     slack = _ROUNDING_SLACK * (abs(t1) + abs(t2) + abs(t3) + abs(t4))
+    if not math.isfinite(slack):  # cannot happen in exact arithmetic (t2 <= t1, t4 <= t3)
+        return 1.0, 0.0
     return max(0.0, bound), slack
+
+
+def _scaled(log_factor: float, difference: float) -> float:
+    """``e^log_factor * difference`` without overflowing in the factor (the product of an
+    integral over the positive set is at most 1; beyond the float range it is ``inf``)."""
+    if difference <= 0.0:
+        return 0.0
+    exponent = log_factor + math.log(difference)
+    return math.exp(exponent) if exponent < 709.0 else math.inf
 
 
 @lru_cache(maxsize=4096)
