@@ -323,7 +323,7 @@ def test_many_runs_no_overflow_and_still_sound():
     for distribution, mean in (("poisson", 1e4), ("fixed", 5000)):
         eps = repetition_profile_epsilon(1.0, distribution, mean, None, 1e-6)
         truth = exact_epsilon(1.0, pgf_of(distribution, mean), 1e-6, 20_000)
-        assert truth <= eps <= truth + 2.0 + 1e-3
+        assert truth <= eps <= truth + 2.0 + 0.01  # (20 000 levels: truth 0.004 low)
         assert repetition_cost(1.0, 0.0, distribution, mean, None, 1e-6) == (eps, 1e-6)
     assert repetition_profile_epsilon(1.0, "poisson", 1e4, None, 0.0) == pytest.approx(
         1.0 + 1e4 * math.tanh(0.5))
