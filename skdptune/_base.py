@@ -63,6 +63,7 @@ from ._estimators import (
     check_leak_free_configuration,
     check_private_components,
     estimator_privacy,
+    estimator_privacy_parts,
     seeded_dp_components,
     strip_nonprivate_attributes,
 )
@@ -462,8 +463,14 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         components = list(self._tuning_events(n_samples))
         if self.refit:
             eps_model, delta_model = self._final_model_cost(n_samples)
+            # one line per DP step of the returned model (budget modes scale the estimator's
+            # epsilons by one common factor: the model's cost over the estimator's own)
+            base = estimator_privacy(self.estimator, self._search_space())[0]
+            parts = estimator_privacy_parts(
+                self.estimator, self._search_space(),
+                epsilon_scale=eps_model / base if base > 0 else 1.0)
             components.append(("returned model (refit on all rows)",
-                               EpsilonDeltaEvent(eps_model, delta_model, "refit")))
+                               EpsilonDeltaEvent(eps_model, delta_model, "refit"), parts))
         return privacy_report(components, delta=self._target_delta())
 
     def _private_fit(self, plan, X, y, fit_params, seeds, padding):

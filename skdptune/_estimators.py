@@ -108,6 +108,7 @@ from .exceptions import NonPrivateComponentError, PrivacyLeakError
 
 __all__ = [
     "estimator_privacy",
+    "estimator_privacy_parts",
     "nonprivate_components",
     "iter_dp_components",
     "with_throwaway_accountants",
@@ -591,6 +592,137 @@ def check_private_components(estimator: Any, space: Any = None) -> None:
         nonprivate = [c for c in _walk(candidate) if c.role == _NONPRIVATE]
         if nonprivate:
             raise NonPrivateComponentError(_nonprivate_message(nonprivate, setting, _NO_OPT_OUT))
+
+
+def _space_cost_values(space: Any, path: str, name: str) -> list[float]:
+    """The values the search space lists for ``path``'s ``name`` (``epsilon`` or ``delta``):
+    list entries, or the two ends of a distribution's support."""
+    key = _join(path, name)
+    values: list[float] = []
+    for sub in _subspaces(space) if space is not None else []:
+        if key not in sub:
+            continue
+        given = sub[key]
+        if _is_distribution(given):
+            values += [float(v) for v in given.support()]
+        else:
+            values += [float(v) for v in given]
+    return values
+
+
+def estimator_privacy_parts(
+    estimator: Any, space: Any = None, *, allow_nonprivate: bool = False,
+    epsilon_scale: float = 1.0,
+) -> tuple:
+    """One report line per component of ``estimator``: its cost, maximised over ``space``.
+
+    The breakdown behind :func:`estimator_privacy`, for :class:`~skdptune.accounting.PrivacyReport`
+    (the third item of a :func:`~skdptune.accounting.privacy_report` component). Each
+    diffprivlib component (path and class) gets its ``(epsilon, delta)``; when the search space
+    gives candidates different values (an ``epsilon`` in the space, a step replaced by another
+    estimator), the line holds the **maximum over the space** and its detail says so with the
+    range. Data-independent transformers are listed at cost 0; with ``allow_nonprivate=True``
+    non-private components are listed as such. The figures are those of
+    :func:`estimator_privacy`, split by component; they add up to its total unless different
+    candidates maximise different steps (the details then say that the total is the maximum
+    of the sum, not the sum of the maxima).
+
+    Parameters
+    ----------
+    estimator : estimator
+        As for :func:`estimator_privacy`. Not modified.
+    space : dict, list of dicts or None
+        The search space.
+    allow_nonprivate : bool, default=False
+        As for :func:`estimator_privacy`.
+    epsilon_scale : float, default=1.0
+        Factor applied to every DP ``epsilon`` (budget modes that scale the estimator's
+        epsilons, see :func:`scale_dp_epsilons`); stated in the details when not 1.
+
+    Returns
+    -------
+    tuple of PrivacyComponent
+        In tree order, one per component path.
+
+    Examples
+    --------
+    >>> from diffprivlib.models import LogisticRegression, StandardScaler
+    >>> from sklearn.pipeline import make_pipeline
+    >>> pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0, 1)),
+    ...                      LogisticRegression(epsilon=1.0, data_norm=2.0))
+    >>> parts = estimator_privacy_parts(pipe, {"logisticregression__epsilon": [0.1, 2.0]})
+    >>> [(p.name, p.epsilon) for p in parts]  # doctest: +NORMALIZE_WHITESPACE
+    [('standardscaler (diffprivlib.models.StandardScaler)', 0.5),
+     ('logisticregression (diffprivlib.models.LogisticRegression)', 2.0)]
+    >>> parts[1].detail
+    'max over the search space (epsilon from 0.1 to 2)'
+    """
+    from .accounting import PrivacyComponent
+
+    scale = float(epsilon_scale)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"epsilon_scale must be a positive finite number; got {epsilon_scale!r}")
+    seen: dict[str, dict] = {}
+    n_settings = 0
+    total_max = 0.0
+    for setting, candidate in _candidates(estimator, space):
+        n_settings += 1
+        components = _walk(candidate)
+        nonprivate = [c for c in components if c.role == _NONPRIVATE]
+        if nonprivate and not allow_nonprivate:
+            raise NonPrivateComponentError(_nonprivate_message(nonprivate, setting))
+        present = set()
+        setting_total = []
+        for comp in components:
+            entry = seen.setdefault(comp.path, {"classes": [], "roles": set(), "eps": [],
+                                                "delta": [], "settings": 0})
+            name = _public_name(comp.estimator)
+            if name not in entry["classes"]:
+                entry["classes"].append(name)
+            entry["roles"].add(comp.role)
+            entry["settings"] += 1
+            present.add(comp.path)
+            eps, dlt = _dp_cost(comp) if comp.role == _DP else (0.0, 0.0)
+            entry["eps"].append(eps)
+            entry["delta"].append(dlt)
+            setting_total.append(eps)
+        total_max = max(total_max, math.fsum(setting_total))
+    parts = []
+    sum_of_maxima = math.fsum(max(e["eps"]) for e in seen.values())
+    for path, entry in seen.items():
+        classes = " | ".join(entry["classes"])
+        name = f"{path} ({classes})" if path else classes
+        roles = entry["roles"]
+        if roles == {_FREE}:
+            parts.append(PrivacyComponent(name, 0.0, 0.0, "data-independent: costs nothing"))
+            continue
+        if roles == {_NONPRIVATE}:
+            parts.append(PrivacyComponent(name, 0.0, 0.0,
+                                          "NOT differentially private (allow_nonprivate=True)"))
+            continue
+        eps_values = entry["eps"] + _space_cost_values(space, path, "epsilon")
+        delta_values = entry["delta"] + _space_cost_values(space, path, "delta")
+        eps_max, delta_max = max(entry["eps"]), max(entry["delta"])
+        notes = []
+        if min(eps_values) < max(eps_values) or min(delta_values) < max(delta_values) \
+                or entry["settings"] < n_settings or len(roles) > 1:
+            ranges = []
+            if min(eps_values) < max(eps_values):
+                ranges.append(f"epsilon from {min(eps_values) * scale:.6g} to "
+                              f"{max(eps_values) * scale:.6g}")
+            if min(delta_values) < max(delta_values):
+                ranges.append(f"delta from {min(delta_values):.6g} to {max(delta_values):.6g}")
+            if entry["settings"] < n_settings or len(roles) > 1:
+                ranges.append("not in every candidate")
+            notes.append(f"max over the search space ({', '.join(ranges)})")
+            if sum_of_maxima > total_max * (1 + 1e-12):
+                notes.append("the steps' maxima come from different candidates: the total is "
+                             "the maximum of their sum")
+        if scale != 1.0:
+            notes.append(f"epsilon scaled by {scale:.6g} (budget mode)")
+        parts.append(PrivacyComponent(name, eps_max * scale, delta_max,
+                                      "; ".join(notes) if notes else "as configured"))
+    return tuple(parts)
 
 
 def nonprivate_components(estimator: Any, space: Any = None) -> list[str]:

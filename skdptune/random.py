@@ -32,8 +32,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     One run is ``eps_Q = max(eps_model, epsilon_score)``-DP (parallel composition over the two
     disjoint parts). The tuning is ``(2 + eta) * eps_Q``-DP for the truncated negative binomial
-    laws (Corollary 3; eta = 0 logarithmic, 1 geometric), or tighter by Renyi DP at ``delta``
-    (Theorem 2, through dp-accounting); ``"poisson"`` needs ``delta > 0`` (Theorem 6);
+    laws (Corollary 3; eta = 0 logarithmic, 1 geometric); at ``delta > 0`` the smallest of that,
+    the Renyi bound (Theorem 2, through dp-accounting) and the privacy-profile bound
+    (docs/accounting.md 7.6); ``"poisson"`` needs ``delta > 0`` (Theorem 6);
     ``"fixed"`` is the naive baseline: exactly ``n_iter`` runs, accounted by composition.
     ``privacy_spent_`` adds the refit on all rows when ``refit=True``.
 
@@ -60,7 +61,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
         scaled by one common factor so that ``privacy_spent_`` equals it (``epsilon_scale_``,
         ``epsilon_run_``). ``None`` uses the estimator as configured and reports the total.
     delta : float, default=0.0
-        Target delta for the Renyi-DP bound (required > 0 for ``"poisson"``).
+        Target delta of the Renyi and privacy-profile bounds (required > 0 for
+        ``"poisson"``).
     epsilon_score : float or None, default=None
         Budget of each noisy validation score; ``None`` uses the (scaled) model epsilon.
     validation_size : float, default=0.2

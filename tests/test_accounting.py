@@ -29,11 +29,11 @@ from skdptune.accounting import (
     gdp_epsilon,
     kov_optimal_composition_epsilon,
     parallel_composition,
-    pld_compose_randomized_response_epsilon,
     privacy_report,
     repetition_cost,
     repetition_epsilon,
     repetition_lemma20_delta,
+    repetition_profile_epsilon,
     repetition_pure_epsilon,
     repetition_rdp_epsilon,
     sequential_composition,
@@ -264,8 +264,10 @@ def _pld_epsilon(events_and_counts, delta):
 def test_dp_accounting_pld_ignores_count_regression():
     """dp-accounting 0.6.0: the PLD accountant reports ONE run for T-fold randomized response.
 
-    If this test fails, dp-accounting honours the count now: update DESIGN.md section 6, the
-    docstring of pld_compose_randomized_response_epsilon, docs/accounting.md and this test.
+    The library composes pure DP with the exact closed form (KOV) and never calls the PLD
+    accountant; this test keeps the trap of DESIGN.md section 6 documented. If it fails,
+    dp-accounting honours the count now: update DESIGN.md section 6, docs/accounting.md
+    section 8 and this test.
     """
     from dp_accounting import SelfComposedDpEvent
 
@@ -273,30 +275,37 @@ def test_dp_accounting_pld_ignores_count_regression():
     single = _pld_epsilon([(_rr_event(eps), 1)], delta)
     with_count = _pld_epsilon([(_rr_event(eps), count)], delta)
     self_composed = _pld_epsilon([(SelfComposedDpEvent(_rr_event(eps), count), 1)], delta)
+    separate = _pld_epsilon([(_rr_event(eps), 1)] * count, delta)
     correct = kov_optimal_composition_epsilon(eps, count, delta)
     assert correct > 5 * single
+    assert separate == pytest.approx(correct, abs=0.01)  # separate compose calls are right
     trap_msg = "dp-accounting no longer ignores the count (trap fixed?): update the docs"
     assert with_count == pytest.approx(single, rel=1e-9), trap_msg
     assert self_composed == pytest.approx(single, rel=1e-9), trap_msg
 
 
-@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0])
-def test_pld_wrapper_is_immune_and_matches_kov(epsilon):
-    delta = 1e-5
-    results = []
-    for count in (1, 2, 5, 10, 20):
-        kov = kov_optimal_composition_epsilon(epsilon, count, delta)
-        ours = pld_compose_randomized_response_epsilon(epsilon, count, delta)
-        separate = _pld_epsilon([(_rr_event(epsilon), 1)] * count, delta)
-        assert kov - 1e-9 <= ours <= kov + 0.01
-        assert separate == pytest.approx(kov, abs=0.01)  # dp-accounting's loop itself is right
-        results.append(ours)
-    assert results == sorted(results) and results[-1] > 5 * results[0]
+def _log_space_kov_delta(epsilon: float, k: int, eps_total: float) -> float:
+    """log of the hockey-stick of k-fold randomized response, summed in log space (no overflow)."""
+    from scipy.special import gammaln, logsumexp
+
+    l = np.arange(k + 1)
+    log_binom = gammaln(k + 1) - gammaln(l + 1) - gammaln(k - l + 1)
+    log_norm = k * np.logaddexp(0.0, epsilon)
+    log_p = log_binom + l * epsilon - log_norm
+    log_q = log_binom + (k - l) * epsilon - log_norm
+    active = log_p > eps_total + log_q
+    terms = log_p[active] + np.log(-np.expm1(eps_total + log_q[active] - log_p[active]))
+    return float(logsumexp(terms)) if terms.size else -math.inf
 
 
-def test_pld_wrapper_edges():
-    assert pld_compose_randomized_response_epsilon(1.0, 0, 1e-5) == 0.0
-    assert pld_compose_randomized_response_epsilon(1.0, 4, 0.0) == pytest.approx(4.0)
+def test_kov_is_finite_where_the_pld_accountant_overflowed():
+    """Issue 8: eps = 2, 400 runs, delta = 1e-6. The answer, 719.57, exceeds log(max float)
+    = 709.78, so any computation of e^eps overflows (dp-accounting's PLD returned inf; the PLD
+    wrapper built on it was dropped). KOV works in log space and is exact."""
+    ours = kov_optimal_composition_epsilon(2.0, 400, 1e-6)
+    assert ours == pytest.approx(719.5722, abs=1e-3)
+    assert _log_space_kov_delta(2.0, 400, ours) <= math.log(1e-6) + 1e-9
+    assert _log_space_kov_delta(2.0, 400, ours - 1e-3) > math.log(1e-6)
 
 
 # --------------------------------------------------------------------------------------------
@@ -475,17 +484,21 @@ def test_own_theorem2_equals_dp_accounting_for_nonnegative_eta():
         assert own == pytest.approx(rdp, rel=1e-6)
 
 
-def test_min_of_pure_and_rdp():
-    # few runs: Theorem 2 beats Corollary 3
+def test_min_of_pure_rdp_and_profile():
+    # few runs: Theorem 2 beats Corollary 3, and the privacy profile beats both
     pure = repetition_pure_epsilon(1.0, "geometric")
     rdp = repetition_rdp_epsilon(1.0, "geometric", 2.0, None, 1e-6)
-    assert rdp < pure
-    assert repetition_cost(1.0, 0.0, "geometric", 2.0, None, 1e-6) == (rdp, 1e-6)
-    # many runs: Corollary 3 wins and no delta is spent
+    profile = repetition_profile_epsilon(1.0, "geometric", 2.0, None, 1e-6)
+    assert profile < rdp < pure
+    assert repetition_cost(1.0, 0.0, "geometric", 2.0, None, 1e-6) == (profile, 1e-6)
+    # many runs: Theorem 2 loses to Corollary 3, the profile still wins (it spends delta)
     rdp = repetition_rdp_epsilon(1.0, "geometric", 100.0, None, 1e-6)
-    assert rdp > pure
-    assert repetition_cost(1.0, 0.0, "geometric", 100.0, None, 1e-6) == (pure, 0.0)
-    assert repetition_epsilon(1.0, 0.0, "geometric", 100.0, None, 1e-6) == pure
+    profile = repetition_profile_epsilon(1.0, "geometric", 100.0, None, 1e-6)
+    assert profile < pure < rdp
+    assert repetition_cost(1.0, 0.0, "geometric", 100.0, None, 1e-6) == (profile, 1e-6)
+    # delta = 0: the pure bound, nothing else
+    assert repetition_cost(1.0, 0.0, "geometric", 100.0, None, 0.0) == (pure, 0.0)
+    assert repetition_epsilon(1.0, 0.0, "geometric", 100.0, None, 0.0) == pure
 
 
 def test_poisson_requires_delta():
@@ -494,7 +507,8 @@ def test_poisson_requires_delta():
     with pytest.raises(ValueError, match="delta > 0"):
         event_cost(RepeatAndSelectEvent(EpsilonDeltaEvent(1.0), "poisson", 10.0))
     eps, delta = repetition_cost(1.0, 0.0, "poisson", 10.0, None, 1e-6)
-    assert eps == repetition_rdp_epsilon(1.0, "poisson", 10.0, None, 1e-6)
+    assert eps == min(repetition_rdp_epsilon(1.0, "poisson", 10.0, None, 1e-6),
+                      repetition_profile_epsilon(1.0, "poisson", 10.0, None, 1e-6))
     assert delta == 1e-6
 
 
@@ -547,24 +561,27 @@ def test_lemma20_poisson_and_fixed():
 
 def test_repetition_with_base_delta():
     delta0, delta = 1e-6, 1e-6
-    # pure route (many runs): ((2 + eta) eps0, delta')
+    # pure route (delta = 0): ((2 + eta) eps0, delta')
     dprime = repetition_lemma20_delta(delta0, "geometric", 100.0)
     assert dprime == pytest.approx(100 * delta0, rel=1e-3)  # about E[K] delta0
-    assert repetition_cost(1.0, delta0, "geometric", 100.0, None, delta) == pytest.approx(
+    assert repetition_cost(1.0, delta0, "geometric", 100.0, None, 0.0) == pytest.approx(
         (3.0, dprime))
-    # RDP route (few runs): Theorem 2 for K' ~ D_{eta, gamma'} with delta + delta'
-    eps, used = repetition_cost(1.0, delta0, "geometric", 2.0, None, delta)
-    dprime = repetition_lemma20_delta(delta0, "geometric", 2.0)
-    gamma_prime = 1 - (1 - truncated_negative_binomial_gamma(2.0, 1.0)) * (1 - delta0)
-    assert used == pytest.approx(delta + dprime)
-    assert eps == pytest.approx(
-        repetition_rdp_epsilon(1.0, "geometric", 1 / gamma_prime, None, delta), rel=1e-9)
-    assert eps <= repetition_rdp_epsilon(1.0, "geometric", 2.0, None, delta)
+    # profile route: the bound for K' ~ D_{eta, gamma'} with delta + delta'
+    for mean in (2.0, 100.0):
+        eps, used = repetition_cost(1.0, delta0, "geometric", mean, None, delta)
+        dprime = repetition_lemma20_delta(delta0, "geometric", mean)
+        gamma_prime = 1 - (1 - truncated_negative_binomial_gamma(mean, 1.0)) * (1 - delta0)
+        assert used == pytest.approx(delta + dprime)
+        assert eps == pytest.approx(repetition_profile_epsilon(
+            1.0, "geometric", 1 / gamma_prime, None, delta), rel=1e-9)
+        assert eps <= repetition_profile_epsilon(1.0, "geometric", mean, None, delta)
+        assert eps < min(3.0, repetition_rdp_epsilon(1.0, "geometric", mean, None, delta))
     # Poisson (Corollary 21): K' ~ Poisson(mu (1 - delta0)), delta + 1 - exp(-mu delta0)
     eps, used = repetition_cost(1.0, 1e-4, "poisson", 20.0, None, delta)
     assert used == pytest.approx(delta + 1 - math.exp(-20 * 1e-4))
-    assert eps == pytest.approx(
-        repetition_rdp_epsilon(1.0, "poisson", 20 * (1 - 1e-4), None, delta), rel=1e-12)
+    assert eps == pytest.approx(min(
+        repetition_rdp_epsilon(1.0, "poisson", 20 * (1 - 1e-4), None, delta),
+        repetition_profile_epsilon(1.0, "poisson", 20 * (1 - 1e-4), None, delta)), rel=1e-12)
     with pytest.raises(ValueError):
         repetition_cost(1.0, 1.0, "poisson", 20.0, None, delta)
 
@@ -663,9 +680,12 @@ def test_privacy_report_unpacks_renders_serialises_pickles(report):
 
 def test_privacy_report_repetition_detail():
     event = RepeatAndSelectEvent(EpsilonDeltaEvent(1.0), "geometric", 100.0)
-    line = privacy_report([("tuning", event)], delta=1e-6).components[0]
+    line = privacy_report([("tuning", event)], delta=0.0).components[0]
     assert line.epsilon == 3.0 and line.delta == 0.0
     assert "geometric" in line.detail and "Cor. 3" in line.detail
+    line = privacy_report([("tuning", event)], delta=1e-6).components[0]
+    assert line.epsilon < 3.0 and line.delta == 1e-6
+    assert "privacy profile" in line.detail
 
 
 # -- self-composition (the M fits of DP-GIBO) ----------------------------------------------------
@@ -692,3 +712,60 @@ def test_self_composition_of_approximate_dp_adds_the_base_deltas():
     assert dlt == pytest.approx(1 - (1 - 1e-7) ** 50 * (1 - 1e-6))
     assert self_composition_cost(0.05, 1e-7, 50, 0.0) == (2.5, pytest.approx(5e-6),
                                                           "basic composition")
+
+
+# -- report lines with a breakdown (privacy_spent_ of a pipeline) -------------------------------
+def test_privacy_report_lines_with_parts_render_serialise_and_keep_the_numbers():
+    parts = (PrivacyComponent("scaler (diffprivlib.models.StandardScaler)", 0.5, 0.0,
+                              "as configured"),
+             PrivacyComponent("clf (diffprivlib.models.LogisticRegression)", 2.0, 0.0,
+                              "max over the search space (epsilon from 0.1 to 2)"))
+    plain = privacy_report([("tuning", PermuteAndFlipEvent(1.0)),
+                            ("returned model", EpsilonDeltaEvent(2.5))])
+    report = privacy_report([("tuning", PermuteAndFlipEvent(1.0)),
+                             ("returned model", EpsilonDeltaEvent(2.5), list(parts))])
+    # the numbers are those of the report without the breakdown
+    assert (report.epsilon, report.delta) == (plain.epsilon, plain.delta) == (3.5, 0.0)
+    assert [(c.epsilon, c.delta) for c in report.components] == [(1.0, 0.0), (2.5, 0.0)]
+    assert report.components[1].parts == parts and report.components[0].parts == ()
+    lines = str(report).splitlines()
+    model = next(i for i, line in enumerate(lines) if line.startswith("returned model"))
+    assert lines[model + 1].startswith("  - scaler (diffprivlib.models.StandardScaler)")
+    assert lines[model + 2].startswith("  - clf (diffprivlib.models.LogisticRegression)")
+    assert lines[model + 2].rstrip().endswith("max over the search space (epsilon from 0.1 to 2)")
+    assert lines[model + 3].startswith("---") and lines[model + 4].startswith("TOTAL")
+    # epsilon column aligned for parts too
+    end = lines[0].index("epsilon") + len("epsilon")
+    assert lines[model + 2][end - 1] == "2" and lines[model + 1][end - 3:end] == "0.5"
+    as_dict = report.as_dict()
+    assert json.loads(json.dumps(as_dict)) == as_dict
+    assert as_dict["components"][1]["parts"][1]["epsilon"] == 2.0
+    assert "parts" not in as_dict["components"][0]
+    assert plain.as_dict()["components"] == [
+        {k: v for k, v in c.items() if k != "parts"} for c in as_dict["components"]]
+    assert pickle.loads(pickle.dumps(report)) == report
+    with pytest.raises(TypeError, match="PrivacyComponent"):
+        privacy_report([("returned model", EpsilonDeltaEvent(1.0), [("x", 1.0)])])
+    with pytest.raises(ValueError, match="name, event"):
+        privacy_report([("returned model",)])
+
+
+def test_privacy_report_with_estimator_parts_end_to_end():
+    """What privacy_spent_ shows once a search passes estimator_privacy_parts for its model."""
+    from diffprivlib.models import LogisticRegression, StandardScaler
+    from sklearn.pipeline import make_pipeline
+
+    from skdptune import estimator_privacy
+    from skdptune._estimators import estimator_privacy_parts
+
+    pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0, 1)),
+                         LogisticRegression(epsilon=1.0, data_norm=2.0))
+    space = {"logisticregression__epsilon": [0.1, 2.0]}
+    eps, dlt = estimator_privacy(pipe, space)
+    report = privacy_report([("returned model (refit on all rows)", EpsilonDeltaEvent(eps, dlt),
+                              estimator_privacy_parts(pipe, space))])
+    text = str(report)
+    assert "- standardscaler (diffprivlib.models.StandardScaler)" in text
+    assert "- logisticregression (diffprivlib.models.LogisticRegression)" in text
+    assert "max over the search space (epsilon from 0.1 to 2)" in text
+    assert report.epsilon == 2.5

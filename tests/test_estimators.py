@@ -429,3 +429,82 @@ def test_leak_warnings_as_errors(data):
         DPNB(bounds=BOUNDS).fit(X, y)  # no leak, no error
     with pytest.warns(PrivacyLeakWarning):  # the filter is restored on exit
         DPNB().fit(X, y)
+
+
+# --------------------------------------------------------------------------------------------
+# estimator_privacy_parts: the per-component lines of privacy_spent_
+# --------------------------------------------------------------------------------------------
+
+
+def _scaler_lr(eps_scaler=0.5, eps_lr=1.0):
+    return make_pipeline(Normalizer(), DPScaler(epsilon=eps_scaler, bounds=(0, 1)),
+                         DPLR(epsilon=eps_lr, data_norm=2.0))
+
+
+def test_parts_list_each_pipeline_step_and_add_up_to_the_cost():
+    from skdptune._estimators import estimator_privacy_parts
+
+    pipe = _scaler_lr()
+    parts = estimator_privacy_parts(pipe)
+    assert [p.name for p in parts] == [
+        "normalizer (sklearn.preprocessing.Normalizer)",
+        "standardscaler (diffprivlib.models.StandardScaler)",
+        "logisticregression (diffprivlib.models.LogisticRegression)"]
+    assert [(p.epsilon, p.delta) for p in parts] == [(0.0, 0.0), (0.5, 0.0), (1.0, 0.0)]
+    assert parts[0].detail == "data-independent: costs nothing"
+    assert all(p.detail == "as configured" for p in parts[1:])
+    assert math.fsum(p.epsilon for p in parts) == estimator_privacy(pipe)[0]
+    # a bare model is one line named by its class
+    (only,) = estimator_privacy_parts(DPNB(epsilon=0.3, bounds=(0, 1)))
+    assert (only.name, only.epsilon) == ("diffprivlib.models.GaussianNB", 0.3)
+
+
+def test_parts_say_when_epsilon_is_the_maximum_over_the_space():
+    from skdptune._estimators import estimator_privacy_parts
+
+    pipe = _scaler_lr()
+    space = {"logisticregression__epsilon": [0.1, 2.0], "logisticregression__C": [1, 10]}
+    parts = estimator_privacy_parts(pipe, space)
+    assert parts[2].epsilon == 2.0
+    assert parts[2].detail == "max over the search space (epsilon from 0.1 to 2)"
+    assert parts[1].detail == "as configured"  # the scaler's epsilon is the same everywhere
+    assert math.fsum(p.epsilon for p in parts) == estimator_privacy(pipe, space)[0]
+    # a distribution over epsilon: the ends of its support
+    parts = estimator_privacy_parts(pipe, {"standardscaler__epsilon": st.uniform(0.2, 0.6)})
+    assert parts[1].epsilon == pytest.approx(0.8)
+    assert parts[1].detail == "max over the search space (epsilon from 0.2 to 0.8)"
+    # a step replaced by another estimator or by passthrough
+    space = {"standardscaler": [DPScaler(epsilon=0.5, bounds=(0, 1)), "passthrough"]}
+    parts = estimator_privacy_parts(pipe, space)
+    assert parts[1].epsilon == 0.5
+    assert "not in every candidate" in parts[1].detail
+
+
+def test_parts_when_different_candidates_maximise_different_steps():
+    from skdptune._estimators import estimator_privacy_parts
+
+    pipe = _scaler_lr()
+    space = [{"standardscaler__epsilon": [2.0], "logisticregression__epsilon": [0.5]},
+             {"standardscaler__epsilon": [0.5], "logisticregression__epsilon": [2.0]}]
+    parts = estimator_privacy_parts(pipe, space)
+    assert [p.epsilon for p in parts[1:]] == [2.0, 2.0]
+    assert estimator_privacy(pipe, space)[0] == 2.5  # unchanged: max of the sums
+    assert all("maximum of their sum" in p.detail for p in parts[1:])
+
+
+def test_parts_scale_nonprivate_and_validation():
+    from skdptune._estimators import estimator_privacy_parts
+
+    pipe = _scaler_lr()
+    parts = estimator_privacy_parts(pipe, epsilon_scale=0.5)
+    assert [p.epsilon for p in parts] == [0.0, 0.25, 0.5]
+    assert "scaled by 0.5" in parts[2].detail
+    leaky = make_pipeline(StandardScaler(), DPLR(epsilon=1.0, data_norm=2.0))
+    with pytest.raises(NonPrivateComponentError, match="standardscaler"):
+        estimator_privacy_parts(leaky)
+    parts = estimator_privacy_parts(leaky, allow_nonprivate=True)
+    assert parts[0].detail.startswith("NOT differentially private")
+    with pytest.raises(ValueError, match="epsilon_scale"):
+        estimator_privacy_parts(pipe, epsilon_scale=0.0)
+    # the estimator is not modified
+    assert pipe.get_params()["logisticregression__epsilon"] == 1.0

@@ -5,8 +5,9 @@ optimised on a fine grid of orders, corrected Theorem 6, Lemma 20, KOV compositi
 in ``tests/test_accounting.py``; this file checks what the *search* reports and spends:
 
 * ``privacy_spent_`` = the repetition's cost for ``eps_Q = max(eps_model, epsilon_score)``
-  (pure ``(2 + eta) eps_Q`` at ``delta = 0``; ``min(pure, RDP at delta)`` at ``delta > 0``;
-  composition for ``"fixed"``; Theorem 6 for ``"poisson"``) plus the refit when ``refit=True``;
+  (pure ``(2 + eta) eps_Q`` at ``delta = 0``; ``min(pure, RDP, profile at delta)`` at
+  ``delta > 0``; composition or profile for ``"fixed"``; Theorem 6 or profile for
+  ``"poisson"``) plus the refit when ``refit=True``;
 * budget mode lands on the requested total for every law, never above it, with the DP epsilons
   of the estimator scaled by one common factor;
 * a budget that ``epsilon_score`` alone exceeds is refused with a clear error, before any data
@@ -29,6 +30,7 @@ from skdptune import DPRandomSearchCV
 from skdptune.accounting import (
     kov_optimal_composition_epsilon,
     repetition_epsilon,
+    repetition_profile_epsilon,
     repetition_pure_epsilon,
     repetition_rdp_epsilon,
 )
@@ -65,14 +67,19 @@ def expected_tuning(eps_q, distribution, eta, n_iter, delta):
         candidates = [(n_iter * eps_q, 0.0)]
         if delta > 0:
             candidates.append((kov_optimal_composition_epsilon(eps_q, n_iter, delta), delta))
+            candidates.append((repetition_profile_epsilon(eps_q, "fixed", n_iter, None, delta),
+                               delta))
         return min(candidates)
     if distribution == "poisson":
-        return repetition_rdp_epsilon(eps_q, "poisson", n_iter, None, delta), delta
+        return min(repetition_rdp_epsilon(eps_q, "poisson", n_iter, None, delta),
+                   repetition_profile_epsilon(eps_q, "poisson", n_iter, None, delta)), delta
     pure = repetition_pure_epsilon(eps_q, distribution, eta)
     if delta == 0:
         return pure, 0.0
     rdp = repetition_rdp_epsilon(eps_q, distribution, n_iter, eta, delta)
-    return (rdp, delta) if rdp < pure else (pure, 0.0)
+    profile = repetition_profile_epsilon(eps_q, distribution, n_iter, eta, delta)
+    best = min(rdp, profile)
+    return (best, delta) if best < pure else (pure, 0.0)
 
 
 # --------------------------------------------------------------------------------------------
@@ -101,8 +108,9 @@ def test_fixed_is_basic_composition(data, refit):
 
 @pytest.mark.parametrize("n_iter", [2, 8])
 @pytest.mark.parametrize(("distribution", "eta"), ALL_LAWS)
-def test_delta_gives_the_smaller_of_pure_and_rdp(data, distribution, eta, n_iter):
-    # eps_Q = 2: with 2 runs Theorem 2 is well below Corollary 3 (geometric: 3.39 vs 6)
+def test_delta_gives_the_smallest_of_pure_rdp_and_profile(data, distribution, eta, n_iter):
+    # eps_Q = 2: with 2 runs Theorem 2 is well below Corollary 3 (geometric: 3.39 vs 6), and
+    # the privacy profile below both
     eps_q, delta = 2.0, 1e-6
     estimator = GaussianNB(epsilon=eps_q, bounds=(-1.0, 1.0))
     s = search(distribution, eta, estimator=estimator, n_iter=n_iter, delta=delta,
@@ -114,7 +122,8 @@ def test_delta_gives_the_smaller_of_pure_and_rdp(data, distribution, eta, n_iter
     assert s.privacy_spent_.epsilon == pytest.approx(
         repetition_epsilon(eps_q, 0.0, distribution, n_iter, eta, delta) + eps_q, rel=1e-12)
     if n_iter == 2 and distribution in ("logarithmic", "geometric"):
-        assert eps < repetition_pure_epsilon(eps_q, distribution) - 0.5  # the RDP route
+        assert eps < repetition_pure_epsilon(eps_q, distribution) - 0.5  # not the pure route
+        assert eps < repetition_rdp_epsilon(eps_q, distribution, n_iter, eta, delta)
 
 
 @pytest.mark.parametrize(("epsilon_score", "eps_q"), [(0.3, EPS_MODEL), (1.9, 1.9)])
@@ -161,7 +170,7 @@ def test_budget_mode_with_delta(data, distribution, eta, refit):
     s = search(distribution, eta, n_iter=n_iter, epsilon=total, delta=delta,
                refit=refit).fit(*data)
     check_lands_on(s, total, distribution, eta, n_iter, delta, refit)
-    if distribution != "fixed":  # few runs: the RDP route was the one that landed
+    if distribution != "fixed":  # few runs: a delta route (the profile) was the one that landed
         assert s.privacy_spent_.delta == pytest.approx(delta)
 
 

@@ -27,19 +27,20 @@ Layout (one module per mechanism family, behind the two entry points above):
 
 * ``_report`` -- :class:`PrivacyReport` and basic sequential / parallel composition;
 * ``_svt`` -- the doubling-step sparse vector technique;
-* ``_composition`` -- optimal composition of pure DP (Kairouz, Oh & Viswanath), PLD;
+* ``_composition`` -- optimal composition of pure DP (Kairouz, Oh & Viswanath);
 * ``_gaussian`` -- Gaussian differential privacy;
-* ``_repetition`` -- randomized repetition (Papernot & Steinke);
+* ``_repetition`` -- randomized repetition (Papernot & Steinke): pure and Renyi-DP bounds;
+* ``_profiles`` -- privacy profiles of repetition (Koskela, Redberg & Wang style);
 * ``_events`` -- the dispatch from events to costs.
 """
 
 from ._composition import (
     kov_optimal_composition_epsilon,
-    pld_compose_randomized_response_epsilon,
     self_composition_cost,
 )
 from ._events import event_cost, privacy_report
 from ._gaussian import gdp_delta, gdp_epsilon
+from ._profiles import repetition_profile_delta, repetition_profile_epsilon
 from ._repetition import (
     repetition_cost,
     repetition_epsilon,
@@ -71,12 +72,13 @@ __all__ = [
     "self_composition_cost",
     "gdp_delta",
     "gdp_epsilon",
-    "pld_compose_randomized_response_epsilon",
     "truncated_negative_binomial_mean",
     "truncated_negative_binomial_gamma",
     "repetition_pure_epsilon",
     "repetition_rdp_epsilon",
     "repetition_lemma20_delta",
+    "repetition_profile_delta",
+    "repetition_profile_epsilon",
     "repetition_cost",
     "repetition_epsilon",
 ]

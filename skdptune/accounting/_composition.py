@@ -1,4 +1,4 @@
-"""Composition of many pure-DP mechanisms: optimal (Kairouz, Oh & Viswanath) and PLD."""
+"""Composition of many pure-DP mechanisms: basic and optimal (Kairouz, Oh & Viswanath)."""
 
 from __future__ import annotations
 
@@ -86,7 +86,7 @@ def kov_optimal_composition_epsilon(epsilon: float, k: int, delta: float) -> flo
 
 
 # --------------------------------------------------------------------------------------------
-# PLD composition of randomized response (dp-accounting), immune to the count trap
+# Self-composition
 # --------------------------------------------------------------------------------------------
 
 
@@ -119,59 +119,6 @@ def self_composition_cost(epsilon: float, base_delta: float, count: int,
     total_delta = -math.expm1(count * math.log1p(-base_delta) + math.log1p(-delta))
     rule = f"optimal composition (Kairouz, Oh & Viswanath) at delta={delta:.3g}"
     return optimal, total_delta, rule
-
-
-def pld_compose_randomized_response_epsilon(epsilon: float, count: int, delta: float,
-                                            value_discretization_interval: float = 1e-4
-                                            ) -> float:
-    """``epsilon`` of the ``count``-fold composition of ``epsilon``-DP binary randomized response.
-
-    Computed with dp-accounting's PLD accountant (``NeighboringRelation.REPLACE_ONE``,
-    ``noise_parameter = 2 / (1 + e^eps)``, 2 buckets), which bounds every ``count``-fold
-    composition of ``epsilon``-DP mechanisms because binary randomized response dominates
-    them (Kairouz, Oh & Viswanath 2015).
-
-    **dp-accounting trap** (seen with dp-accounting 0.6.0): the PLD accountant ignores the count
-    of ``compose(event, count=T)`` and of ``SelfComposedDpEvent(RandomizedResponseDpEvent(...),
-    T)`` for randomized response and reports the ``epsilon`` of a single run. This function
-    calls ``compose(event)`` ``count`` separate times instead (cost linear in ``count``).
-
-    Cross-check: the same quantity has the exact closed form
-    :func:`kov_optimal_composition_epsilon`; the PLD value (pessimistic discretisation) is an
-    upper bound on it, within the discretisation error. The function returns the larger of the
-    two, so a wrong (too small) PLD answer can never lower the result below the exact optimum.
-
-    Parameters
-    ----------
-    epsilon : float
-        Pure-DP parameter of each run.
-    count : int
-        Number of runs.
-    delta : float
-        Target ``delta`` in [0, 1].
-    value_discretization_interval : float, default=1e-4
-        PLD discretisation (smaller: tighter and slower).
-
-    Returns
-    -------
-    float
-        ``epsilon`` of the composition at ``delta``.
-    """
-    eps = _check_epsilon(epsilon, "epsilon")
-    count = _check_nonnegative_int(count, "count")
-    delta = _check_probability(delta, "delta")
-    exact = kov_optimal_composition_epsilon(eps, count, delta)
-    if count == 0 or eps == 0.0 or delta == 0.0 or _rr_noise_parameter(eps) == 0.0:
-        return exact  # (a noise parameter of 0 would be treated as non-private by dp-accounting)
-    from dp_accounting import NeighboringRelation
-    from dp_accounting.pld import PLDAccountant
-
-    event = _randomized_response_event(eps)
-    accountant = PLDAccountant(NeighboringRelation.REPLACE_ONE,
-                               value_discretization_interval=value_discretization_interval)
-    for _ in range(count):  # NOT compose(event, count=count): dp-accounting ignores the count
-        accountant.compose(event)
-    return float(max(accountant.get_epsilon(delta), exact))
 
 
 def _randomized_response_event(epsilon: float):

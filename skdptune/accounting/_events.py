@@ -82,15 +82,18 @@ def event_cost(event: PrivacyEvent, delta: float = 0.0) -> tuple[float, float]:
     return cost.epsilon, cost.delta
 
 
-def privacy_report(components: Sequence[tuple[str, PrivacyEvent]],
+def privacy_report(components: Sequence[tuple[str, PrivacyEvent]
+                                      | tuple[str, PrivacyEvent, Sequence[PrivacyComponent]]],
                    delta: float = 0.0) -> PrivacyReport:
     """Cost each named event and compose them sequentially into a :class:`PrivacyReport`.
 
     Parameters
     ----------
-    components : sequence of (str, PrivacyEvent)
+    components : sequence of (str, PrivacyEvent) or (str, PrivacyEvent, parts)
         The private steps, all on the same rows, in the order they run; the string names the
-        line of the report.
+        line of the report. An optional third item is the line's breakdown (a sequence of
+        :class:`PrivacyComponent`, e.g. ``estimator_privacy_parts`` of the returned model),
+        shown under the line; it does not change any figure.
     delta : float, default=0.0
         Conversion budget, split equally between the components that use one (see
         :func:`event_cost`).
@@ -101,12 +104,23 @@ def privacy_report(components: Sequence[tuple[str, PrivacyEvent]],
         Totals by basic sequential composition, with one line per component.
     """
     delta = _check_probability(delta, "delta")
-    events = [event for _, event in components]
+    components = [tuple(item) for item in components]
+    for item in components:
+        if len(item) not in (2, 3):
+            raise ValueError(f"a report component is (name, event) or (name, event, parts); "
+                             f"got {len(item)} items")
+    events = [item[1] for item in components]
     shares = _delta_shares(events, delta)
     lines = []
-    for (name, event), share in zip(components, shares, strict=True):
-        cost = _cost(event, share)
-        lines.append(PrivacyComponent(str(name), cost.epsilon, cost.delta, cost.detail))
+    for item, share in zip(components, shares, strict=True):
+        cost = _cost(item[1], share)
+        parts = tuple(item[2]) if len(item) == 3 else ()
+        for part in parts:
+            if not isinstance(part, PrivacyComponent):
+                raise TypeError(f"the parts of a report line are PrivacyComponent objects; "
+                                f"got {type(part).__name__}")
+        lines.append(PrivacyComponent(str(item[0]), cost.epsilon, cost.delta, cost.detail,
+                                      parts))
     epsilon, total_delta = sequential_composition((c.epsilon, c.delta) for c in lines)
     return PrivacyReport(epsilon, total_delta, tuple(lines))
 

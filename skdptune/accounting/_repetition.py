@@ -18,13 +18,15 @@ from ._composition import (
     _randomized_response_event,
     kov_optimal_composition_epsilon,
 )
+from ._profiles import _Law, _profile_epsilon
 
 #: eta of the truncated negative binomial for the named special cases (Papernot & Steinke).
 _NAMED_ETA = {"logarithmic": 0.0, "geometric": 1.0}
 _TNB = ("logarithmic", "geometric", "negative_binomial")
 _DISTRIBUTIONS = (*_TNB, "poisson", "fixed")
 
-_DISTRIBUTIONS = (*_TNB, "poisson", "fixed")
+#: name of the privacy-profile bound in reports (docs/accounting.md section 7.6)
+_PROFILE = "privacy profile (Koskela, Redberg & Wang style; docs/accounting.md 7.6)"
 
 #: Renyi orders for the repetition bounds: log-spaced lambda - 1 in [1e-3, 1e7]. Denser than
 #: dp-accounting's defaults at large orders, where the optimum of Theorem 2 for a pure-DP base
@@ -284,18 +286,22 @@ def repetition_cost(base_epsilon: float, base_delta: float, distribution: str, m
     Replace-one neighbouring relation. ``K`` is drawn independently of the data and must not be
     released (nor the losing runs).
 
-    * truncated negative binomial: the smaller ``epsilon`` of the pure bound
-      ``((2 + eta) eps_0, delta')`` (Corollary 3) and the RDP bound
-      ``(Theorem 2 at delta, delta + delta')``;
-    * Poisson: ``(Theorem 6 at delta, delta + delta')``; ``delta > 0`` is required;
-    * fixed ``n`` runs: the smaller ``epsilon`` of basic composition
-      ``(n eps_0, 1 - (1 - delta_0)^n)`` and, when ``delta > 0``, optimal composition
-      ``(KOV at delta, 1 - (1 - delta_0)^n (1 - delta))``.
+    * truncated negative binomial: the smallest ``epsilon`` of the pure bound
+      ``((2 + eta) eps_0, delta')`` (Corollary 3), the RDP bound
+      ``(Theorem 2 at delta, delta + delta')`` and the privacy-profile bound
+      ``(profile at delta, delta + delta')`` (:func:`repetition_profile_epsilon`);
+    * Poisson: the smaller of ``(Theorem 6 at delta, delta + delta')`` and the privacy-profile
+      bound; ``delta > 0`` is required;
+    * fixed ``n`` runs: the smallest ``epsilon`` of basic composition
+      ``(n eps_0, 1 - (1 - delta_0)^n)`` and, when ``delta > 0``, optimal composition and the
+      privacy-profile bound, both ``(... at delta, 1 - (1 - delta_0)^n (1 - delta))``.
+
+    The RDP and profile bounds are used only when ``delta > 0``.
 
     With ``delta_0 > 0`` the ``delta'`` of :func:`repetition_lemma20_delta` is added and the
-    RDP bound is computed for the reduced number of runs ``K'`` of Lemma 20 (Corollary 21 for
-    Poisson): pure ``eps_0``-DP pairs repeated ``K'`` times. ``K = 1`` surely (mean 1 for a
-    truncated negative binomial) costs exactly the base run.
+    RDP and profile bounds are computed for the reduced number of runs ``K'`` of Lemma 20
+    (Corollary 21 for Poisson): pure ``eps_0``-DP pairs repeated ``K'`` times. ``K = 1``
+    surely (mean 1 for a truncated negative binomial) costs exactly the base run.
 
     Parameters
     ----------
@@ -347,10 +353,13 @@ def _repetition(base_epsilon: float, base_delta: float, distribution: str, mean:
         delta_runs = -math.expm1(n * math.log1p(-delta0)) if delta0 else 0.0
         best = (n * eps0, delta_runs, "basic composition")
         if delta > 0.0 and n > 1:
+            total_delta = -math.expm1(n * math.log1p(-delta0) + math.log1p(-delta))
             kov = kov_optimal_composition_epsilon(eps0, n, delta)
             if kov < best[0]:
-                total_delta = -math.expm1(n * math.log1p(-delta0) + math.log1p(-delta))
                 best = (kov, total_delta, "optimal composition (KOV Thm. 3.3)")
+            profile = _profile_epsilon(_Law("fixed", float(n), trials=n), eps0, delta)
+            if profile < best[0]:
+                best = (profile, total_delta, _PROFILE)
         return best
 
     if distribution == "poisson":
@@ -364,6 +373,9 @@ def _repetition(base_epsilon: float, base_delta: float, distribution: str, mean:
         if not math.isfinite(eps0):
             return math.inf, min(1.0, delta + delta_prime), "eps_0 = inf"
         rdp = _poisson_rdp_epsilon(eps0, mean_prime, delta)
+        profile = _profile_epsilon(_Law("poisson", mean_prime), eps0, delta)
+        if profile < rdp:
+            return profile, min(1.0, delta + delta_prime), _PROFILE
         return rdp, min(1.0, delta + delta_prime), "RDP (P&S Thm. 6, corrected for K = 0)"
 
     # truncated negative binomial
@@ -376,9 +388,14 @@ def _repetition(base_epsilon: float, base_delta: float, distribution: str, mean:
         return pure
     gamma_prime = min(1.0, gamma + delta0 * (1.0 - gamma))  # Lemma 20: K' ~ D_{eta, gamma'}
     if gamma_prime >= 1.0:
-        rdp_epsilon = eps0
+        rdp_epsilon = profile_epsilon = eps0
     else:
         rdp_epsilon = _tnb_rdp_epsilon(eps0, eta, gamma_prime, delta)
+        mean_prime = truncated_negative_binomial_mean(gamma_prime, eta)
+        law = _Law("truncated_negative_binomial", mean_prime, eta=eta, gamma=gamma_prime)
+        profile_epsilon = _profile_epsilon(law, eps0, delta)
+    if profile_epsilon < min(rdp_epsilon, pure[0]):
+        return profile_epsilon, min(1.0, delta + delta_prime), _PROFILE
     if rdp_epsilon < pure[0]:
         return rdp_epsilon, min(1.0, delta + delta_prime), "RDP (P&S Thm. 2)"
     return pure

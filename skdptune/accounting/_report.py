@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from ._checks import _check_epsilon, _check_probability
 
@@ -26,12 +26,28 @@ class PrivacyComponent:
         Its cost under the replace-one neighbouring relation.
     detail : str, default=""
         How the cost was computed (mechanism, parameters, bound used).
+    parts : tuple of PrivacyComponent, default=()
+        Optional breakdown of this step (e.g. the steps of a pipeline, each with its own cost
+        and whether it is a maximum over the search space). Informative only: the step's own
+        ``epsilon`` and ``delta`` are what the totals use. Rendered indented under the step.
     """
 
     name: str
     epsilon: float
     delta: float
     detail: str = ""
+    parts: tuple[PrivacyComponent, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "parts", tuple(self.parts))
+
+    def as_dict(self) -> dict:
+        """The line as plain Python types; ``"parts"`` only when there is a breakdown."""
+        out = {"name": str(self.name), "epsilon": float(self.epsilon),
+               "delta": float(self.delta), "detail": str(self.detail)}
+        if self.parts:
+            out["parts"] = [part.as_dict() for part in self.parts]
+        return out
 
 
 @dataclass(frozen=True)
@@ -85,15 +101,11 @@ class PrivacyReport:
             "delta": float(self.delta),
             "neighbouring": str(self.neighbouring),
             "composition": str(self.composition),
-            "components": [
-                {key: (float(value) if key in ("epsilon", "delta") else str(value))
-                 for key, value in asdict(component).items()}
-                for component in self.components
-            ],
+            "components": [component.as_dict() for component in self.components],
         }
 
     def __str__(self) -> str:
-        rows = [(c.name, _fmt(c.epsilon), _fmt(c.delta), c.detail) for c in self.components]
+        rows = [row for c in self.components for row in _rows(c, 0)]
         total = (f"TOTAL ({self.composition})", _fmt(self.epsilon), _fmt(self.delta), "")
         header = ("component", "epsilon", "delta", "detail")
         widths = [max(len(row[i]) for row in [header, *rows, total]) for i in range(3)]
@@ -107,6 +119,15 @@ class PrivacyReport:
         rule = "-" * max(len(text) for text in [line(header), *body, line(total)])
         return "\n".join([line(header), rule, *body, rule, line(total),
                           f"neighbouring datasets: {self.neighbouring}"])
+
+
+def _rows(component: PrivacyComponent, depth: int) -> list[tuple[str, str, str, str]]:
+    """The table rows of a line and, indented below it, of its parts."""
+    name = f"{'  ' * depth}{'- ' if depth else ''}{component.name}"
+    rows = [(name, _fmt(component.epsilon), _fmt(component.delta), component.detail)]
+    for part in component.parts:
+        rows += _rows(part, depth + 1)
+    return rows
 
 
 def _fmt(value: float) -> str:
