@@ -232,16 +232,17 @@ def report(records, curves, timings, budgets, name):
     for task, per_budget in records.items():
         lines.append(f"\n## {task}\n")
         methods = list(next(iter(per_budget.values()))[0].keys())
+        measured = [b for b in budgets if b in per_budget]
         rows = []
         for method in methods:
             row = [method]
-            for total in budgets:
+            for total in measured:
                 runs = per_budget[total]
                 row.append(gap_cell([r[method] for r in runs],
                                     [r["untuned default, whole budget (D)"] for r in runs],
                                     [r["non-private GIBO (L)"] for r in runs]))
             rows.append(row)
-        lines.append(markdown_table(["method"] + [f"ε = {b:g}" for b in budgets], rows))
+        lines.append(markdown_table(["method"] + [f"ε = {b:g}" for b in measured], rows))
         t = timings[task]
         lines.append("\nWall time relative to DPRandomSearchCV (same number of fits): " + ", ".join(
             f"{m} {np.median(v) / np.median(t['DPRandomSearchCV (E[K] = GIBO fits)']):.2f}×"
@@ -331,7 +332,7 @@ def _rewrite_report(name):
 
     saved = json.loads((RESULTS / f"{name}.json").read_text())
     records = {t: {float(b): v for b, v in r.items()} for t, r in saved["records"].items()}
-    budgets = sorted(next(iter(records.values())))
+    budgets = sorted({b for per_budget in records.values() for b in per_budget})
     header = (RESULTS / f"{name}.md").read_text().splitlines()[0]
     markdown = report(records, saved["curves"], saved["timings"], budgets,
                       header.split("(", 1)[1].rstrip(")"))

@@ -131,8 +131,9 @@ for name, accuracies in results.items():
 # DP-GIBO is a *local* method: from the wide default bounds it follows a gradient estimated from
 # DP fits that each get a small share of the budget (see ``privacy_split_``). Where the
 # objective is flat -- and it is flat around bounds so wide that the scaler's noise swamps
-# every feature -- the estimated gradient is mostly noise, and AdaGrad's normalised steps turn
-# noise into steps of full size. Randomized repetition looks at the whole box instead. On this
+# every feature -- the estimated gradient is mostly noise. The step rule shrinks its steps by
+# the public noise of the Gaussian mechanism, but the noise of the small-budget fits has no
+# public scale and still moves the point. Randomized repetition looks at the whole box instead. On this
 # small task both do *worse* than the untuned pipeline with the same model budget: the fits that
 # judge the candidates get a small share of the budget each, so they are noisier than the
 # returned model, and the candidates they favour need not suit it (several returned models

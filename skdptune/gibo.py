@@ -42,7 +42,8 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     3. turns the losses into one gradient estimate per validation example (the GP posterior-mean
        gradient is linear in the losses), clips each to l2-norm ``clip``, averages, and adds
        Gaussian noise (diffprivlib): ``mu / sqrt(n_iter)``-GDP per iteration;
-    4. takes an AdaGrad step and projects it into the box.
+    4. takes an AdaGrad step shrunk by the released gradient's signal-to-noise estimate (its
+       noise scale is public: post-processing) and projects it into the box.
 
     The last point is refitted on all rows (``refit=True``) or its model, fitted on train rows
     during the search, is returned (``refit=False``).
@@ -86,7 +87,13 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     clip : float, default=0.5
         l2 clipping norm ``B`` of the per-example gradients (loss units per unit of the cube).
     learning_rate : float, default=0.1
-        AdaGrad step size, in unit-cube units.
+        AdaGrad step size in unit-cube units. Each step is AdaGrad's, multiplied by
+        ``s = max(0, 1 - d sigma^2 / ||g||^2)``, with ``g`` the released gradient and ``sigma``
+        the public noise scale of its Gaussian noise: a gradient no larger than its noise
+        does not move the point.
+    momentum : float, default=0.0
+        Weight of the past released gradients in an exponential average that replaces ``g``
+        (0: the latest gradient only).
     lengthscale : float or None, default=None
         RBF lengthscale in unit-cube units; ``None``: ``0.3 * sqrt(d)``.
     noise : float, default=0.01
@@ -164,7 +171,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "train_split": [StrOptions({"shared", "disjoint"})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
         "lengthscale": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "noise": [Interval(numbers.Real, 0, None, closed="left")],
@@ -175,7 +182,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
 
     def __init__(self, estimator, param_space, *, epsilon=2.0, delta=1e-6, tuning_share=0.5,
                  n_iter=10, batch_size=None, train_split="shared", clip=0.5,
-                 learning_rate=None, momentum=0.0, lengthscale=None, noise=0.01,
+                 learning_rate=0.1, momentum=0.0, lengthscale=None, noise=0.01,
                  validation_size=0.2, scoring=None, score_clip=None, classes=None, refit=True,
                  n_jobs=None, verbose=0, random_state=None, error_score=0.0, accountant=None):
         super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
@@ -300,11 +307,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                       "batch": self._batch(box.n_dims)},
             scorers={"scoring": score, "scorer_ (used by score)": self.scorer_})
 
-    def _step_rule(self, n_dims: int, noise_scale: float):
+    def _step_rule(self, noise_scale: float):
         """The step rule; it sees only the released gradients and public constants."""
-        rate = (0.15 * math.sqrt(n_dims) if self.learning_rate is None
-                else float(self.learning_rate))
-        return SignalToNoiseStep(rate, noise_scale, float(self.momentum))
+        return SignalToNoiseStep(float(self.learning_rate), noise_scale, float(self.momentum))
 
     # -- the private run ----------------------------------------------------------------------
     def _run_tuning(self, plan, X, y, fit_params, seeds):
@@ -312,7 +317,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         box, gp, noisy, batch = s["box"], s["gp"], s["noisy"], s["batch"]
         rows, validation, evaluator = s["rows"], s["validation"], s["evaluator"]
         theta = _start(box, self.estimator)
-        step = self._step_rule(box.n_dims, noisy.noise_scale(len(validation)))
+        step = self._step_rule(noisy.noise_scale(len(validation)))
         points, losses = np.empty((0, box.n_dims)), None  # losses: PRIVATE, never stored
         trajectory, fit = [], 0
         for t in range(int(self.n_iter)):
