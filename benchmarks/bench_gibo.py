@@ -211,24 +211,25 @@ def _trajectory_accuracy(task, data, total, seed, points):
 
 
 def gap_cell(values, d_values, l_values) -> str:
-    """``mean ± std``, with the gap closed when ``L - D`` exceeds two standard deviations.
+    """``mean ± std (median)``, with the gap closed when ``L - D`` exceeds two standard deviations.
 
     The rule of the utility issue: below that, ``(X - D) / (L - D)`` divides by noise.
     """
     d, lim = np.mean(d_values), np.mean(l_values)
     spread = np.sqrt(np.var(d_values, ddof=1) + np.var(l_values, ddof=1)) \
         if len(d_values) > 1 else 0.0
+    cell_text = f"{mean_std(values)} (median {np.median(values):.3f})"
     if lim - d > 2 * spread and lim > d:
-        return f"{mean_std(values)} (gap {(np.mean(values) - d) / (lim - d):+.2f})"
-    return f"{mean_std(values)}"
+        return f"{cell_text} (gap {(np.mean(values) - d) / (lim - d):+.2f})"
+    return cell_text
 
 
 def report(records, curves, timings, budgets, name):
     lines = [f"# DPGIBOSearchCV benchmark ({name})\n",
-             "Produced by `python -m benchmarks.bench_gibo`. Test accuracy, mean ± std over "
-             "seeds; the gap closed (X − D)/(L − D) of the means is shown only where L − D "
-             "exceeds two standard deviations. Every method returns a model at the same "
-             "epsilon (half the total) except the default (whole budget).\n"]
+             "Produced by `python -m benchmarks.bench_gibo`. Test accuracy, mean ± std (and "
+             "median) over seeds; the gap closed (X − D)/(L − D) of the means is shown only "
+             "where L − D exceeds two standard deviations. Every method returns a model at the "
+             "same epsilon (half the total) except the default (whole budget).\n"]
     for task, per_budget in records.items():
         lines.append(f"\n## {task}\n")
         methods = list(next(iter(per_budget.values()))[0].keys())
@@ -250,21 +251,32 @@ def report(records, curves, timings, budgets, name):
     return "\n".join(lines) + "\n"
 
 
-def plot(curves, budgets, name):
+#: final test accuracies drawn as horizontal references in the plot
+REFERENCES = {"untuned default, whole budget (D)": ":", "DPRandomSearchCV (E[K] = GIBO fits)": "--"}
+
+
+def plot(curves, budgets, name, records=None):
+    """Test accuracy at each GIBO iterate (largest epsilon of each task), with D and the
+    random search's final accuracy as horizontal references."""
     plt = pyplot()
     tasks = list(curves)
     fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 3.6), squeeze=False)
     for ax, task in zip(axes[0], tasks, strict=True):
+        if records is not None:
+            runs = records[task][max(records[task])]
+            for method, style in REFERENCES.items():
+                ax.axhline(np.mean([r[method] for r in runs]), color="grey", linestyle=style,
+                           label=f"{method} (final, mean)")
         for method, per_seed in curves[task].items():
             arr = np.array(per_seed)
             mean, std = arr.mean(axis=0), arr.std(axis=0)
             it = np.arange(1, arr.shape[1] + 1)
             ax.plot(it, mean, marker="o", label=method)
             ax.fill_between(it, mean - std, mean + std, alpha=0.2)
-        ax.set_title(f"{task}, ε = {budgets[-1]:g}")
+        ax.set_title(f"{task}, ε = {max(records[task]) if records else budgets[-1]:g}")
         ax.set_xlabel("iteration")
         ax.set_ylabel("test accuracy at the point")
-        ax.legend()
+        ax.legend(fontsize=7)
     fig.tight_layout()
     return save_figure(fig, name)
 
@@ -276,7 +288,8 @@ def main(argv=None):
     p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
     p.add_argument("--seeds", type=int, nargs="+", help="default: 0..4 (0, 1 with --quick)")
     p.add_argument("--budgets", type=float, nargs="+",
-                   help="total epsilons; default: 1 2 4 (2 with --quick)")
+                   help="total epsilons; default: 1 2 4 for nb_bounds, 2 4 for the others "
+                        "(2 with --quick)")
     p.add_argument("--split-seed", type=int, default=0,
                    help="seed of the train/test split (calibrate on another than the report's)")
     p.add_argument("--name", help="results file name (default: gibo, or gibo_quick)")
@@ -302,7 +315,9 @@ def main(argv=None):
             records[task["name"]] = {}
             curves[task["name"]] = {}
             timings[task["name"]] = {}
-            for total in budgets:
+            task_budgets = budgets if (args.budgets or args.quick or task["name"] == "nb_bounds") \
+                else [b for b in budgets if b > 1.0]
+            for total in task_budgets:
                 records[task["name"]][total] = []
                 for seed in seeds:
                     out, curve, t, n_fits = cell(task, data, total, seed)
@@ -311,14 +326,14 @@ def main(argv=None):
                           flush=True)
                     for k, v in t.items():
                         timings[task["name"]].setdefault(k, []).append(v)
-                    if total == budgets[-1]:
+                    if total == task_budgets[-1]:
                         for k, v in curve.items():
                             curves[task["name"]].setdefault(k, []).append(v)
     markdown = report(records, curves, timings, budgets, f"{data_name}, n_train = {n}")
     write_result(name, markdown, {"records": {t: {str(b): v for b, v in r.items()}
                                               for t, r in records.items()},
                                   "curves": curves, "timings": timings})
-    plot(curves, budgets, name)
+    plot(curves, budgets, name, records)
     print(markdown)
 
 
@@ -337,7 +352,7 @@ def _rewrite_report(name):
     markdown = report(records, saved["curves"], saved["timings"], budgets,
                       header.split("(", 1)[1].rstrip(")"))
     write_result(name, markdown, saved)
-    plot(saved["curves"], budgets, name)
+    plot(saved["curves"], budgets, name, records)
     print(markdown)
 
 
