@@ -1,10 +1,16 @@
 """DPGIBOSearchCV against the other searches and the baselines of DESIGN.md section 8.
 
-``python -m benchmarks.bench_gibo [--data PATH] [--quick]``
+``python -m benchmarks.bench_gibo [--data PATH] [--quick] [--tasks ...] [--seeds ...]
+[--budgets ...]``
 
-Two tasks on Adult (public [0, 1] scaling of ``skdptune.datasets.load_adult``; synthetic data of
-the same shape when the file is absent):
+Three tasks on Adult (public [0, 1] scaling of ``skdptune.datasets.load_adult``; synthetic data
+of the same shape when the file is absent):
 
+* ``nb_bounds`` (d = 12, the issue's task): diffprivlib ``GaussianNB`` on the 6 numeric
+  attributes in their raw units, tuning its per-feature clipping ``bounds`` -- a lower bound in
+  [0, 10] (linear) and an upper bound in [10, 2e6] (log) per feature. The untuned default is
+  the guess (0, 1e6) of a user who does not know the scales: its noise swamps every feature and
+  it predicts the majority class, so tuning can pay (good bounds reach about 0.80 at epsilon 1).
 * ``scaler_bounds`` (d = 12, a "hard default"): a diffprivlib ``StandardScaler`` and
   ``GaussianNB`` pipeline on the 6 numeric attributes in their raw units (age in years, fnlwgt
   up to 1.5e6, ...), tuning the scaler's per-feature ``bounds`` -- a lower bound in [0, 9] and
@@ -108,6 +114,17 @@ def scaler_task(d):
     }
 
 
+def nb_bounds_task(d):
+    """The issue's d >= 10 task: GaussianNB's own per-feature bounds, raw units, default 1e6."""
+    bounds = ArrayRange(low=[[0.0] * d, [10.0] * d], high=[[10.0] * d, [2e6] * d],
+                        log=[[False] * d, [True] * d], as_tuple=True)
+    return {
+        "name": "nb_bounds", "columns": slice(0, 6), "raw": True,
+        "estimator": lambda eps: GaussianNB(epsilon=eps, bounds=(0.0, 1e6)),
+        "box": {"bounds": bounds}, "random": {"bounds": BoxDistribution(bounds)}, "grid": None,
+    }
+
+
 def logistic_task(d):
     norm = float(np.sqrt(d))
     return {
@@ -138,6 +155,12 @@ def gibo(task, total, seed, *, train_split="shared", cls=DPGIBOSearchCV):
                n_iter=N_ITER, train_split=train_split, **_search_kw(seed))
 
 
+def grid_search(task, total, seed):
+    """DPGridSearchCV at the same total budget: half tuning, half the returned model."""
+    return DPGridSearchCV(task["estimator"](total * (1 - TUNING_SHARE)), task["grid"],
+                          epsilon=total, tuning_share=TUNING_SHARE, **_search_kw(seed))
+
+
 def cell(task, data, total, seed):
     """Accuracy of every method, and the GIBO trajectories, at one (epsilon, seed)."""
     X_train, X_test, y_train, y_test = data
@@ -160,9 +183,7 @@ def cell(task, data, total, seed):
         DPRandomSearchCV(task["estimator"](1.0), task["random"], n_iter=n_fits,
                          epsilon=total, **_search_kw(seed)))
     if task["grid"] is not None:
-        run("DPGridSearchCV (half tuning)",
-            DPGridSearchCV(task["estimator"](total * (1 - TUNING_SHARE)), task["grid"],
-                           epsilon=total * TUNING_SHARE, **_search_kw(seed)))
+        run("DPGridSearchCV (half tuning)", grid_search(task, total, seed))
     default = prepare_clone(task["estimator"](total), {}, seed=SeedPlan(seed).seed("refit"))
     fit_on_rows(default, X_train, y_train, None, {}, padding=padding(X_train, y_train))
     out["untuned default, whole budget (D)"] = float(default.score(X_test, y_test))
@@ -186,37 +207,39 @@ def _trajectory_accuracy(task, data, total, seed, points):
 
 
 def gap_cell(values, d_values, l_values) -> str:
-    """``mean ± std``, with the gap closed when ``L - D`` exceeds two standard deviations.
+    """``mean ± std (median)``, with the gap closed when ``L - D`` exceeds two standard deviations.
 
     The rule of the utility issue: below that, ``(X - D) / (L - D)`` divides by noise.
     """
     d, lim = np.mean(d_values), np.mean(l_values)
     spread = np.sqrt(np.var(d_values, ddof=1) + np.var(l_values, ddof=1)) \
         if len(d_values) > 1 else 0.0
+    cell_text = f"{mean_std(values)} (median {np.median(values):.3f})"
     if lim - d > 2 * spread and lim > d:
-        return f"{mean_std(values)} (gap {(np.mean(values) - d) / (lim - d):+.2f})"
-    return f"{mean_std(values)}"
+        return f"{cell_text} (gap {(np.mean(values) - d) / (lim - d):+.2f})"
+    return cell_text
 
 
 def report(records, curves, timings, budgets, name):
     lines = [f"# DPGIBOSearchCV benchmark ({name})\n",
-             "Produced by `python -m benchmarks.bench_gibo`. Test accuracy, mean ± std over "
-             "seeds; the gap closed (X − D)/(L − D) of the means is shown only where L − D "
-             "exceeds two standard deviations. Every method returns a model at the same "
-             "epsilon (half the total) except the default (whole budget).\n"]
+             "Produced by `python -m benchmarks.bench_gibo`. Test accuracy, mean ± std (and "
+             "median) over seeds; the gap closed (X − D)/(L − D) of the means is shown only "
+             "where L − D exceeds two standard deviations. Every method returns a model at the "
+             "same epsilon (half the total) except the default (whole budget).\n"]
     for task, per_budget in records.items():
         lines.append(f"\n## {task}\n")
         methods = list(next(iter(per_budget.values()))[0].keys())
+        measured = [b for b in budgets if b in per_budget]
         rows = []
         for method in methods:
             row = [method]
-            for total in budgets:
+            for total in measured:
                 runs = per_budget[total]
                 row.append(gap_cell([r[method] for r in runs],
                                     [r["untuned default, whole budget (D)"] for r in runs],
                                     [r["non-private GIBO (L)"] for r in runs]))
             rows.append(row)
-        lines.append(markdown_table(["method"] + [f"ε = {b:g}" for b in budgets], rows))
+        lines.append(markdown_table(["method"] + [f"ε = {b:g}" for b in measured], rows))
         t = timings[task]
         lines.append("\nWall time relative to DPRandomSearchCV (same number of fits): " + ", ".join(
             f"{m} {np.median(v) / np.median(t['DPRandomSearchCV (E[K] = GIBO fits)']):.2f}×"
@@ -224,21 +247,32 @@ def report(records, curves, timings, budgets, name):
     return "\n".join(lines) + "\n"
 
 
-def plot(curves, budgets, name):
+#: final test accuracies drawn as horizontal references in the plot
+REFERENCES = {"untuned default, whole budget (D)": ":", "DPRandomSearchCV (E[K] = GIBO fits)": "--"}
+
+
+def plot(curves, budgets, name, records=None):
+    """Test accuracy at each GIBO iterate (largest epsilon of each task), with D and the
+    random search's final accuracy as horizontal references."""
     plt = pyplot()
     tasks = list(curves)
     fig, axes = plt.subplots(1, len(tasks), figsize=(5 * len(tasks), 3.6), squeeze=False)
     for ax, task in zip(axes[0], tasks, strict=True):
+        if records is not None:
+            runs = records[task][max(records[task])]
+            for method, style in REFERENCES.items():
+                ax.axhline(np.mean([r[method] for r in runs]), color="grey", linestyle=style,
+                           label=f"{method} (final, mean)")
         for method, per_seed in curves[task].items():
             arr = np.array(per_seed)
             mean, std = arr.mean(axis=0), arr.std(axis=0)
             it = np.arange(1, arr.shape[1] + 1)
             ax.plot(it, mean, marker="o", label=method)
             ax.fill_between(it, mean - std, mean + std, alpha=0.2)
-        ax.set_title(f"{task}, ε = {budgets[-1]:g}")
+        ax.set_title(f"{task}, ε = {max(records[task]) if records else budgets[-1]:g}")
         ax.set_xlabel("iteration")
         ax.set_ylabel("test accuracy at the point")
-        ax.legend()
+        ax.legend(fontsize=7)
     fig.tight_layout()
     return save_figure(fig, name)
 
@@ -247,19 +281,28 @@ def main(argv=None):
     p = argparse.ArgumentParser()
     p.add_argument("--data", default=str(DEFAULT_DATA))
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--tasks", nargs="+", default=list(TASKS), choices=list(TASKS))
+    p.add_argument("--seeds", type=int, nargs="+", help="default: 0..4 (0, 1 with --quick)")
+    p.add_argument("--budgets", type=float, nargs="+",
+                   help="total epsilons; default: 1 2 4 for nb_bounds, 2 4 for the others "
+                        "(2 with --quick)")
+    p.add_argument("--split-seed", type=int, default=0,
+                   help="seed of the train/test split (calibrate on another than the report's)")
+    p.add_argument("--name", help="results file name (default: gibo, or gibo_quick)")
     p.add_argument("--report-only", action="store_true",
                    help="rewrite the tables and the plot from the saved JSON")
     args = p.parse_args(argv)
+    name = args.name or ("gibo_quick" if args.quick else "gibo")
     if args.report_only:
-        return _rewrite_report("gibo_quick" if args.quick else "gibo")
-    seeds = range(2) if args.quick else range(5)
-    budgets = [2.0] if args.quick else [2.0, 4.0]
-    X_train, X_test, y_train, y_test, data_name = load_split(args.data)
+        return _rewrite_report(name)
+    seeds = args.seeds or (range(2) if args.quick else range(5))
+    budgets = args.budgets or ([2.0] if args.quick else [1.0, 2.0, 4.0])
+    X_train, X_test, y_train, y_test, data_name = load_split(args.data, seed=args.split_seed)
     n = 4000 if args.quick else 15000
     records, curves, timings = {}, {}, {}
     with threadpool_limits(limits=1, user_api="blas"):
-        for make in (scaler_task, logistic_task):
-            task = make(6 if make is scaler_task else X_train.shape[1])
+        for make in (TASKS[t] for t in args.tasks):
+            task = make(X_train.shape[1] if make is logistic_task else 6)
             cols = task["columns"]
             data = (X_train[:n, cols], X_test[:, cols], y_train[:n], y_test)
             if task.get("raw"):  # undo the public [0, 1] scaling: features of unknown scale
@@ -268,7 +311,9 @@ def main(argv=None):
             records[task["name"]] = {}
             curves[task["name"]] = {}
             timings[task["name"]] = {}
-            for total in budgets:
+            task_budgets = budgets if (args.budgets or args.quick or task["name"] == "nb_bounds") \
+                else [b for b in budgets if b > 1.0]
+            for total in task_budgets:
                 records[task["name"]][total] = []
                 for seed in seeds:
                     out, curve, t, n_fits = cell(task, data, total, seed)
@@ -277,16 +322,18 @@ def main(argv=None):
                           flush=True)
                     for k, v in t.items():
                         timings[task["name"]].setdefault(k, []).append(v)
-                    if total == budgets[-1]:
+                    if total == task_budgets[-1]:
                         for k, v in curve.items():
                             curves[task["name"]].setdefault(k, []).append(v)
-    name = "gibo_quick" if args.quick else "gibo"
     markdown = report(records, curves, timings, budgets, f"{data_name}, n_train = {n}")
     write_result(name, markdown, {"records": {t: {str(b): v for b, v in r.items()}
                                               for t, r in records.items()},
                                   "curves": curves, "timings": timings})
-    plot(curves, budgets, name)
+    plot(curves, budgets, name, records)
     print(markdown)
+
+
+TASKS = {"nb_bounds": nb_bounds_task, "scaler_bounds": scaler_task, "logistic": logistic_task}
 
 
 def _rewrite_report(name):
@@ -296,12 +343,12 @@ def _rewrite_report(name):
 
     saved = json.loads((RESULTS / f"{name}.json").read_text())
     records = {t: {float(b): v for b, v in r.items()} for t, r in saved["records"].items()}
-    budgets = sorted(next(iter(records.values())))
+    budgets = sorted({b for per_budget in records.values() for b in per_budget})
     header = (RESULTS / f"{name}.md").read_text().splitlines()[0]
     markdown = report(records, saved["curves"], saved["timings"], budgets,
                       header.split("(", 1)[1].rstrip(")"))
     write_result(name, markdown, saved)
-    plot(saved["curves"], budgets, name)
+    plot(saved["curves"], budgets, name, records)
     print(markdown)
 
 

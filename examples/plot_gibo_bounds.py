@@ -129,15 +129,18 @@ for name, accuracies in results.items():
 # Reading the result
 # ------------------
 # DP-GIBO is a *local* method: from the wide default bounds it follows a gradient estimated from
-# DP fits that each get a small share of the budget (see ``privacy_split_``). Where the
-# objective is flat -- and it is flat around bounds so wide that the scaler's noise swamps
-# every feature -- the estimated gradient is mostly noise, and AdaGrad's normalised steps turn
-# noise into steps of full size. Randomized repetition looks at the whole box instead. On this
-# small task both do *worse* than the untuned pipeline with the same model budget: the fits that
-# judge the candidates get a small share of the budget each, so they are noisier than the
-# returned model, and the candidates they favour need not suit it (several returned models
-# predict one class, accuracy 0.5). Private tuning costs budget; it pays only where the default
-# is poor *and* the judging fits can see it. The benchmark (``benchmarks/bench_gibo.py``, docs
-# page "DPGIBOSearchCV") found DP-GIBO level with its own non-private limit on Adult, but not
-# better than repetition on a 12-dimensional bounds task. Use it where a good start point is
-# public and the space is too large to sample, and try both on proxy data before choosing.
+# DP fits that each get a small share of the budget (see ``privacy_split_``). Where the objective
+# is flat -- and it is flat around bounds so wide that the scaler's noise swamps every feature --
+# the estimated gradient is mostly noise. The step rule shrinks its steps by the public noise of
+# the Gaussian mechanism, but the noise of the small-budget fits has no public scale and still
+# moves the point. Randomized repetition looks at the whole box instead. On this small task both
+# do *worse* than the untuned pipeline with the same model budget: the fits that judge the
+# candidates get a small share of the budget each, so they are noisier than the returned model,
+# and the candidates they favour need not suit it (several returned models predict one class,
+# accuracy 0.5). Private tuning costs budget; it pays only where the default is poor *and* the
+# judging fits can see it. The benchmark (``benchmarks/bench_gibo.py``, docs page
+# "DPGIBOSearchCV") found DP-GIBO ahead of repetition on ``GaussianNB``'s own bounds on Adult
+# (random draws there often clip a feature to a constant, and the model then predicts one class)
+# but only a little above the untuned default, and behind repetition on the scaler's bounds. Use
+# it where a safe start point is public and the space is too large to sample, and try both on
+# proxy data before choosing.

@@ -18,6 +18,7 @@ from .evaluation._losses import LossEvaluator, train_chunks
 from .evaluation._scores import check_per_example_score, raw_scorer_name
 from .events import EpsilonDeltaEvent, ParallelEvent, SelfComposedEvent
 from .selection._gp_gradient import RBFGradientModel
+from .selection._gradient_step import SignalToNoiseStep
 from .selection._noisy_gradient import NoisyGradient
 
 __all__ = ["DPGIBOSearchCV"]
@@ -40,7 +41,8 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     3. turns the losses into one gradient estimate per validation example (the GP posterior-mean
        gradient is linear in the losses), clips each to l2-norm ``clip``, averages, and adds
        Gaussian noise (diffprivlib): ``mu / sqrt(n_iter)``-GDP per iteration;
-    4. takes an AdaGrad step and projects it into the box.
+    4. takes an AdaGrad step shrunk by the released gradient's signal-to-noise estimate (its
+       noise scale is public: post-processing) and projects it into the box.
 
     The last point is refitted on all rows (``refit=True``) or its model, fitted on train rows
     during the search, is returned (``refit=False``).
@@ -84,7 +86,13 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     clip : float, default=0.5
         l2 clipping norm ``B`` of the per-example gradients (loss units per unit of the cube).
     learning_rate : float, default=0.1
-        AdaGrad step size, in unit-cube units.
+        AdaGrad step size in unit-cube units. Each step is AdaGrad's, multiplied by
+        ``s = max(0, 1 - d sigma^2 / ||g||^2)``, with ``g`` the released gradient and ``sigma``
+        the public noise scale of its Gaussian noise: a gradient no larger than its noise
+        does not move the point.
+    momentum : float, default=0.0
+        Weight of the past released gradients in an exponential average that replaces ``g``
+        (0: the latest gradient only).
     lengthscale : float or None, default=None
         RBF lengthscale in unit-cube units; ``None``: ``0.3 * sqrt(d)``.
     noise : float, default=0.01
@@ -166,6 +174,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         "train_split": [StrOptions({"shared", "disjoint"})],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
         "lengthscale": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "noise": [Interval(numbers.Real, 0, None, closed="left")],
         "validation_size": [Interval(numbers.Real, 0, 1, closed="neither")],
@@ -175,9 +184,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
 
     def __init__(self, estimator, param_space, *, epsilon=2.0, delta=1e-6, tuning_share=0.5,
                  n_iter=10, batch_size=None, train_split="shared", clip=0.5,
-                 learning_rate=0.1, lengthscale=None, noise=0.01, validation_size=0.2,
-                 scoring=None, score_clip=None, classes=None, refit=True, n_jobs=None,
-                 verbose=0, random_state=None, error_score=0.0, accountant=None,
+                 learning_rate=0.1, momentum=0.0, lengthscale=None, noise=0.01,
+                 validation_size=0.2, scoring=None, score_clip=None, classes=None, refit=True,
+                 n_jobs=None, verbose=0, random_state=None, error_score=0.0, accountant=None,
                  return_train_score=False):
         super().__init__(estimator, classes=classes, refit=refit, n_jobs=n_jobs,
                          verbose=verbose, random_state=random_state, error_score=error_score,
@@ -191,6 +200,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         self.train_split = train_split
         self.clip = clip
         self.learning_rate = learning_rate
+        self.momentum = momentum
         self.lengthscale = lengthscale
         self.noise = noise
         self.validation_size = validation_size
@@ -302,13 +312,17 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                       "batch": self._batch(box.n_dims)},
             scorers={"scoring": score, "scorer_ (used by score)": self.scorer_})
 
+    def _step_rule(self, noise_scale: float):
+        """The step rule; it sees only the released gradients and public constants."""
+        return SignalToNoiseStep(float(self.learning_rate), noise_scale, float(self.momentum))
+
     # -- the private run ----------------------------------------------------------------------
     def _run_tuning(self, plan, X, y, fit_params, seeds):
         s = plan.settings
         box, gp, noisy, batch = s["box"], s["gp"], s["noisy"], s["batch"]
         rows, validation, evaluator = s["rows"], s["validation"], s["evaluator"]
         theta = _start(box, self.estimator)
-        squares = np.zeros(box.n_dims)
+        step = self._step_rule(noisy.noise_scale(len(validation)))
         points, losses = np.empty((0, box.n_dims)), None  # losses: PRIVATE, never stored
         trajectory, fit = [], 0
         for t in range(int(self.n_iter)):
@@ -325,9 +339,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
             centred = losses - losses.mean(axis=1, keepdims=True)
             gradient = noisy.step(centred @ gp.gradient_weights(theta, points),
                                   seeds.noise_seed("selection", t))
-            squares += gradient**2
-            theta = np.clip(theta - self.learning_rate * gradient / (np.sqrt(squares) + 1e-8),
-                            0.0, 1.0)
+            theta = step(theta, gradient)  # post-processing: released gradient, public sigma
             trajectory.append({"iteration": t + 1, "point": theta.copy(),
                                "params": box.from_unit(theta), "gradient": gradient,
                                "query_params": settings})

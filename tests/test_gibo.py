@@ -214,3 +214,59 @@ def test_start_point_is_the_estimators_configuration_when_in_the_box():
     outside = {"C": 1e3, "bounds": (-10.0, 10.0)}
     estimator.get_params = lambda deep=True: outside
     np.testing.assert_allclose(_start(box, estimator), np.full(7, 0.5))
+
+
+# -- the step rule: post-processing of released gradients -----------------------------------------
+def test_signal_to_noise_step_closed_form():
+    from skdptune.selection._gradient_step import SignalToNoiseStep
+
+    theta = np.full(4, 0.5)
+    g = np.array([0.3, -0.4, 0.0, 0.0])  # ||g||^2 = 0.25
+    step = SignalToNoiseStep(0.2, noise_scale=0.1)
+    shrink = 1.0 - 4 * 0.1**2 / 0.25  # 1 - d sigma^2 / ||g||^2, sigma public
+    first = step(theta, g)  # AdaGrad's first step: lr * sign(g) per moving coordinate
+    np.testing.assert_allclose(first, theta - 0.2 * shrink * np.sign(g))
+    g2 = np.array([0.3, 0.4, 0.0, 0.0])
+    second = step(first, g2)
+    expected = first - 0.2 * shrink * g2 / np.sqrt(g**2 + g2**2 + 1e-300)
+    np.testing.assert_allclose(second, np.where(g2 == 0, first, expected))
+    # a released gradient no larger than the noise it carries does not move the point
+    weak = np.array([0.1, 0.1, 0.0, 0.0])  # ||g||^2 = 0.02 <= d sigma^2 = 0.04
+    np.testing.assert_array_equal(SignalToNoiseStep(0.2, 0.1)(theta, weak), theta)
+    # without noise it is AdaGrad, projected into the cube
+    np.testing.assert_allclose(SignalToNoiseStep(0.2, 0.0)(theta, g), theta - 0.2 * np.sign(g))
+    np.testing.assert_array_equal(SignalToNoiseStep(5.0, 0.0)(theta, g), [0.0, 1.0, 0.5, 0.5])
+
+
+def test_momentum_shortens_steps_when_released_gradients_disagree():
+    from skdptune.selection._gradient_step import SignalToNoiseStep
+
+    theta = np.full(2, 0.5)
+    agree, disagree = SignalToNoiseStep(0.1, 0.0, 0.5), SignalToNoiseStep(0.1, 0.0, 0.5)
+    g = np.array([1.0, 0.0])
+    agree(theta, g), disagree(theta, g)
+    moved_agree = np.linalg.norm(agree(theta, g) - theta)
+    moved_disagree = np.linalg.norm(disagree(theta, -g) - theta)
+    assert moved_agree == pytest.approx(0.1 / np.sqrt(2))
+    assert moved_disagree < 0.5 * moved_agree
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.5])
+def test_step_rule_reads_only_released_quantities(data, momentum):
+    """The released trajectory is replayed from the released gradients and public numbers."""
+    from skdptune.gibo import _start
+    from skdptune.selection._gradient_step import SignalToNoiseStep
+
+    X, y = data
+    s = gibo(momentum=momentum, n_iter=4, learning_rate=0.2).fit(X, y)
+    box = s._box()
+    m = int(np.ceil(0.2 * len(X)))  # validation rows: a function of the public n
+    sigma = _noisy_gradient.NoisyGradient(s.privacy_split_["mu"], 4, 0.5).noise_scale(m)
+    replay = SignalToNoiseStep(0.2, sigma, momentum)
+    theta = _start(box, s.estimator)
+    for record in s.trajectory_:
+        theta = replay(theta, record["gradient"])
+        np.testing.assert_array_equal(theta, record["point"])
+    assert s.best_params_ == box.from_unit(theta)
+    # the search's step rule is built from the public sigma and its own parameters only
+    assert s._step_rule(sigma).noise_scale == sigma
