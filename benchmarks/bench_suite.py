@@ -241,7 +241,8 @@ def run_timing(opts, store: Store) -> None:
             times["dp_1"].append(timed_fit(dp(1), X_train, y_train))
             times["gridsearchcv_1"].append(timed_fit(plain, X_train, y_train))
             times["dp_2"].append(timed_fit(dp(2), X_train, y_train))
-        timing[name] = {**times, "n_train": len(y_train), "n_candidates": 20}
+        timing[name] = {**times, "n_train": len(y_train), "n_candidates": 20,
+                        "load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
         store.save()
         print(f"[timing] {name}: {times}", flush=True)
 
@@ -379,8 +380,9 @@ def timing_table(report: dict) -> str:
     for name, t in report["timing"].items():
         dp1, dp2, plain = (np.array(t[k]) for k in ("dp_1", "dp_2", "gridsearchcv_1"))
         rows.append([name, t["n_train"], t["n_candidates"], len(dp1),
+                     f"{t.get('load_average', float('nan')):.1f} / {t.get('cpus', '?')}",
                      _ratio(dp1 / plain), _ratio(dp1 / dp2)])
-    return markdown_table(["task (easy)", "n_train", "|S|", "reps",
+    return markdown_table(["task (easy)", "n_train", "|S|", "reps", "load avg / CPUs",
                            "DPGridSearchCV / GridSearchCV(cv=5), n_jobs=1",
                            "DPGridSearchCV speed-up n_jobs=2 over n_jobs=1"], rows)
 
@@ -481,7 +483,7 @@ def plot_gap(report: dict, name: str) -> None:
                 x = i + (j - (len(methods) - 1) / 2) * width
                 if entry["significant"]:
                     value = float(np.clip(entry["gap_closed"], -2.0, 1.5))
-                    ax.bar(x, value, width, color=f"C{j}", label=METHODS[m] if i == 0 else None,
+                    ax.bar(x, value, width, color=f"C{j}",
                            hatch="//" if entry["below_d"] else None)
                 else:
                     ax.text(x, 0.0, "n.s.", ha="center", va="bottom", fontsize=6, rotation=90,
@@ -490,11 +492,14 @@ def plot_gap(report: dict, name: str) -> None:
         ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
         ax.axhline(0.8, color="green", linewidth=0.6, linestyle=":")
         ax.set_xticks(range(len(epsilons)), [f"ε={e:g}" for e in epsilons])
+        ax.set_xlim(-0.5, len(epsilons) - 0.5)
         ax.set_ylim(-2.1, 1.6)
         ax.set_ylabel(f"{task}\n{variant}", fontsize=8)
-    axes[0, 0].legend(fontsize=6, ncol=3, loc="lower left")
-    fig.suptitle("gap closed (X − D)/(L − D); n.s.: L − D not above 2 sd; hatched: below D "
-                 "by > 1 sd; clipped to [−2, 1.5]", fontsize=9)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=f"C{j}") for j in range(len(methods))]
+    fig.legend(handles, [METHODS[m] for m in methods], fontsize=7, ncol=3, loc="upper center",
+               bbox_to_anchor=(0.5, 1.0))
+    fig.suptitle("gap closed (X − D)/(L − D); n.s.: L − D not above 2 sd (no bar); hatched: "
+                 "below D by > 1 sd; clipped to [−2, 1.5]", fontsize=9, y=1.03)
     save_figure(fig, name)
 
 
