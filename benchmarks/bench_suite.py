@@ -74,6 +74,8 @@ EPSILONS = (1.0, 2.0, 4.0)
 CROSSOVER_EPSILON = 2.0
 CROSSOVER_SIZES = (2000, 8000, 32000, 128000, None)  # None: all training rows
 CROSSOVER_METHODS = ("D", "grid", "random", "random_norefit")
+#: timed fits: DPGridSearchCV at n_jobs 1 and 2, GridSearchCV(cv=5) as is and under 1-thread BLAS
+TIMINGS = ("dp_1", "dp_2", "gridsearchcv_1", "gridsearchcv_1_1blas")
 
 
 # == the one place where searches are built =====================================================
@@ -221,7 +223,8 @@ def run_timing(opts, store: Store) -> None:
     """Interleaved repetitions (the three fits see the same load); ratios only."""
     timing = store.report["timing"]
     for name in opts.timing_tasks:
-        if name in timing and len(timing[name]["dp_1"]) >= opts.timing_reps:
+        done = timing.get(name, {})
+        if all(len(done.get(k, [])) >= opts.timing_reps for k in TIMINGS):
             continue
         task = TASKS[name]
         data = task_data(name, opts.data)
@@ -236,10 +239,12 @@ def run_timing(opts, store: Store) -> None:
         plain = GridSearchCV(model(default, CROSSOVER_EPSILON * (1 - GRID_TUNING_SHARE), 0),
                              space, cv=5, n_jobs=1)
         dp(2).fit(X_train[:2000], y_train[:2000])  # warm-up: start the joblib workers untimed
-        times = {"dp_1": [], "dp_2": [], "gridsearchcv_1": []}
+        times = {key: [] for key in TIMINGS}
         for _ in range(opts.timing_reps):
             times["dp_1"].append(timed_fit(dp(1), X_train, y_train))
             times["gridsearchcv_1"].append(timed_fit(plain, X_train, y_train))
+            # skdptune fits under one BLAS thread (many small fits); time scikit-learn so too
+            times["gridsearchcv_1_1blas"].append(timed_fit(plain, X_train, y_train, True))
             times["dp_2"].append(timed_fit(dp(2), X_train, y_train))
         timing[name] = {**times, "n_train": len(y_train), "n_candidates": 20,
                         "load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
@@ -379,11 +384,14 @@ def timing_table(report: dict) -> str:
     rows = []
     for name, t in report["timing"].items():
         dp1, dp2, plain = (np.array(t[k]) for k in ("dp_1", "dp_2", "gridsearchcv_1"))
+        one_blas = np.array(t.get("gridsearchcv_1_1blas", []))
         rows.append([name, t["n_train"], t["n_candidates"], len(dp1),
                      f"{t.get('load_average', float('nan')):.1f} / {t.get('cpus', '?')}",
-                     _ratio(dp1 / plain), _ratio(dp1 / dp2)])
+                     _ratio(dp1 / plain), _ratio(dp1 / one_blas) if len(one_blas) else "–",
+                     _ratio(dp1 / dp2)])
     return markdown_table(["task (easy)", "n_train", "|S|", "reps", "load avg / CPUs",
                            "DPGridSearchCV / GridSearchCV(cv=5), n_jobs=1",
+                           "same, GridSearchCV under 1-thread BLAS",
                            "DPGridSearchCV speed-up n_jobs=2 over n_jobs=1"], rows)
 
 
