@@ -165,18 +165,30 @@ class Store:
     def __init__(self, path: Path, fresh: bool):
         self.path = path
         self.report = {"cells": {}, "crossover": {}, "timing": {}, "runs": {}}
+        self.own: set = set()
         if path.exists() and not fresh:
             self.report.update(json.loads(path.read_text()))
 
-    def save(self) -> None:
-        """Write the report, merged with what other processes saved meanwhile (their cells
-        first, then ours), so that parts can run as separate concurrent commands."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+    def mark(self, part: str, key: str) -> None:
+        """Record that this process wrote ``report[part][key]`` (it wins over the file)."""
+        self.own.add((part, key))
+
+    def refresh(self) -> None:
+        """Take in what other processes saved meanwhile: every entry this process did not
+        write itself comes from the file, so parts can run as separate concurrent commands
+        without redoing or overwriting each other's cells. Dicts are updated in place."""
         if self.path.exists():
             on_disk = json.loads(self.path.read_text())
             for part in ("cells", "crossover", "timing", "runs"):
-                self.report[part] = {**on_disk.get(part, {}), **self.report[part]}
-        tmp = self.path.with_suffix(".json.tmp")
+                mine = self.report[part]
+                for key, value in on_disk.get(part, {}).items():
+                    if (part, key) not in self.own:
+                        mine[key] = value
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.refresh()
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")  # one per process: no clash
         tmp.write_text(json.dumps(self.report, indent=1, default=float))
         os.replace(tmp, self.path)
 
@@ -202,12 +214,14 @@ def run_suite(opts, store: Store) -> None:
 
 
 def run_cell(opts, store, cells, name, data, variant, total, seed) -> None:
+    store.refresh()
     key = cell_key(name, variant, total, seed)
     cell = cells.setdefault(key, {"task": name, "variant": variant, "total_epsilon": total,
                                   "seed": seed, "methods": {}})
     todo = [m for m in opts.methods if m not in cell["methods"]]
     if not todo:
         return
+    store.mark("cells", key)
     X = data.features(variant)
     X_train, X_test, y_train, y_test = split(X, data.y, seed, TASKS[name].max_rows)
     cell.update(n_train=len(y_train), n_test=len(y_test), n_features=X.shape[1])
@@ -246,6 +260,7 @@ def run_timing(opts, store: Store) -> None:
             # skdptune fits under one BLAS thread (many small fits); time scikit-learn so too
             times["gridsearchcv_1_1blas"].append(timed_fit(plain, X_train, y_train, True))
             times["dp_2"].append(timed_fit(dp(2), X_train, y_train))
+        store.mark("timing", name)
         timing[name] = {**times, "n_train": len(y_train), "n_candidates": 20,
                         "load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
         store.save()
@@ -262,11 +277,13 @@ def run_crossover(opts, store: Store) -> None:
     X = data.features(opts.crossover_variant)
     for seed in range(opts.crossover_seeds):  # seeds outermost, as in run_suite
         for n_train in opts.crossover_sizes:
+            store.refresh()
             key = cell_key(n_train or "all", seed)
             cell = crossover.setdefault(key, {"seed": seed, "methods": {}})
             todo = [m for m in CROSSOVER_METHODS if m not in cell["methods"]]
             if not todo:
                 continue
+            store.mark("crossover", key)
             X_train, X_test, y_train, y_test = split(X, data.y, seed, n_train=n_train)
             cell.update(n_train=len(y_train), variant=opts.crossover_variant)
             for method in todo:
@@ -610,7 +627,9 @@ def main(argv=None) -> None:
             run_timing(opts, store)
         run = {"parts": opts.parts, "seconds": time.perf_counter() - start,
                "argv": list(argv) if argv is not None else None}
-        report["runs"][f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}"] = run
+        run_key = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}"
+        store.mark("runs", run_key)
+        report["runs"][run_key] = run
         store.save()
     print(f"wrote {render(report, opts.suffix)}", flush=True)
 
