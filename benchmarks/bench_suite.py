@@ -1,0 +1,638 @@
+"""The measurement harness of issue 7: "one command, one table".
+
+Run ``python -m benchmarks.bench_suite [--data PATH] [--quick] [--seeds N] [--epsilons ...]
+[--tasks ...] [--variants ...] [--methods ...] [--parts suite timing crossover]
+[--report-only]`` (or through ``python -m benchmarks.run``). Writes
+``results/suite.{md,json}`` and ``results/suite_*.png`` (``suite_quick*`` with ``--quick``);
+``docs/benchmark_suite.md`` explains the columns.
+
+* **suite** -- on real binary tasks (``benchmarks/_tasks.py``), each in an *easy default* and a
+  *hard default* variant, diffprivlib ``LogisticRegression`` over C x data_norm (20
+  candidates), at total epsilon (tuning + returned model) 1, 2, 4 over several seeds: held-out
+  test accuracy of D (the untuned default, whole budget), L (non-private ``GridSearchCV(cv=5)``
+  over the same DP models at the whole budget: the limit, NOT private), DPGridSearchCV,
+  DPRandomSearchCV (refit=True and refit=False) and the naive fixed-10 composition baseline
+  (DESIGN.md section 8 (b); refit=True and refit=False). Headline: the gap closed
+  (X - D) / (L - D).
+* **timing** -- DPGridSearchCV / GridSearchCV(cv=5) on the same grid at n_jobs=1, and
+  DPGridSearchCV n_jobs=1 / n_jobs=2 (ratios; the machine is shared).
+* **crossover** -- on the largest task (AER/Fertility, 254k rows), accuracy of
+  subsample-and-aggregate (DPGridSearchCV) and repetition (DPRandomSearchCV) against the
+  number of training rows, at total epsilon 2.
+
+Every finished cell is saved at once into the JSON, and a rerun skips the cells it already has
+(``--fresh`` starts over), so a long run can be split into several commands. Every search is
+built by one function, :func:`make_search`, which gives each private method the same total
+epsilon.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import LogisticRegression
+from sklearn.model_selection import GridSearchCV, train_test_split
+from threadpoolctl import threadpool_limits
+
+from benchmarks._common import (
+    CLASSES,
+    DEFAULT_DATA,
+    RESULTS,
+    markdown_table,
+    pyplot,
+    save_figure,
+    timed_fit,
+    write_result,
+)
+from benchmarks._tasks import CROSSOVER_TASK, TASKS, VARIANTS, default_params, search_grid
+from skdptune import DPGridSearchCV, DPRandomSearchCV
+
+#: method key -> label. D and L are references; the others are built by make_search.
+METHODS = {
+    "D": "D: untuned default, whole budget",
+    "L": "L: GridSearchCV(cv=5) over the DP models, whole budget (NOT private)",
+    "grid": "DPGridSearchCV (½ tuning, ½ model)",
+    "random": "DPRandomSearchCV refit=True",
+    "random_norefit": "DPRandomSearchCV refit=False",
+    "fixed10": "naive fixed-10, refit=True",
+    "fixed10_norefit": "naive fixed-10, refit=False",
+}
+SEARCHES = ("grid", "random", "random_norefit", "fixed10", "fixed10_norefit")
+#: DPGridSearchCV: share of the total given to the tuning today (``epsilon`` is the tuning
+#: budget and the refit costs the estimator's epsilon on top); see make_search
+GRID_TUNING_SHARE = 0.5
+N_ITER = 10  # E[K] of DPRandomSearchCV, exactly K for the naive baseline
+TEST_SIZE = 0.25
+EPSILONS = (1.0, 2.0, 4.0)
+CROSSOVER_EPSILON = 2.0
+CROSSOVER_SIZES = (2000, 8000, 32000, 128000, None)  # None: all training rows
+CROSSOVER_METHODS = ("D", "grid", "random", "random_norefit")
+#: timed fits: DPGridSearchCV at n_jobs 1 and 2, GridSearchCV(cv=5) as is and under 1-thread BLAS
+TIMINGS = ("dp_1", "dp_2", "gridsearchcv_1", "gridsearchcv_1_1blas")
+
+
+# == the one place where searches are built =====================================================
+def model(params: dict, epsilon: float, seed: int | None = None) -> LogisticRegression:
+    """diffprivlib's logistic regression with its own throwaway accountant."""
+    return LogisticRegression(epsilon=epsilon, random_state=seed,
+                              accountant=BudgetAccountant(), **params)
+
+
+def make_search(method: str, estimator, space: dict, total_epsilon: float, seed: int):
+    """An unfitted private search whose ``privacy_spent_`` is ``total_epsilon`` (tuning + model).
+
+    ``estimator``'s own epsilon is overwritten. DPGridSearchCV's ``epsilon`` is today the
+    tuning budget and its refit costs the estimator's epsilon on top, so the total is split
+    ``GRID_TUNING_SHARE`` / rest; DPRandomSearchCV's ``epsilon`` is the total (budget mode).
+    When DPGridSearchCV's ``epsilon`` becomes the total, only this function changes.
+    """
+    common = {"classes": CLASSES, "random_state": seed, "n_jobs": 1,
+              "accountant": BudgetAccountant()}
+    if method == "grid":
+        tuning = GRID_TUNING_SHARE * total_epsilon
+        return DPGridSearchCV(estimator.set_params(epsilon=total_epsilon - tuning), space,
+                              epsilon=tuning, **common)
+    laws = {"random": ("logarithmic", True), "random_norefit": ("logarithmic", False),
+            "fixed10": ("fixed", True), "fixed10_norefit": ("fixed", False)}
+    if method not in laws:
+        raise ValueError(f"unknown search {method!r}; expected one of {sorted(laws)}")
+    distribution, refit = laws[method]
+    return DPRandomSearchCV(estimator, space, n_iter=N_ITER, distribution=distribution,
+                            epsilon=total_epsilon, refit=refit, **common)
+
+
+def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, total: float,
+               seed: int) -> dict:
+    """Fit one method on the training rows; test accuracy, chosen parameters and seconds."""
+    d = X_train.shape[1]
+    default, space = default_params(variant, d), search_grid(variant, d)
+    start = time.perf_counter()
+    if method == "D":
+        fitted = model(default, total, seed).fit(X_train, y_train)
+        params = default
+    elif method == "L":
+        fitted = GridSearchCV(model(default, total, seed), space, cv=5, n_jobs=1)
+        fitted.fit(X_train, y_train)
+        params = fitted.best_params_
+    else:
+        fitted = make_search(method, model(default, 1.0), space, total, seed)
+        fitted.fit(X_train, y_train)
+        spent = fitted.privacy_spent_.epsilon
+        if not np.isclose(spent, total, rtol=1e-9) or spent > total * (1 + 1e-12):
+            raise AssertionError(f"{method} spent epsilon={spent}, not the total {total}")
+        params = fitted.best_params_
+    seconds = time.perf_counter() - start
+    return {"accuracy": float(fitted.score(X_test, y_test)), "seconds": seconds,
+            "C": float(params["C"]), "data_norm": float(params["data_norm"])}
+
+
+# == data ======================================================================================
+_LOADED: dict = {}
+
+
+def task_data(name: str, data_path: str | None):
+    if name not in _LOADED:
+        _LOADED[name] = TASKS[name].loader(data_path)
+    return _LOADED[name]
+
+
+def split(X, y, seed: int, max_rows: int | None = None, n_train: int | None = None):
+    """A stratified train/test split per seed; optionally a data-independent row subset first
+    (``max_rows``) or fewer training rows (``n_train``, a random subset of the train part)."""
+    rng = np.random.default_rng(seed)
+    if max_rows is not None and len(y) > max_rows:
+        rows = np.sort(rng.choice(len(y), size=max_rows, replace=False))
+        X, y = X[rows], y[rows]
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, test_size=TEST_SIZE, random_state=seed, stratify=y)
+    if n_train is not None and n_train < len(y_train):
+        rows = np.sort(rng.choice(len(y_train), size=n_train, replace=False))
+        X_train, y_train = X_train[rows], y_train[rows]
+    return X_train, X_test, y_train, y_test
+
+
+# == the cache of finished cells ===============================================================
+class Store:
+    """The result JSON, rewritten after every finished cell (resumable runs)."""
+
+    def __init__(self, path: Path, fresh: bool):
+        self.path = path
+        self.report = {"cells": {}, "crossover": {}, "timing": {}, "runs": {}}
+        self.own: set = set()
+        if path.exists() and not fresh:
+            self.report.update(json.loads(path.read_text()))
+
+    def mark(self, part: str, key: str) -> None:
+        """Record that this process wrote ``report[part][key]`` (it wins over the file)."""
+        self.own.add((part, key))
+
+    def refresh(self) -> None:
+        """Take in what other processes saved meanwhile: every entry this process did not
+        write itself comes from the file, so parts can run as separate concurrent commands
+        without redoing or overwriting each other's cells. Dicts are updated in place."""
+        if self.path.exists():
+            on_disk = json.loads(self.path.read_text())
+            for part in ("cells", "crossover", "timing", "runs"):
+                mine = self.report[part]
+                for key, value in on_disk.get(part, {}).items():
+                    if (part, key) not in self.own:
+                        mine[key] = value
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.refresh()
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")  # one per process: no clash
+        tmp.write_text(json.dumps(self.report, indent=1, default=float))
+        os.replace(tmp, self.path)
+
+
+def cell_key(*parts) -> str:
+    return "|".join(str(p) for p in parts)
+
+
+def run_suite(opts, store: Store) -> None:
+    """Seeds outermost: a run stopped early still covers every task and variant."""
+    cells = store.report["cells"]
+    tasks = {}
+    for name in opts.tasks:
+        try:
+            tasks[name] = task_data(name, opts.data)
+        except (FileNotFoundError, ImportError) as exc:
+            print(f"[suite] skipping {name}: {exc}", flush=True)
+    for seed in range(opts.seeds):
+        for name, data in tasks.items():
+            for variant in opts.variants:
+                for total in opts.epsilons:
+                    run_cell(opts, store, cells, name, data, variant, total, seed)
+
+
+def run_cell(opts, store, cells, name, data, variant, total, seed) -> None:
+    store.refresh()
+    key = cell_key(name, variant, total, seed)
+    cell = cells.setdefault(key, {"task": name, "variant": variant, "total_epsilon": total,
+                                  "seed": seed, "methods": {}})
+    todo = [m for m in opts.methods if m not in cell["methods"]]
+    if not todo:
+        return
+    store.mark("cells", key)
+    X = data.features(variant)
+    X_train, X_test, y_train, y_test = split(X, data.y, seed, TASKS[name].max_rows)
+    cell.update(n_train=len(y_train), n_test=len(y_test), n_features=X.shape[1])
+    for method in todo:
+        cell["methods"][method] = fit_method(method, X_train, y_train, X_test, y_test, variant,
+                                             total, seed)
+    store.save()
+    accs = {m: round(r["accuracy"], 3) for m, r in cell["methods"].items()}
+    print(f"[suite] {key}: {accs}", flush=True)
+
+
+def run_timing(opts, store: Store) -> None:
+    """Interleaved repetitions (the three fits see the same load); ratios only."""
+    timing = store.report["timing"]
+    for name in opts.timing_tasks:
+        done = timing.get(name, {})
+        if all(len(done.get(k, [])) >= opts.timing_reps for k in TIMINGS):
+            continue
+        task = TASKS[name]
+        data = task_data(name, opts.data)
+        X_train, _, y_train, _ = split(data.features("easy"), data.y, 0, task.max_rows)
+        d = X_train.shape[1]
+        space, default = search_grid("easy", d), default_params("easy", d)
+
+        def dp(n_jobs, default=default, space=space):
+            search = make_search("grid", model(default, 1.0), space, CROSSOVER_EPSILON, 0)
+            return search.set_params(n_jobs=n_jobs)
+
+        plain = GridSearchCV(model(default, CROSSOVER_EPSILON * (1 - GRID_TUNING_SHARE), 0),
+                             space, cv=5, n_jobs=1)
+        dp(2).fit(X_train[:2000], y_train[:2000])  # warm-up: start the joblib workers untimed
+        times = {key: [] for key in TIMINGS}
+        for _ in range(opts.timing_reps):
+            times["dp_1"].append(timed_fit(dp(1), X_train, y_train))
+            times["gridsearchcv_1"].append(timed_fit(plain, X_train, y_train))
+            # skdptune fits under one BLAS thread (many small fits); time scikit-learn so too
+            times["gridsearchcv_1_1blas"].append(timed_fit(plain, X_train, y_train, True))
+            times["dp_2"].append(timed_fit(dp(2), X_train, y_train))
+        store.mark("timing", name)
+        timing[name] = {**times, "n_train": len(y_train), "n_candidates": 20,
+                        "load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
+        store.save()
+        print(f"[timing] {name}: {times}", flush=True)
+
+
+def run_crossover(opts, store: Store) -> None:
+    crossover = store.report["crossover"]
+    try:
+        data = task_data(CROSSOVER_TASK, opts.data)
+    except ImportError as exc:
+        print(f"[crossover] skipped: {exc}", flush=True)
+        return
+    X = data.features(opts.crossover_variant)
+    for seed in range(opts.crossover_seeds):  # seeds outermost, as in run_suite
+        for n_train in opts.crossover_sizes:
+            store.refresh()
+            key = cell_key(n_train or "all", seed)
+            cell = crossover.setdefault(key, {"seed": seed, "methods": {}})
+            todo = [m for m in CROSSOVER_METHODS if m not in cell["methods"]]
+            if not todo:
+                continue
+            store.mark("crossover", key)
+            X_train, X_test, y_train, y_test = split(X, data.y, seed, n_train=n_train)
+            cell.update(n_train=len(y_train), variant=opts.crossover_variant)
+            for method in todo:
+                cell["methods"][method] = fit_method(method, X_train, y_train, X_test, y_test,
+                                                     opts.crossover_variant,
+                                                     CROSSOVER_EPSILON, seed)
+            store.save()
+            accs = {m: round(r["accuracy"], 3) for m, r in cell["methods"].items()}
+            print(f"[crossover] n={len(y_train)} seed={seed}: {accs}", flush=True)
+
+
+# == tables ====================================================================================
+def group_cells(cells: dict) -> dict:
+    """(task, variant, epsilon) -> list of cells (one per seed)."""
+    groups: dict = {}
+    for cell in cells.values():
+        key = (cell["task"], cell["variant"], float(cell["total_epsilon"]))
+        groups.setdefault(key, []).append(cell)
+    return groups
+
+
+def paired(cells: list, method: str, reference: str = "D") -> np.ndarray:
+    """Per-seed accuracy differences method - reference over the seeds that have both."""
+    return np.array([c["methods"][method]["accuracy"] - c["methods"][reference]["accuracy"]
+                     for c in cells if method in c["methods"] and reference in c["methods"]])
+
+
+def _std(values: np.ndarray) -> float:
+    return float(np.std(values, ddof=1)) if len(values) > 1 else float("nan")
+
+
+def gap_entry(cells: list, method: str) -> dict | None:
+    """The gap closed by ``method`` in one (task, variant, epsilon) group.
+
+    With per-seed paired differences ``L - D`` and ``X - D`` (same split and seed): when
+    ``mean(L - D)`` exceeds two standard deviations of the ``L - D`` differences, the gap
+    closed is ``mean(X - D) / mean(L - D)``; otherwise the entry is ``mean(X - D)`` alone. The
+    method is flagged when ``mean(X - D)`` is below ``-std(X - D)`` (below D by more than one
+    standard deviation).
+    """
+    x_d, l_d = paired(cells, method), paired(cells, "L")
+    if len(x_d) == 0 or len(l_d) == 0:
+        return None
+    gap, sd = float(np.mean(l_d)), _std(l_d)
+    significant = bool(len(l_d) > 1 and gap > 2 * sd)
+    mean_x = float(np.mean(x_d))
+    return {"x_minus_d": mean_x, "l_minus_d": gap, "sd_l_minus_d": sd,
+            "significant": significant, "gap_closed": mean_x / gap if significant else None,
+            "below_d": bool(len(x_d) > 1 and mean_x < -_std(x_d)), "n_seeds": len(x_d)}
+
+
+def _entry_text(entry: dict | None) -> str:
+    if entry is None:
+        return "–"
+    text = (f"{entry['gap_closed']:+.2f}" if entry["significant"]
+            else f"Δ{entry['x_minus_d']:+.3f}")
+    return text + (" ⚠" if entry["below_d"] else "")
+
+
+def _limit_text(cells: list) -> str:
+    """Mean L - D, starred when it does not exceed two standard deviations."""
+    entry = gap_entry(cells, "L")
+    if entry is None:
+        return "–"
+    return f"{entry['l_minus_d']:.3f}" + ("" if entry["significant"] else "*")
+
+
+def gap_table(report: dict) -> str:
+    groups = group_cells(report["cells"])
+    epsilons = sorted({e for _, _, e in groups})
+    methods = [m for m in SEARCHES if any(m in c["methods"] for cs in groups.values()
+                                          for c in cs)]
+    rows = []
+    for task, variant in dict.fromkeys((t, v) for t, v, _ in sorted(groups)):
+        per_eps = [groups.get((task, variant, e), []) for e in epsilons]
+        seeds = max(len(cs) for cs in per_eps)
+        n_train = next(c["n_train"] for cs in per_eps for c in cs)
+        l_d = " / ".join(_limit_text(cs) for cs in per_eps)
+        rows.append([f"{task} {variant} (n={n_train}, {seeds} seeds)", l_d,
+                     *[" / ".join(_entry_text(gap_entry(cs, m)) for cs in per_eps)
+                       for m in methods]])
+    eps_text = " / ".join(f"{e:g}" for e in epsilons)
+    return markdown_table([f"task, variant (ε = {eps_text})", "L − D", *[METHODS[m]
+                                                                        for m in methods]], rows)
+
+
+def accuracy_table(report: dict) -> str:
+    groups = group_cells(report["cells"])
+    methods = [m for m in METHODS if any(m in c["methods"] for cs in groups.values()
+                                         for c in cs)]
+    rows = []
+    for (task, variant, eps), cells in sorted(groups.items()):
+        row = [task, variant, f"{eps:g}"]
+        for m in methods:
+            acc = np.array([c["methods"][m]["accuracy"] for c in cells if m in c["methods"]])
+            row.append(f"{acc.mean():.3f} ± {_std(acc):.3f}" if len(acc) else "–")
+        rows.append(row)
+    return markdown_table(["task", "variant", "ε", *methods], rows)
+
+
+def picks_table(report: dict) -> str:
+    """How often each method picked the default's data_norm, and its median C (diagnostic)."""
+    groups = group_cells(report["cells"])
+    rows = []
+    for (task, variant, eps), cells in sorted(groups.items()):
+        row = [task, variant, f"{eps:g}"]
+        for m in ("L", *SEARCHES):
+            picks = [c["methods"][m] for c in cells if m in c["methods"]]
+            row.append(" ".join(f"{p['data_norm']:.3g}/{p['C']:g}" for p in picks) or "–")
+        rows.append(row)
+    return markdown_table(["task", "variant", "ε", "L", *SEARCHES], rows)
+
+
+def timing_table(report: dict) -> str:
+    rows = []
+    for name, t in report["timing"].items():
+        dp1, dp2, plain = (np.array(t[k]) for k in ("dp_1", "dp_2", "gridsearchcv_1"))
+        one_blas = np.array(t.get("gridsearchcv_1_1blas", []))
+        rows.append([name, t["n_train"], t["n_candidates"], len(dp1),
+                     f"{t.get('load_average', float('nan')):.1f} / {t.get('cpus', '?')}",
+                     _ratio(dp1 / plain), _ratio(dp1 / one_blas) if len(one_blas) else "–",
+                     _ratio(dp1 / dp2)])
+    return markdown_table(["task (easy)", "n_train", "|S|", "reps", "load avg / CPUs",
+                           "DPGridSearchCV / GridSearchCV(cv=5), n_jobs=1",
+                           "same, GridSearchCV under 1-thread BLAS",
+                           "DPGridSearchCV speed-up n_jobs=2 over n_jobs=1"], rows)
+
+
+def _ratio(values) -> str:
+    values = np.asarray(values, dtype=float)
+    return f"{np.median(values):.2f} [{values.min():.2f}, {values.max():.2f}]"
+
+
+def crossover_rows(report: dict) -> dict:
+    """n_train -> method -> accuracies."""
+    rows: dict = {}
+    for cell in report["crossover"].values():
+        for m, r in cell["methods"].items():
+            rows.setdefault(cell["n_train"], {}).setdefault(m, []).append(r["accuracy"])
+    return dict(sorted(rows.items()))
+
+
+def crossover_table(report: dict) -> str:
+    rows = []
+    for n, by_method in crossover_rows(report).items():
+        row = [n]
+        for m in CROSSOVER_METHODS:
+            acc = np.array(by_method.get(m, []))
+            row.append(f"{acc.mean():.3f} ± {_std(acc):.3f} ({len(acc)})" if len(acc) else "–")
+        rows.append(row)
+    return markdown_table(["n_train", *[METHODS[m] for m in CROSSOVER_METHODS]], rows)
+
+
+def _seconds(report: dict) -> str:
+    runs = report.get("runs", {}).values()
+    return ", ".join(f"{'+'.join(r['parts'])} {r['seconds'] / 60:.0f} min" for r in runs) or "–"
+
+
+def markdown(report: dict, suffix: str) -> str:
+    config = report.get("config", {})
+    lines = [
+        "# Benchmark suite: private tuning against the untuned default at equal total ε\n",
+        "Generated by `python -m benchmarks.bench_suite` (docs/benchmark_suite.md explains "
+        "the columns). diffprivlib `LogisticRegression`, 20 candidates (C x data_norm, "
+        "benchmarks/_tasks.py); held-out test accuracy (stratified 25 % test split per seed); "
+        f"DPRandomSearchCV and the naive baseline with n_iter = {config.get('n_iter', N_ITER)}"
+        "; DPGridSearchCV with "
+        f"{config.get('grid_tuning_share', GRID_TUNING_SHARE):.0%} of the total for the "
+        "tuning and the rest for the returned model (its `epsilon` is the tuning budget "
+        "today); every private method spends exactly the total ε. Rows used per task "
+        f"(a random subset when capped): `{config.get('max_rows', {})}`. Wall time of the "
+        f"runs that filled this file: {_seconds(report)}.\n",
+        "## Gap closed\n",
+        "Per task, variant and total ε (tuning + returned model; the three values of a cell "
+        "are ε = " + " / ".join(f"{e:g}" for e in sorted({
+            float(c["total_epsilon"]) for c in report["cells"].values()})) + "): "
+        "(X − D) / (L − D) from per-seed paired differences where L − D exceeds two standard "
+        "deviations of those differences; otherwise `Δ` = X − D (accuracy points), and L − D "
+        "is starred. ⚠: X below D by more than one standard deviation of X − D. D = the "
+        "untuned default with the whole budget, L = non-private GridSearchCV(cv=5) over the "
+        "same DP models with the whole budget (the limit; NOT private).\n",
+        gap_table(report) if report["cells"] else "(no cells)",
+        "\n## Test accuracy (mean ± std over seeds)\n",
+        accuracy_table(report) if report["cells"] else "(no cells)",
+        "\n## Timing (ratios only; the machine is shared)\n",
+        "DPGridSearchCV (20 candidates, ½ tuning) against GridSearchCV(cv=5) on the same grid "
+        "and estimator, both n_jobs=1; and DPGridSearchCV n_jobs=1 time / n_jobs=2 time "
+        "(> 1: n_jobs=2 is faster). Median [min, max] over interleaved repetitions.\n",
+        timing_table(report) if report["timing"] else "(not run)",
+        f"\n## Crossover in n ({TASKS[CROSSOVER_TASK].source}, total ε = "
+        f"{CROSSOVER_EPSILON:g}, variant {report['crossover_variant']})\n",
+        "Test accuracy, mean ± std (seeds), against the number of training rows (a random "
+        "subset of the train part).\n",
+        crossover_table(report) if report["crossover"] else "(not run)",
+        "\n## Chosen data_norm/C per seed (diagnostic)\n",
+        picks_table(report) if report["cells"] else "(no cells)",
+        "",
+    ]
+    if report["cells"]:
+        lines.append(f"![gap closed](suite{suffix}_gap.png)")
+    if report["crossover"]:
+        lines.append(f"![crossover](suite{suffix}_crossover.png)")
+    return "\n".join(lines)
+
+
+# == plots =====================================================================================
+def plot_gap(report: dict, name: str) -> None:
+    plt = pyplot()
+    groups = group_cells(report["cells"])
+    pairs = list(dict.fromkeys((t, v) for t, v, _ in sorted(groups)))
+    epsilons = sorted({e for _, _, e in groups})
+    methods = [m for m in SEARCHES if any(m in c["methods"] for cs in groups.values()
+                                          for c in cs)]
+    fig, axes = plt.subplots(len(pairs), 1, figsize=(9, 2.2 * len(pairs)), squeeze=False)
+    width = 0.8 / max(len(methods), 1)
+    for ax, (task, variant) in zip(axes[:, 0], pairs, strict=True):
+        for j, m in enumerate(methods):
+            for i, eps in enumerate(epsilons):
+                entry = gap_entry(groups.get((task, variant, eps), []), m)
+                if entry is None:
+                    continue
+                x = i + (j - (len(methods) - 1) / 2) * width
+                if entry["significant"]:
+                    value = float(np.clip(entry["gap_closed"], -2.0, 1.5))
+                    ax.bar(x, value, width, color=f"C{j}",
+                           hatch="//" if entry["below_d"] else None)
+                else:
+                    ax.text(x, 0.0, "n.s.", ha="center", va="bottom", fontsize=6, rotation=90,
+                            color=f"C{j}")
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.axhline(1.0, color="grey", linewidth=0.8, linestyle="--")
+        ax.axhline(0.8, color="green", linewidth=0.6, linestyle=":")
+        ax.set_xticks(range(len(epsilons)), [f"ε={e:g}" for e in epsilons])
+        ax.set_xlim(-0.5, len(epsilons) - 0.5)
+        ax.set_ylim(-2.1, 1.6)
+        ax.set_ylabel(f"{task}\n{variant}", fontsize=8)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=f"C{j}") for j in range(len(methods))]
+    fig.legend(handles, [METHODS[m] for m in methods], fontsize=7, ncol=3, loc="upper center",
+               bbox_to_anchor=(0.5, 1.0))
+    fig.suptitle("gap closed (X − D)/(L − D); n.s.: L − D not above 2 sd (no bar); hatched: "
+                 "below D by > 1 sd; clipped to [−2, 1.5]", fontsize=9, y=1.03)
+    save_figure(fig, name)
+
+
+def plot_crossover(report: dict, name: str) -> None:
+    plt = pyplot()
+    rows = crossover_rows(report)
+    ns = list(rows)
+    fig, ax = plt.subplots(figsize=(6.5, 4))
+    for j, m in enumerate(CROSSOVER_METHODS):
+        values = [np.array(rows[n].get(m, [np.nan])) for n in ns]
+        ax.errorbar(ns, [v.mean() for v in values],
+                    yerr=[v.std(ddof=1) if len(v) > 1 else 0.0 for v in values],
+                    marker="o", capsize=3, color=f"C{j}", label=METHODS[m])
+    ax.set_xscale("log")
+    ax.set_xlabel("training rows n")
+    ax.set_ylabel("test accuracy")
+    ax.legend(fontsize=7)
+    ax.set_title(f"{TASKS[CROSSOVER_TASK].source}, total ε = {CROSSOVER_EPSILON:g}",
+                 fontsize=9)
+    save_figure(fig, name)
+
+
+def render(report: dict, suffix: str) -> Path:
+    stem = f"suite{suffix}"
+    path = write_result(stem, markdown(report, suffix))  # the JSON is the Store's
+    if report["cells"]:
+        plot_gap(report, f"{stem}_gap")
+    if report["crossover"]:
+        plot_crossover(report, f"{stem}_crossover")
+    return path
+
+
+# == command line ==============================================================================
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--data", default=str(DEFAULT_DATA), help="path to adult.csv")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: 2 small tasks, 2 seeds, ε=2; writes suite_quick.*")
+    p.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 10)")
+    p.add_argument("--epsilons", type=float, nargs="+", default=None)
+    p.add_argument("--tasks", nargs="+", choices=sorted(TASKS), default=None)
+    p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
+                   help="D and L are needed for the gap closed")
+    p.add_argument("--parts", nargs="+", choices=("suite", "timing", "crossover"),
+                   default=["suite", "timing", "crossover"])
+    p.add_argument("--timing-tasks", nargs="+", choices=sorted(TASKS), default=None)
+    p.add_argument("--timing-reps", type=int, default=None)
+    p.add_argument("--crossover-seeds", type=int, default=None)
+    p.add_argument("--crossover-sizes", type=int, nargs="+", default=None,
+                   help="training rows; 0 means all (default 2000 8000 32000 128000 0)")
+    p.add_argument("--crossover-variant", choices=VARIANTS, default="easy")
+    p.add_argument("--report-only", action="store_true",
+                   help="re-render the tables and plots from the saved JSON")
+    p.add_argument("--fresh", action="store_true", help="ignore the saved cells")
+    return p
+
+
+def options(args) -> argparse.Namespace:
+    quick = args.quick
+
+    def pick(value, full, small):
+        return value if value is not None else (small if quick else full)
+
+    sizes = pick(args.crossover_sizes, list(CROSSOVER_SIZES), [2000, 8000])
+    return argparse.Namespace(
+        data=args.data, suffix="_quick" if quick else "",
+        seeds=pick(args.seeds, 10, 2), epsilons=pick(args.epsilons, list(EPSILONS), [2.0]),
+        tasks=pick(args.tasks, list(TASKS), ["default", "credit"]), variants=args.variants,
+        methods=args.methods, parts=args.parts,
+        timing_tasks=pick(args.timing_tasks, ["adult", "fertility"], ["credit"]),
+        timing_reps=pick(args.timing_reps, 3, 1),
+        crossover_seeds=pick(args.crossover_seeds, 3, 1),
+        crossover_sizes=[s or None for s in sizes], crossover_variant=args.crossover_variant,
+        report_only=args.report_only, fresh=args.fresh,
+    )
+
+
+def main(argv=None) -> None:
+    opts = options(parser().parse_args(argv))
+    warnings.filterwarnings("ignore")  # diffprivlib/scipy deprecations and convergence noise
+    store = Store(RESULTS / f"suite{opts.suffix}.json", fresh=opts.fresh)
+    report = store.report
+    report.setdefault("crossover_variant", opts.crossover_variant)
+    if not opts.report_only:
+        report["config"] = {
+            "n_iter": N_ITER, "grid_tuning_share": GRID_TUNING_SHARE, "test_size": TEST_SIZE,
+            "max_rows": {t: task.max_rows for t, task in TASKS.items()},
+            "crossover_epsilon": CROSSOVER_EPSILON,
+        }
+        start = time.perf_counter()
+        # one BLAS thread for the accuracy parts (the machine is shared; DP searches fit under
+        # one thread anyway); the timing part measures each search as a user runs it
+        with threadpool_limits(limits=1, user_api="blas"):
+            if "suite" in opts.parts:
+                run_suite(opts, store)
+            if "crossover" in opts.parts:
+                run_crossover(opts, store)
+        if "timing" in opts.parts:
+            run_timing(opts, store)
+        run = {"parts": opts.parts, "seconds": time.perf_counter() - start,
+               "argv": list(argv) if argv is not None else None}
+        run_key = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}"
+        store.mark("runs", run_key)
+        report["runs"][run_key] = run
+        store.save()
+    print(f"wrote {render(report, opts.suffix)}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
