@@ -58,22 +58,22 @@ from skdptune import DPGridSearchCV, DPRandomSearchCV
 METHODS = {
     "D": "D: untuned default, whole budget",
     "L": "L: GridSearchCV(cv=5) over the DP models, whole budget (NOT private)",
-    "grid": "DPGridSearchCV (½ tuning, ½ model)",
+    "grid": "DPGridSearchCV (defaults: auto tuning share, C rescaled in partitions)",
+    "grid_before": "DPGridSearchCV before issue 7 (½ tuning, C not rescaled)",
     "random": "DPRandomSearchCV refit=True",
     "random_norefit": "DPRandomSearchCV refit=False",
     "fixed10": "naive fixed-10, refit=True",
     "fixed10_norefit": "naive fixed-10, refit=False",
 }
-SEARCHES = ("grid", "random", "random_norefit", "fixed10", "fixed10_norefit")
-#: DPGridSearchCV: share of the total given to the tuning today (``epsilon`` is the tuning
-#: budget and the refit costs the estimator's epsilon on top); see make_search
+SEARCHES = ("grid", "grid_before", "random", "random_norefit", "fixed10", "fixed10_norefit")
+#: DPGridSearchCV before issue 7: half of the total for the tuning (and no C rescaling)
 GRID_TUNING_SHARE = 0.5
 N_ITER = 10  # E[K] of DPRandomSearchCV, exactly K for the naive baseline
 TEST_SIZE = 0.25
 EPSILONS = (1.0, 2.0, 4.0)
 CROSSOVER_EPSILON = 2.0
 CROSSOVER_SIZES = (2000, 8000, 32000, 128000, None)  # None: all training rows
-CROSSOVER_METHODS = ("D", "grid", "random", "random_norefit")
+CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit")
 #: timed fits: DPGridSearchCV at n_jobs 1 and 2, GridSearchCV(cv=5) as is and under 1-thread BLAS
 TIMINGS = ("dp_1", "dp_2", "gridsearchcv_1", "gridsearchcv_1_1blas")
 
@@ -88,17 +88,18 @@ def model(params: dict, epsilon: float, seed: int | None = None) -> LogisticRegr
 def make_search(method: str, estimator, space: dict, total_epsilon: float, seed: int):
     """An unfitted private search whose ``privacy_spent_`` is ``total_epsilon`` (tuning + model).
 
-    ``estimator``'s own epsilon is overwritten. DPGridSearchCV's ``epsilon`` is today the
-    tuning budget and its refit costs the estimator's epsilon on top, so the total is split
-    ``GRID_TUNING_SHARE`` / rest; DPRandomSearchCV's ``epsilon`` is the total (budget mode).
-    When DPGridSearchCV's ``epsilon`` becomes the total, only this function changes.
+    ``estimator``'s own epsilon is overwritten: every search's ``epsilon`` is the total
+    (budget mode). ``"grid"`` is DPGridSearchCV with its defaults; ``"grid_before"`` its
+    behaviour before issue 7 (half of the total for the tuning, ``C`` not rescaled in the
+    partition fits).
     """
     common = {"classes": CLASSES, "random_state": seed, "n_jobs": 1,
               "accountant": BudgetAccountant()}
     if method == "grid":
-        tuning = GRID_TUNING_SHARE * total_epsilon
-        return DPGridSearchCV(estimator.set_params(epsilon=total_epsilon - tuning), space,
-                              epsilon=tuning, **common)
+        return DPGridSearchCV(estimator, space, epsilon=total_epsilon, **common)
+    if method == "grid_before":
+        return DPGridSearchCV(estimator, space, epsilon=total_epsilon,
+                              tuning_share=GRID_TUNING_SHARE, inner_params="same", **common)
     laws = {"random": ("logarithmic", True), "random_norefit": ("logarithmic", False),
             "fixed10": ("fixed", True), "fixed10_norefit": ("fixed", False)}
     if method not in laws:
@@ -450,10 +451,11 @@ def markdown(report: dict, suffix: str) -> str:
         "the columns). diffprivlib `LogisticRegression`, 20 candidates (C x data_norm, "
         "benchmarks/_tasks.py); held-out test accuracy (stratified 25 % test split per seed); "
         f"DPRandomSearchCV and the naive baseline with n_iter = {config.get('n_iter', N_ITER)}"
-        "; DPGridSearchCV with "
+        "; DPGridSearchCV with its defaults (`tuning_share=\"auto\"`, `C` rescaled in the "
+        "partition fits) and as before issue 7 ("
         f"{config.get('grid_tuning_share', GRID_TUNING_SHARE):.0%} of the total for the "
-        "tuning and the rest for the returned model (its `epsilon` is the tuning budget "
-        "today); every private method spends exactly the total ε. Rows used per task "
+        "tuning, `C` not rescaled); every private method spends exactly the total ε. "
+        "Rows used per task "
         f"(a random subset when capped): `{config.get('max_rows', {})}`. Wall time of the "
         f"runs that filled this file: {_seconds(report)}.\n",
         "## Gap closed\n",
