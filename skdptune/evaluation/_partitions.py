@@ -39,6 +39,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
 from .._private import silenced
+from ._batched import batched_partition_utilities, supports_batched_fits
 from ._fit import candidate_template, fit_and_utility, many_small_fits
 
 __all__ = ["PartitionEvaluator", "auto_n_partitions", "make_partitions"]
@@ -126,6 +127,36 @@ def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_par
     return out
 
 
+def _candidate_utilities(template, i, X, y, parts, scorer, cv, padding, error_score, seeds,
+                         settings, n_samples):
+    """Utilities of candidate ``i`` on every partition in one batched solve: one joblib task.
+
+    The inner splits and the fits' seeds are those of :func:`_chunk_utilities` (they depend on
+    (candidate, partition) only); the fits themselves go through
+    :func:`~._batched.batched_partition_utilities`. Runs silenced.
+    """
+    with silenced():
+        units, owners = [], []
+        for j, rows in enumerate(parts):
+            try:
+                splits = _inner_splits(cv, rows, y, seeds.rng("split", j))
+            except Exception:
+                continue  # the partition keeps error_score, as in _partition_utility
+            fit_seed = seeds.seed("fit", i, j) if seeds.seeded else None
+            for r, (train, test) in enumerate(splits):
+                seed = None if fit_seed is None else (fit_seed + r) % (2**32)
+                units.append((train, test, seed))
+                owners.append(j)
+        utilities = batched_partition_utilities(
+            template, X, y, units, scorer, padding, error_score,
+            lambda n_train: _partition_fit_settings(*settings, n_samples, n_train))
+    counts = np.bincount(owners, minlength=len(parts))
+    sums = np.bincount(owners, weights=utilities, minlength=len(parts))
+    out = np.full(len(parts), float(error_score))
+    out[counts > 0] = sums[counts > 0] / counts[counts > 0]
+    return out
+
+
 def _partition_fit_settings(inner_epsilon, inner_params, epsilon_scale, n_samples, n_train):
     """How to set up a partition fit on ``n_train`` rows (never released): keyword arguments of
     :func:`~skdptune.evaluation._fit.instantiate`.
@@ -186,7 +217,7 @@ class PartitionEvaluator:
 
     def __init__(self, estimator, scorer, *, n_partitions, cv, inner_epsilon, n_jobs,
                  pre_dispatch, error_score, seeds, padding=None, inner_params="scaled",
-                 epsilon_scale=1.0):
+                 epsilon_scale=1.0, batched=True):
         self.estimator = estimator
         self.scorer = scorer
         self.n_partitions = n_partitions
@@ -199,6 +230,7 @@ class PartitionEvaluator:
         self.error_score = error_score
         self.seeds = seeds
         self.padding = padding
+        self.batched = batched
 
     @property
     def sensitivity(self) -> float:
@@ -218,14 +250,24 @@ class PartitionEvaluator:
         n_samples = _num_samples(X)
         parts = self.partitions(n_samples)
         templates = [candidate_template(self.estimator, params) for params in candidates]
+        settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
+        if self.batched and supports_batched_fits(templates, X, fit_params, self.error_score):
+            with many_small_fits():
+                rows = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
+                    delayed(_candidate_utilities)(
+                        template, i, X, y, parts, self.scorer, self.cv, self.padding,
+                        self.error_score, self.seeds, settings, n_samples,
+                    )
+                    for i, template in enumerate(templates)
+                )
+            return np.vstack(rows)
         n_chunks = min(len(parts), 4 * effective_n_jobs(self.n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         with many_small_fits():
             blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                 delayed(_chunk_utilities)(
                     templates, X, y, chunk, parts, self.scorer, self.cv, self.padding, fit_params,
-                    self.error_score, self.seeds,
-                    (self.inner_epsilon, self.inner_params, self.epsilon_scale), n_samples,
+                    self.error_score, self.seeds, settings, n_samples,
                 )
                 for chunk in chunks
             )
