@@ -40,7 +40,7 @@ from sklearn.utils.validation import _num_samples
 
 from .._private import silenced
 from ._batched import batched_partition_utilities, supports_batched_fits
-from ._fit import candidate_template, fit_and_utility, many_small_fits
+from ._fit import PreparedTemplate, candidate_template, fit_and_utility, many_small_fits
 
 __all__ = ["PartitionEvaluator", "auto_n_partitions", "make_partitions"]
 
@@ -84,9 +84,13 @@ def _inner_splits(cv, rows, y, rng):
     return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows)]
 
 
-def _partition_utility(template, X, y, rows, scorer, cv, padding, fit_params, error_score,
-                       split_seed, fit_seed, settings, n_samples):
-    """Mean utility of one candidate on one partition (private; returned to the evaluator)."""
+def _partition_utility(prepared, X, y, rows, scorer, cv, padding, fit_params, error_score,
+                       split_seed, fit_seed):
+    """Mean utility of one candidate on one partition (private; returned to the evaluator).
+
+    ``prepared(n_train)`` is the candidate's :class:`~._fit.PreparedTemplate` for a fit on
+    ``n_train`` rows (the settings of :func:`_partition_fit_settings`).
+    """
     rng = np.random.RandomState(split_seed)
     try:
         splits = _inner_splits(cv, rows, y, rng)
@@ -98,10 +102,16 @@ def _partition_utility(template, X, y, rows, scorer, cv, padding, fit_params, er
     total = 0.0
     for r, (train, test) in enumerate(splits):
         seed = None if fit_seed is None else (fit_seed + r) % (2**32)
+        try:
+            template = prepared(len(train))
+        except Exception:
+            if error_score == "raise":
+                raise
+            total += float(error_score)  # settings that do not apply: as a failed fit
+            continue
         total += fit_and_utility(
             template, X, y, train, test, scorer,
             fit_params=fit_params, error_score=error_score, padding=padding, seed=seed,
-            **_partition_fit_settings(*settings, n_samples, len(train)),
         )
     return total / len(splits)
 
@@ -115,14 +125,23 @@ def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_par
     silenced: no warning leaves the worker.
     """
     out = np.empty((len(templates), len(chunk)))
+    cache = {}
+
+    def prepared_for(i):
+        def prepared(n_train):
+            if (i, n_train) not in cache:
+                cache[i, n_train] = PreparedTemplate(
+                    templates[i], **_partition_fit_settings(*settings, n_samples, n_train))
+            return cache[i, n_train]
+        return prepared
+
     with silenced():
         for c, j in enumerate(chunk):
             split_seed = seeds.seed("split", j)
-            for i, template in enumerate(templates):
+            for i in range(len(templates)):
                 out[i, c] = _partition_utility(
-                    template, X, y, parts[j], scorer, cv, padding, fit_params, error_score,
-                    split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
-                    settings, n_samples,
+                    prepared_for(i), X, y, parts[j], scorer, cv, padding, fit_params,
+                    error_score, split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
                 )
     return out
 
