@@ -146,32 +146,44 @@ def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_par
     return out
 
 
-def _candidate_utilities(template, i, X, y, parts, scorer, cv, padding, error_score, seeds,
-                         settings, n_samples):
-    """Utilities of candidate ``i`` on every partition in one batched solve: one joblib task.
+def _fit_units(parts, cv, y, seeds):
+    """``(partition, split number, train, validation)`` of every partition fit.
 
-    The inner splits and the fits' seeds are those of :func:`_chunk_utilities` (they depend on
-    (candidate, partition) only); the fits themselves go through
-    :func:`~._batched.batched_partition_utilities`. Runs silenced.
+    The inner splits of :func:`_partition_utility`, computed once for all candidates (they
+    depend on the partition only). A partition whose splitter fails has no unit: it keeps
+    ``error_score``. Runs silenced (a user's splitter sees the partition's labels).
     """
+    units = []
     with silenced():
-        units, owners = [], []
         for j, rows in enumerate(parts):
             try:
                 splits = _inner_splits(cv, rows, y, seeds.rng("split", j))
             except Exception:
-                continue  # the partition keeps error_score, as in _partition_utility
-            fit_seed = seeds.seed("fit", i, j) if seeds.seeded else None
-            for r, (train, test) in enumerate(splits):
-                seed = None if fit_seed is None else (fit_seed + r) % (2**32)
-                units.append((train, test, seed))
-                owners.append(j)
+                continue
+            units += [(j, r, train, test) for r, (train, test) in enumerate(splits)]
+    return units
+
+
+def _candidate_utilities(template, i, X, y, n_parts, units, scorer, padding, error_score, seeds,
+                         settings, n_samples):
+    """Utilities of candidate ``i`` on every partition in one batched solve: one joblib task.
+
+    The fits and their seeds are those of :func:`_chunk_utilities` (seeds depend on
+    (candidate, partition, split) only); they go through
+    :func:`~._batched.batched_partition_utilities`. Runs silenced.
+    """
+    fit_units = []
+    for j, r, train, test in units:
+        seed = (seeds.seed("fit", i, j) + r) % (2**32) if seeds.seeded else None
+        fit_units.append((train, test, seed))
+    with silenced():
         utilities = batched_partition_utilities(
-            template, X, y, units, scorer, padding, error_score,
+            template, X, y, fit_units, scorer, padding, error_score,
             lambda n_train: _partition_fit_settings(*settings, n_samples, n_train))
-    counts = np.bincount(owners, minlength=len(parts))
-    sums = np.bincount(owners, weights=utilities, minlength=len(parts))
-    out = np.full(len(parts), float(error_score))
+    owners = [j for j, _, _, _ in units]
+    counts = np.bincount(owners, minlength=n_parts)
+    sums = np.bincount(owners, weights=utilities, minlength=n_parts)
+    out = np.full(n_parts, float(error_score))
     out[counts > 0] = sums[counts > 0] / counts[counts > 0]
     return out
 
@@ -271,10 +283,11 @@ class PartitionEvaluator:
         templates = [candidate_template(self.estimator, params) for params in candidates]
         settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
         if self.batched and supports_batched_fits(templates, X, fit_params, self.error_score):
+            units = _fit_units(parts, self.cv, y, self.seeds)
             with many_small_fits():
                 rows = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                     delayed(_candidate_utilities)(
-                        template, i, X, y, parts, self.scorer, self.cv, self.padding,
+                        template, i, X, y, len(parts), units, self.scorer, self.padding,
                         self.error_score, self.seeds, settings, n_samples,
                     )
                     for i, template in enumerate(templates)
