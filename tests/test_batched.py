@@ -44,7 +44,8 @@ def _evaluator(estimator, X, y, *, batched, seed=0, scoring=None, error_score=0.
         padding=make_padding(X, y, classes) if padding else None, batched=batched)
 
 
-CANDIDATES = [{"C": 0.1, "data_norm": 1.0}, {"C": 1.0, "data_norm": 2.5}, {"C": 0.01}]
+CANDIDATES = [{"C": 0.1, "data_norm": 1.0}, {"C": 1.0, "data_norm": 2.5}, {"C": 0.01},
+              {"C": 1.0, "fit_intercept": False}]
 
 
 @pytest.mark.parametrize("n_classes, scoring, cv", [(2, None, 0.25), (3, None, 0.25),
@@ -75,12 +76,12 @@ def test_batched_noise_is_the_one_by_one_fits_noise():
     fit = {"epsilon": 0.7, "C": 0.3, "data_norm": 1.5, "fit_intercept": True, "tol": 1e-10,
            "max_iter": 1000}
     blocks, classes = _unit_blocks(X.astype(float), y, fit, np.random.RandomState(seed_of_fit))
-    theta = lbfgs(_Problems(blocks, True), 1e-10, 1000)[0]
+    theta = lbfgs(_Problems(blocks))[0]
     np.testing.assert_allclose(theta[:-1], est.coef_[0], atol=2e-3)
     np.testing.assert_allclose(theta[-1], est.intercept_[0], atol=2e-3)
     # a different seed gives a different model (the check above can fail)
     other, _ = _unit_blocks(X.astype(float), y, fit, np.random.RandomState(seed_of_fit + 1))
-    assert np.abs(lbfgs(_Problems(other, True), 1e-10, 1000)[0] - theta).max() > 1e-2
+    assert np.abs(lbfgs(_Problems(other))[0] - theta).max() > 1e-2
 
 
 def test_noise_norm_follows_diffprivlibs_vector_mechanism():
@@ -113,8 +114,8 @@ def test_lockstep_lbfgs_reaches_scipys_optimum():
     blocks = []
     for part in np.array_split(np.arange(400), 4):
         blocks += _unit_blocks(X[part], y[part], fit, rng)[0]
-    problems = _Problems(blocks, True)
-    ours = lbfgs(problems, 1e-8, 500)
+    problems = _Problems(blocks)
+    ours = lbfgs(problems)
     for p in range(problems.P):
         def objective(theta, p=p):
             f, g = problems.loss_gradient(theta[None], np.array([p]))

@@ -104,26 +104,38 @@ def vector_perturbation(epsilon, C, data_norm, fit_intercept, n_rows, dimension,
 class _Problems:
     """``P`` independent binary problems, rows padded to a common length (weight 0)."""
 
-    def __init__(self, blocks, fit_intercept):
+    def __init__(self, blocks):
         self.P = len(blocks)
         m = max(len(b["y"]) for b in blocks)
         d = blocks[0]["X"].shape[1]
-        self.D = d + int(fit_intercept)
+        # one column for the intercept in every problem: a problem without one has a zero
+        # column there and a unit quadratic term, so that coordinate stays 0
+        self.D = d + 1
         self.X = np.zeros((self.P, m, self.D))
         self.y = np.zeros((self.P, m))
         self.w = np.zeros((self.P, m))
+        self.quad = np.zeros((self.P, self.D))
+        self.linear = np.zeros((self.P, self.D))
         for p, b in enumerate(blocks):
             n = len(b["y"])
             self.X[p, :n, :d] = b["X"]
-            if fit_intercept:
-                self.X[p, :n, d] = 1.0
+            self.X[p, :n, d] = 1.0 if b["intercept"] else 0.0
             self.y[p, :n] = b["y"]
             self.w[p, :n] = 1.0 / n  # the loss is a mean over the fit's rows
-        l2 = np.array([b["l2"] for b in blocks])[:, None] * np.ones((1, self.D))
-        if fit_intercept:
-            l2[:, -1] = 0.0  # the intercept is not penalised
-        self.quad = l2 + np.array([b["delta"] for b in blocks])[:, None]
-        self.linear = np.array([b["beta"] / len(b["y"]) for b in blocks])
+            self.quad[p, :d] = b["l2"] + b["delta"]
+            self.quad[p, d] = b["delta"] if b["intercept"] else 1.0  # no l2 on the intercept
+            self.linear[p, :len(b["beta"])] = b["beta"] / n
+        self.tol = np.array([b["tol"] for b in blocks])
+        self.max_iter = np.array([b["max_iter"] for b in blocks])
+
+    def subset(self, keep):
+        """The problems ``keep`` (a boolean mask) only."""
+        out = object.__new__(_Problems)
+        out.X, out.y, out.w = self.X[keep], self.y[keep], self.w[keep]
+        out.quad, out.linear = self.quad[keep], self.linear[keep]
+        out.tol, out.max_iter = self.tol[keep], self.max_iter[keep]
+        out.P, out.D = len(out.X), self.D
+        return out
 
     def loss_gradient(self, W, idx):
         """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``."""
@@ -215,56 +227,68 @@ def _wolfe_search(problems, act, x0, f0, direction, slope, step, *, c1=1e-3, c2=
     return x_best, f_best, g_best
 
 
-def lbfgs(problems, tol, max_iter, *, memory=10, factr=64.0):
+def lbfgs(problems, *, memory=10, factr=64.0):
     """Minimise every problem with its own L-BFGS, in lockstep: ``(P, D)`` solutions.
 
     Each problem has its own memory, weak-Wolfe line search (:func:`_wolfe_search`) and stopping
     rules --
-    those of ``scipy.optimize.fmin_l_bfgs_b(factr=64, pgtol=tol, maxiter=max_iter)`` as
+    those of ``scipy.optimize.fmin_l_bfgs_b(factr=64, pgtol=tol, maxiter=max_iter)`` (each
+    problem's ``tol`` and ``max_iter``) as
     diffprivlib calls it: largest gradient entry ``<= tol``, relative decrease of the objective
     ``<= factr * machine epsilon``, or ``max_iter`` iterations. Only the function evaluations
     are shared (one vectorised pass over the rows of the problems still running).
     """
     P, D = problems.P, problems.D
-    everyone = np.arange(P)
+    solution = np.zeros((P, D))
+    ids = np.arange(P)  # the problems of the working set
     x = np.zeros((P, D))
-    f, g = problems.loss_gradient(x, everyone)
+    f, g = problems.loss_gradient(x, ids)
     S, Y = np.zeros((memory, P, D)), np.zeros((memory, P, D))
     rho = np.zeros((memory, P))
     nit = np.zeros(P, int)
-    done = np.abs(g).max(axis=1) <= tol
+    done = np.abs(g).max(axis=1) <= problems.tol
     threshold = factr * np.finfo(float).eps
     it = 0
     while not done.all():
+        if done.mean() >= 0.1:  # drop the finished problems from the working set
+            solution[ids[done]] = x[done]
+            keep = ~done
+            ids, problems, done = ids[keep], problems.subset(keep), done[keep]
+            x, f, g, nit = x[keep], f[keep], g[keep], nit[keep]
+            S, Y, rho = S[:, keep], Y[:, keep], rho[:, keep]
         act = np.flatnonzero(~done)
-        gk = g[act]
-        rho_act = rho[:, act]
-        direction = _two_loop(gk, S[:, act], Y[:, act], rho_act, (it - 1) % memory)
+        sel = slice(None) if len(act) == len(done) else act  # views when all are running
+        gk = g[sel]
+        rho_act = rho[:, sel]
+        direction = _two_loop(gk, S[:, sel], Y[:, sel], rho_act, (it - 1) % memory)
         slope = np.einsum("pd,pd->p", gk, direction)
         uphill = slope >= 0
         if uphill.any():  # restart from steepest descent
             direction[uphill] = -gk[uphill]
             rho[:, act[uphill]] = 0.0
-            rho_act[:, uphill] = 0.0
+            rho_act = rho[:, sel]
             slope = np.einsum("pd,pd->p", gk, direction)
         first = ~(rho_act > 0).any(axis=0)
         step = np.where(first, np.minimum(1.0, 1.0 / np.linalg.norm(direction, axis=1)), 1.0)
-        x_new, f_new, g_new = _wolfe_search(problems, act, x[act], f[act], direction, slope, step)
-        s, yv = x_new - x[act], g_new - gk
+        x_new, f_new, g_new = _wolfe_search(problems, act, x[sel], f[sel], direction, slope,
+                                            step)
+        s, yv = x_new - x[sel], g_new - gk
         sy = np.einsum("pd,pd->p", s, yv)
         keep = sy > 1e-10 * np.einsum("pd,pd->p", yv, yv)  # curvature: store the pair
         slot = it % memory
-        S[slot, act], Y[slot, act] = s, yv
-        rho[slot, act] = np.where(keep, 1.0 / np.where(keep, sy, 1.0), 0.0)
-        f_old = f[act]
-        x[act], f[act], g[act] = x_new, f_new, g_new
-        nit[act] += 1
+        S[slot, sel], Y[slot, sel] = s, yv
+        rho[slot, sel] = np.where(keep, 1.0 / np.where(keep, sy, 1.0), 0.0)
+        f_old = f[sel].copy()
+        x[sel], f[sel], g[sel] = x_new, f_new, g_new
+        nit[sel] += 1
         it += 1
         scale = np.maximum(np.maximum(np.abs(f_old), np.abs(f_new)), 1.0)
-        finished = ((np.abs(g_new).max(axis=1) <= tol) | ((f_old - f_new) <= threshold * scale)
-                    | (nit[act] >= max_iter))
+        finished = ((np.abs(g_new).max(axis=1) <= problems.tol[sel])
+                    | ((f_old - f_new) <= threshold * scale)
+                    | (nit[sel] >= problems.max_iter[sel]))
         done[act[finished]] = True
-    return x
+    solution[ids] = x
+    return solution
 
 
 # --------------------------------------------------------------------------------------------
@@ -287,7 +311,9 @@ def _unit_blocks(X_rows, y_rows, fit, rng):
                                           fit["fit_intercept"], n, d + int(fit["fit_intercept"]),
                                           rng)
         blocks.append({"X": X_clipped, "y": (y_rows == positive).astype(float),
-                       "l2": 1.0 / (fit["C"] * n), "beta": beta, "delta": delta})
+                       "l2": 1.0 / (fit["C"] * n), "beta": beta, "delta": delta,
+                       "intercept": fit["fit_intercept"], "tol": fit["tol"],
+                       "max_iter": fit["max_iter"]})
     return blocks, classes
 
 
@@ -315,63 +341,59 @@ def _utility(scorer, template, classes, coef, intercept, X_test, y_test):
     return float(scorer(model, X_test, y_test))
 
 
-def batched_partition_utilities(template, X, y, units, scorer, padding, error_score,
-                                settings_of):
-    """Utilities of one candidate on every fit unit, shape ``(len(units),)``. PRIVATE.
+def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
+    """Utilities of candidates on their fit units, one array per job. PRIVATE.
+
+    All fits of all jobs are solved together (:func:`lbfgs`).
 
     Parameters
     ----------
-    template : diffprivlib LogisticRegression
-        From :func:`~._fit.candidate_template`.
-    units : list of (train, test, seed)
-        Global row indices of each fit's training and validation rows, and the seed the
-        one-by-one path would give the fit (``None``: secure noise).
-    settings_of : callable
-        ``n_train -> instantiate() keyword arguments`` (the partition rescaling).
+    jobs : list of (template, units, settings_of)
+        ``template``: a diffprivlib ``LogisticRegression`` from
+        :func:`~._fit.candidate_template`; ``units``: ``(train, test, seed)`` of each fit --
+        global row indices of its training and validation rows and the seed the one-by-one path
+        would give it (``None``: secure noise); ``settings_of``: ``n_train -> instantiate()``
+        keyword arguments (the partition rescaling).
     padding : Padding or None
         Public rows appended to every fit.
     """
     error = float(error_score)
-    out = np.full(len(units), error)
-    fits = {}
-    X = np.asarray(X)
+    X = np.asarray(X, dtype=float)
     y = np.asarray(y)
     pad_X = None if padding is None else np.asarray(padding.X, dtype=float)
     pad_y = None if padding is None else np.asarray(padding.y)
+    outs = [np.full(len(units), error) for _, units, _ in jobs]
     blocks, owners = [], []
-    for u, (train, _test, seed) in enumerate(units):
-        n_train = len(train)
-        try:
-            if n_train not in fits:
-                fits[n_train] = _fit_settings(template, settings_of(n_train))
-            fit = fits[n_train]
-            X_rows, y_rows = X[train].astype(float), y[train]
-            if pad_X is not None:
-                X_rows = np.vstack([X_rows, pad_X])
-                y_rows = np.concatenate([y_rows, pad_y])
-            unit_blocks, classes = _unit_blocks(X_rows, y_rows, fit, _noise_generator(seed))
-        except Exception:
-            continue
-        if unit_blocks is None:
-            continue
-        owners.append((u, classes, len(blocks), len(unit_blocks)))
-        blocks += unit_blocks
+    for job, (template, units, settings_of) in enumerate(jobs):
+        fits = {}
+        for u, (train, _test, seed) in enumerate(units):
+            try:
+                if len(train) not in fits:
+                    fits[len(train)] = _fit_settings(template, settings_of(len(train)))
+                X_rows, y_rows = X[train], y[train]
+                if pad_X is not None:
+                    X_rows = np.vstack([X_rows, pad_X])
+                    y_rows = np.concatenate([y_rows, pad_y])
+                unit_blocks, classes = _unit_blocks(X_rows, y_rows, fits[len(train)],
+                                                    _noise_generator(seed))
+            except Exception:
+                continue
+            if unit_blocks is not None:
+                owners.append((job, u, classes, len(blocks), len(unit_blocks)))
+                blocks += unit_blocks
     if not blocks:
-        return out
-    fit = next(iter(fits.values()))
+        return outs
     try:
-        solution = lbfgs(_Problems(blocks, fit["fit_intercept"]), fit["tol"], fit["max_iter"])
+        solution = lbfgs(_Problems(blocks))
     except Exception:
-        return out
+        return outs
     d = X.shape[1]
-    for u, classes, first, count in owners:
+    for job, u, classes, first, count in owners:
         theta = solution[first:first + count]
-        coef = theta[:, :d]
-        intercept = theta[:, d] if fit["fit_intercept"] else np.zeros(count)
-        test = units[u][1]
+        test = jobs[job][1][u][1]
         try:
-            out[u] = _utility(scorer, template, classes, coef, intercept,
-                              X[test].astype(float), y[test])
+            outs[job][u] = _utility(scorer, jobs[job][0], classes, theta[:, :d], theta[:, d],
+                                    X[test], y[test])
         except Exception:
-            out[u] = error
-    return out
+            outs[job][u] = error
+    return outs

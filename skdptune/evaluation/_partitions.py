@@ -164,28 +164,45 @@ def _fit_units(parts, cv, y, seeds):
     return units
 
 
-def _candidate_utilities(template, i, X, y, n_parts, units, scorer, padding, error_score, seeds,
-                         settings, n_samples):
-    """Utilities of candidate ``i`` on every partition in one batched solve: one joblib task.
+def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_score, seeds,
+                          settings, n_samples):
+    """Utilities of the candidates ``group`` (``(i, template)`` pairs) on every partition, in
+    one batched solve: one joblib task, shape ``(len(group), n_parts)``.
 
     The fits and their seeds are those of :func:`_chunk_utilities` (seeds depend on
     (candidate, partition, split) only); they go through
     :func:`~._batched.batched_partition_utilities`. Runs silenced.
     """
-    fit_units = []
-    for j, r, train, test in units:
-        seed = (seeds.seed("fit", i, j) + r) % (2**32) if seeds.seeded else None
-        fit_units.append((train, test, seed))
+    def settings_of(n_train):
+        return _partition_fit_settings(*settings, n_samples, n_train)
+
+    jobs = []
+    for i, template in group:
+        fit_units = [(train, test, (seeds.seed("fit", i, j) + r) % (2**32)
+                      if seeds.seeded else None) for j, r, train, test in units]
+        jobs.append((template, fit_units, settings_of))
     with silenced():
-        utilities = batched_partition_utilities(
-            template, X, y, fit_units, scorer, padding, error_score,
-            lambda n_train: _partition_fit_settings(*settings, n_samples, n_train))
+        utilities = batched_partition_utilities(jobs, X, y, scorer, padding, error_score)
     owners = [j for j, _, _, _ in units]
     counts = np.bincount(owners, minlength=n_parts)
-    sums = np.bincount(owners, weights=utilities, minlength=n_parts)
-    out = np.full(n_parts, float(error_score))
-    out[counts > 0] = sums[counts > 0] / counts[counts > 0]
+    out = np.full((len(group), n_parts), float(error_score))
+    for row, values in zip(out, utilities, strict=True):
+        sums = np.bincount(owners, weights=values, minlength=n_parts)
+        row[counts > 0] = sums[counts > 0] / counts[counts > 0]
     return out
+
+
+#: Upper bound on the stacked rows of one batched solve (bytes of its design array): candidates
+#: are solved together (fewer, larger vectorised passes) up to this size.
+BATCH_BYTES = 64 * 2**20
+
+
+def _candidate_groups(n_candidates, bytes_per_candidate, n_jobs):
+    """Consecutive groups of candidate indices: as few as the memory cap allows, a multiple of
+    ``n_jobs`` (balanced tasks), at most one per candidate."""
+    n_groups = max(1, -(-n_candidates * bytes_per_candidate // BATCH_BYTES))
+    n_groups = min(n_candidates, -(-n_groups // n_jobs) * n_jobs)
+    return np.array_split(np.arange(n_candidates), n_groups)
 
 
 def _partition_fit_settings(inner_epsilon, inner_params, epsilon_scale, n_samples, n_train):
@@ -284,15 +301,20 @@ class PartitionEvaluator:
         settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
         if self.batched and supports_batched_fits(templates, X, fit_params, self.error_score):
             units = _fit_units(parts, self.cv, y, self.seeds)
+            rows = sum(len(train) + (len(self.padding) if self.padding else 0)
+                       for _, _, train, _ in units)
+            groups = _candidate_groups(len(templates), rows * (X.shape[1] + 1) * 8,
+                                       effective_n_jobs(self.n_jobs))
             with many_small_fits():
-                rows = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
-                    delayed(_candidate_utilities)(
-                        template, i, X, y, len(parts), units, self.scorer, self.padding,
-                        self.error_score, self.seeds, settings, n_samples,
+                blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
+                    delayed(_candidates_utilities)(
+                        [(i, templates[i]) for i in group], X, y, len(parts), units,
+                        self.scorer, self.padding, self.error_score, self.seeds, settings,
+                        n_samples,
                     )
-                    for i, template in enumerate(templates)
+                    for group in groups
                 )
-            return np.vstack(rows)
+            return np.vstack(blocks)
         n_chunks = min(len(parts), 4 * effective_n_jobs(self.n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         with many_small_fits():
