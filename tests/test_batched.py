@@ -169,3 +169,14 @@ def test_only_plain_logistic_regression_is_batched():
                                      X, {}, 0.0)  # no data_norm: diffprivlib's leak path
     others = [make_pipeline(Normalizer(), lr), GaussianNB(epsilon=1.0, bounds=(0, 1))]
     assert not supports_batched_fits([candidate_template(e, {}) for e in others], X, {}, 0.0)
+
+
+def test_candidate_groups_cover_every_candidate_once():
+    from skdptune.evaluation._partitions import BATCH_BYTES, _candidate_groups
+
+    for n, size, jobs in [(20, 10**6, 1), (20, 10**6, 2), (20, BATCH_BYTES, 2), (3, 1, 4)]:
+        groups = _candidate_groups(n, size, jobs)
+        assert sorted(np.concatenate(groups).tolist()) == list(range(n))
+        assert len(groups) == n or len(groups) % jobs == 0
+    assert len(_candidate_groups(20, 10**6, 1)) == 2  # small problems are solved together
+    assert len(_candidate_groups(20, BATCH_BYTES, 2)) == 20  # large ones one by one

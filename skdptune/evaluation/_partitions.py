@@ -192,17 +192,20 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
     return out
 
 
-#: Upper bound on the stacked rows of one batched solve (bytes of its design array): candidates
-#: are solved together (fewer, larger vectorised passes) up to this size.
-BATCH_BYTES = 64 * 2**20
+#: Approximate upper bound on the stacked rows of one batched solve (bytes of its design
+#: array). Candidates are solved together up to this size: on small feature counts a
+#: vectorised pass costs mostly its fixed overhead, which grouping shares; on large ones the
+#: pass is dominated by arithmetic and one candidate per task balances the workers better.
+BATCH_BYTES = 16 * 2**20
 
 
 def _candidate_groups(n_candidates, bytes_per_candidate, n_jobs):
-    """Consecutive groups of candidate indices: as few as the memory cap allows, a multiple of
-    ``n_jobs`` (balanced tasks), at most one per candidate."""
+    """Groups of candidate indices: as few as the memory cap allows, a multiple of ``n_jobs``,
+    at most one per candidate; candidates dealt round-robin so that every group mixes the
+    grid's fast and slow candidates (neighbours in a grid share their parameters)."""
     n_groups = max(1, -(-n_candidates * bytes_per_candidate // BATCH_BYTES))
     n_groups = min(n_candidates, -(-n_groups // n_jobs) * n_jobs)
-    return np.array_split(np.arange(n_candidates), n_groups)
+    return [np.arange(g, n_candidates, n_groups) for g in range(n_groups)]
 
 
 def _partition_fit_settings(inner_epsilon, inner_params, epsilon_scale, n_samples, n_train):
@@ -314,7 +317,10 @@ class PartitionEvaluator:
                     )
                     for group in groups
                 )
-            return np.vstack(blocks)
+            out = np.empty((len(templates), len(parts)))
+            for group, block in zip(groups, blocks, strict=True):
+                out[group] = block
+            return out
         n_chunks = min(len(parts), 4 * effective_n_jobs(self.n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         with many_small_fits():
