@@ -74,10 +74,15 @@ def _fit_settings(template, settings: dict) -> dict:
             "max_iter": int(est.max_iter)}
 
 
-def _noise_generator(seed):
+def _noise_generator(seed, generator):
     """The generator of the one-by-one fit: diffprivlib's ``check_random_state`` of the seed the
-    search gives the estimator, or ``None`` (diffprivlib's secure generator)."""
-    return None if seed is None else np.random.RandomState(_derived_seed(seed, ""))
+    search gives the estimator (``generator``, a ``RandomState`` of the caller's, re-seeded in
+    place: the same state as a new ``RandomState(seed)``, fifty times cheaper), or ``None``
+    (diffprivlib's secure generator)."""
+    if seed is None:
+        return None
+    generator.seed(_derived_seed(seed, ""))
+    return generator
 
 
 def vector_perturbation(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
@@ -363,6 +368,7 @@ def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
     pad_X = None if padding is None else np.asarray(padding.X, dtype=float)
     pad_y = None if padding is None else np.asarray(padding.y)
     outs = [np.full(len(units), error) for _, units, _ in jobs]
+    generator = np.random.RandomState()
     blocks, owners = [], []
     for job, (template, units, settings_of) in enumerate(jobs):
         fits = {}
@@ -375,7 +381,7 @@ def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
                     X_rows = np.vstack([X_rows, pad_X])
                     y_rows = np.concatenate([y_rows, pad_y])
                 unit_blocks, classes = _unit_blocks(X_rows, y_rows, fits[len(train)],
-                                                    _noise_generator(seed))
+                                                    _noise_generator(seed, generator))
             except Exception:
                 continue
             if unit_blocks is not None:
