@@ -180,3 +180,38 @@ def test_candidate_groups_cover_every_candidate_once():
         assert len(groups) == n or len(groups) % jobs == 0
     assert len(_candidate_groups(20, 10**6, 1)) == 2  # small problems are solved together
     assert len(_candidate_groups(20, BATCH_BYTES, 2)) == 20  # large ones one by one
+
+
+def test_one_partition_does_not_move_the_others():
+    """The sensitivity 1/k needs every other partition's utility to be exactly unchanged when
+    one partition's records change -- also inside one stacked solve."""
+    X, y = _data()
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    evaluator = _evaluator(est, X, y, batched=True)
+    parts = evaluator.partitions(len(X))
+    before = evaluator.evaluate_partitions(X, y, CANDIDATES, {})
+    X2, y2 = X.copy(), y.copy()
+    X2[parts[7]] = np.random.RandomState(1).uniform(0, 1, X2[parts[7]].shape) * 3
+    y2[parts[7]] = 1 - y2[parts[7]]
+    after = evaluator.evaluate_partitions(X2, y2, CANDIDATES, {})
+    assert not np.array_equal(after[:, 7], before[:, 7])
+    np.testing.assert_array_equal(np.delete(after, 7, axis=1), np.delete(before, 7, axis=1))
+
+
+def test_a_failed_stacked_solve_falls_back_to_fits_alone(monkeypatch):
+    from skdptune.evaluation import _batched
+
+    X, y = _data()
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    expected = _evaluator(est, X, y, batched=True).evaluate_partitions(X, y, CANDIDATES, {})
+    real = _batched.lbfgs
+
+    def flaky(problems):
+        if problems.P > 2:  # the stacked solve fails, the fits alone do not
+            raise FloatingPointError("stacked")
+        return real(problems)
+
+    monkeypatch.setattr(_batched, "lbfgs", flaky)
+    out = _evaluator(est, X, y, batched=True).evaluate_partitions(X, y, CANDIDATES, {})
+    assert np.mean(out == expected) >= 0.9
+    assert np.abs(out.mean(axis=1) - expected.mean(axis=1)).max() < 0.01

@@ -328,6 +328,8 @@ def _is_accuracy(scorer) -> bool:
 
 def _utility(scorer, template, classes, coef, intercept, X_test, y_test):
     """The partition model's bounded utility on its validation rows."""
+    if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
+        raise ValueError("the fit failed")
     if not np.isfinite(X_test).all():
         raise ValueError("non-finite validation rows")  # predict raises in the one-by-one path
     if _is_accuracy(scorer):
@@ -392,7 +394,14 @@ def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
     try:
         solution = lbfgs(_Problems(blocks))
     except Exception:
-        return outs
+        # never expected; if it happens, one fit's failure must not fail the others (the
+        # sensitivity of the aggregate rests on it): solve every fit alone
+        solution = np.full((len(blocks), X.shape[1] + 1), np.nan)
+        for _, _, _, first, count in owners:
+            try:
+                solution[first:first + count] = lbfgs(_Problems(blocks[first:first + count]))
+            except Exception:
+                pass  # NaN coefficients: its utility becomes error_score below
     d = X.shape[1]
     for job, u, classes, first, count in owners:
         theta = solution[first:first + count]
