@@ -4,10 +4,10 @@ Run ``python -m benchmarks.bench_grid [--data PATH] [--quick] [--parts runtime u
 (or everything through ``python -m benchmarks.run``). Writes ``results/grid_*.md`` / ``.json``
 / ``.png``; ``docs/benchmarks_grid.md`` reads them.
 
-* **runtime** -- DPGridSearchCV vs GridSearchCV(cv=5) on the same grid and estimator, with
-  n_jobs 1 and 2, repetitions interleaved (the machine is shared: ratios, not seconds); the
-  share of DPGridSearchCV's time outside the model's ``fit`` calls (and scoring); scaling
-  with n and |S|; peak memory of each search in a fresh subprocess.
+* **runtime** -- DPGridSearchCV vs GridSearchCV(cv=5) on the same 20-candidate grid of
+  diffprivlib LogisticRegression (Adult one-hot and a 10-feature task), n_jobs 1 and 2,
+  repetitions interleaved (the machine is shared: ratios, not seconds); ``--label`` names the
+  code version, so that versions can be timed alternately and land in one table.
 * **utility** -- test accuracy at equal total epsilon (tuning + returned model) for
   DPGridSearchCV with permute-and-flip, doubling SVT (fixed order) and SVT with a shuffled
   order, against the untuned default model given the whole budget, naive private tuning by
@@ -21,26 +21,26 @@ Run ``python -m benchmarks.bench_grid [--data PATH] [--quick] [--parts runtime u
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from diffprivlib import BudgetAccountant
-from sklearn.metrics._scorer import _BaseScorer
-from sklearn.model_selection import GridSearchCV, ParameterGrid
+from diffprivlib.models import LogisticRegression
+from sklearn.datasets import make_classification
+from sklearn.model_selection import GridSearchCV, train_test_split
 from threadpoolctl import threadpool_limits
 
 from benchmarks._common import (
     CLASSES,
     DEFAULT_DATA,
+    RESULTS,
     markdown_table,
     mean_std,
-    method_timer,
     padding,
     pyplot,
     save_figure,
@@ -101,209 +101,132 @@ def search_params(evaluation: Evaluation = EVALUATION) -> dict:
 
 
 # == runtime ===================================================================================
-def dp_search(case: Case, n_jobs: int, grid=None) -> DPGridSearchCV:
-    return DPGridSearchCV(case.estimator(0.5), grid or case.grid, epsilon=1.0, tuning_share=0.5,
-                          n_jobs=n_jobs,
-                          classes=CLASSES,
+#: the runtime grid: 20 candidates, C x data_norm (the last data_norm is the public sqrt(d))
+RUNTIME_C = (0.01, 0.1, 1.0, 10.0, 100.0)
+RUNTIME_NORMS = (0.5, 1.0, 2.0)
+
+
+def runtime_tasks(data_path) -> dict:
+    """``name -> (X_train, y_train)``: Adult one-hot (every categorical column; 24,420 rows,
+    108 features) and a 10-feature synthetic task with 14,000 training rows."""
+    tasks = {}
+    if Path(data_path).exists():
+        tasks["adult one-hot"] = _adult_onehot(data_path)
+    X, y = make_classification(n_samples=18667, n_features=10, n_informative=6,
+                               random_state=0)
+    X = np.clip((X + 4.0) / 8.0, 0.0, 1.0)
+    tasks["synthetic, 10 features"] = _split(X, y)
+    return tasks
+
+
+def _split(X, y):
+    X_train, _, y_train, _ = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+    return X_train, y_train
+
+
+def _adult_onehot(path):
+    """Adult with the numeric attributes scaled to [0, 1] and every categorical one one-hot
+    (categories read off the file: a runtime benchmark, not a private pipeline)."""
+    with open(path, newline="") as fh:
+        rows = [r for r in csv.reader(fh) if len(r) == 15][1:]
+    numeric = [(0, 17.0, 90.0), (2, 1e4, 1.5e6), (4, 1.0, 16.0), (10, 0.0, 1e5),
+               (11, 0.0, 4.4e3), (12, 1.0, 99.0)]
+    values = np.array([[float(r[i]) for i, _, _ in numeric] for r in rows])
+    lo, hi = np.array([v[1] for v in numeric]), np.array([v[2] for v in numeric])
+    columns = [np.clip((values - lo) / (hi - lo), 0.0, 1.0)]
+    for position in (1, 3, 5, 6, 7, 8, 9, 13):
+        column = np.array([r[position].strip() for r in rows])
+        columns.append(np.stack([column == c for c in sorted(set(column))], axis=1)
+                       .astype(float))
+    y = np.array([r[14].strip().startswith(">50K") for r in rows], dtype=int)
+    return _split(np.hstack(columns), y)
+
+
+def runtime_grid(n_features: int) -> dict:
+    return {"C": list(RUNTIME_C), "data_norm": [*RUNTIME_NORMS, float(np.sqrt(n_features))]}
+
+
+def dp_search(X, n_jobs: int) -> DPGridSearchCV:
+    grid = runtime_grid(X.shape[1])
+    return DPGridSearchCV(LogisticRegression(epsilon=0.5, data_norm=float(np.sqrt(X.shape[1]))),
+                          grid, epsilon=1.0, tuning_share=0.5, n_jobs=n_jobs, classes=CLASSES,
                           random_state=0, accountant=BudgetAccountant(), **search_params())
 
 
-def plain_search(case: Case, n_jobs: int, grid=None) -> GridSearchCV:
-    return GridSearchCV(case.estimator(0.5), grid or case.grid, cv=5, n_jobs=n_jobs)
+def plain_search(X, n_jobs: int) -> GridSearchCV:
+    grid = runtime_grid(X.shape[1])
+    return GridSearchCV(LogisticRegression(epsilon=0.5, data_norm=float(np.sqrt(X.shape[1]))),
+                        grid, cv=5, n_jobs=n_jobs)
 
 
 def timed_fit(search, X, y, single_blas: bool = False) -> float:
     """Seconds of ``search.fit(X, y)`` (optionally with single-threaded BLAS)."""
     start = time.perf_counter()
-    if single_blas:
-        with threadpool_limits(limits=1, user_api="blas"):
-            search.fit(X, y)
-    else:
+    with threadpool_limits(limits=1 if single_blas else None, user_api="blas"):
         search.fit(X, y)
     return time.perf_counter() - start
 
 
-def runtime_ratios(case: Case, data: Data, n_jobs: int, reps: int) -> dict:
-    """Interleaved repetitions of the three searches; paired ratios per repetition."""
-    X, y = data.X_train, data.y_train
-    # warm-up: start the joblib workers and their imports outside the timings
-    dp_search(case, n_jobs).fit(X[:2000], y[:2000])
-    plain_search(case, n_jobs).fit(X[:2000], y[:2000])
-    times = {"dp": [], "grid": [], "grid_1blas": []}
-    for _ in range(reps):
-        times["dp"].append(timed_fit(dp_search(case, n_jobs), X, y))
-        times["grid"].append(timed_fit(plain_search(case, n_jobs), X, y))
-        times["grid_1blas"].append(timed_fit(plain_search(case, n_jobs), X, y, True))
-    dp = np.array(times["dp"])
-    return {"seconds": times,
-            "ratio": (dp / np.array(times["grid"])).tolist(),
-            "ratio_1blas": (dp / np.array(times["grid_1blas"])).tolist()}
+def runtime_repetition(X, y) -> dict:
+    """One interleaved repetition (seconds): DPGridSearchCV n_jobs=1, GridSearchCV(cv=5)
+    n_jobs=1 with the default BLAS threads and with one BLAS thread (faster on a loaded
+    machine), DPGridSearchCV n_jobs=2."""
+    return {"dp_1": timed_fit(dp_search(X, 1), X, y),
+            "grid_1": timed_fit(plain_search(X, 1), X, y),
+            "grid_1blas": timed_fit(plain_search(X, 1), X, y, single_blas=True),
+            "dp_2": timed_fit(dp_search(X, 2), X, y)}
 
 
-def time_shares(case: Case, data: Data) -> dict:
-    """Seconds inside the model's ``fit`` and inside scoring during one search (n_jobs=1).
-
-    Scoring is timed at scikit-learn's scorer (DPGridSearchCV's bounded scorer wraps it) and at
-    the model's ``score`` (GridSearchCV's default scorer calls it); the two never nest.
-    """
-    out = {}
-    for name, search in (("dp", dp_search(case, 1)), ("grid", plain_search(case, 1))):
-        with method_timer(case.model, ("fit", "score")) as model, \
-                method_timer(_BaseScorer, ("__call__",)) as scorer:
-            total = timed_fit(search, data.X_train, data.y_train)
-        scoring = model["score"] + scorer["__call__"]
-        out[name] = {"total": total, "fit": model["fit"], "scoring": scoring,
-                     "outside_fit": 1 - model["fit"] / total,
-                     "outside_fit_scoring": 1 - (model["fit"] + scoring) / total}
-    return out
-
-
-def scaling(case: Case, data: Data, sizes, grid_sizes) -> dict:
-    """One timing per n (full grid) and per |S| (all rows), n_jobs=1."""
-    rows = []
-    for n in sizes:
-        X, y = data.X_train[:n], data.y_train[:n]
-        rows.append({"n": n, "S": len(case.candidates()),
-                     "dp": timed_fit(dp_search(case, 1), X, y),
-                     "grid": timed_fit(plain_search(case, 1), X, y)})
-    big = wide_grid(case)
-    for s in grid_sizes:
-        grid = [{k: [v] for k, v in params.items()} for params in big[:s]]
-        rows.append({"n": len(data.X_train), "S": s,
-                     "dp": timed_fit(dp_search(case, 1, grid), data.X_train, data.y_train),
-                     "grid": timed_fit(plain_search(case, 1, grid), data.X_train,
-                                       data.y_train)})
-    return {"rows": rows}
-
-
-def wide_grid(case: Case) -> list[dict]:
-    """A larger list of candidates for the |S| scaling (the case's grid, then more C values)."""
-    extra = [{**p, "C": c} for c in (0.1, 10.0) for p in ParameterGrid(
-        {"data_norm": case.grid["data_norm"]})] if "C" in case.grid else []
-    return case.candidates() + extra
-
-
-def peak_memory(data_path: str, case_name: str, n_train: int | None) -> dict:
-    """Peak RSS (MiB) added by each search's fit, each measured in a fresh subprocess."""
-    out = {}
-    for method in ("dp", "grid"):
-        cmd = [sys.executable, "-m", "benchmarks.bench_grid", "--memory-child", method,
-               "--case", case_name, "--data", data_path]
-        if n_train is not None:
-            cmd += ["--n-train", str(n_train)]
-        result = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        out[method] = json.loads(result.stdout.strip().splitlines()[-1])
-    return out
-
-
-def memory_child(method: str, case_name: str, data_path: str, n_train) -> None:
-    """Subprocess body of :func:`peak_memory`: print the fit's memory figures as JSON.
-
-    ``traced_peak_mib``: peak of Python and numpy allocations during the fit (tracemalloc);
-    ``maxrss_mib``: the process's peak resident set size (includes loading the data).
-    """
-    import resource
-    import tracemalloc
-
-    data = load_data(data_path, n_train)
-    case = make_cases(data.X_train.shape[1])[case_name]
-    search = dp_search(case, 1) if method == "dp" else plain_search(case, 1)
-    tracemalloc.start()
-    search.fit(data.X_train, data.y_train)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    maxrss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"traced_peak_mib": peak / 2**20, "maxrss_mib": maxrss}))
-
-
-def run_runtime(data: Data, opts) -> None:
-    cases = make_cases(data.X_train.shape[1])
-    report = {"n_train": len(data.X_train), "cases": {}, "load_before": os.getloadavg()}
-    for name in opts.runtime_cases:
-        case = cases[name]
-        entry = {"S": len(case.candidates()),
-                 "jobs": {j: runtime_ratios(case, data, j, opts.reps) for j in (1, 2)},
-                 "shares": time_shares(case, data)}
-        if name == "logistic":
-            entry["scaling"] = scaling(case, data, opts.scaling_n, opts.scaling_s)
-            entry["memory"] = peak_memory(opts.data, name, opts.n_train)
-        report["cases"][name] = entry
-        print(f"[grid:runtime] {name} done", flush=True)
-    report["load_after"] = os.getloadavg()
+def run_runtime(opts) -> None:
+    """Repetitions of every task, appended to ``results/grid_runtime{suffix}.json`` under
+    ``--label`` (so that code versions can be run alternately, in separate processes)."""
+    path = RESULTS / f"grid_runtime{opts.suffix}.json"
+    report = json.loads(path.read_text()) if path.exists() else {}
+    report.setdefault("runs", {})
+    run = report["runs"].setdefault(opts.label, {"tasks": {}, "load": []})
+    for name, (X, y) in runtime_tasks(opts.data).items():
+        if opts.quick:
+            X, y = X[:3000], y[:3000]
+        # warm-up: start the joblib workers and their imports outside the timings
+        dp_search(X[:2000], 2).fit(X[:2000], y[:2000])
+        entry = run["tasks"].setdefault(name, {"shape": list(X.shape), "reps": []})
+        for _ in range(opts.reps):
+            load = os.getloadavg()[0]
+            entry["reps"].append(runtime_repetition(X, y))
+            run["load"] += [load, os.getloadavg()[0]]
+            print(f"[grid:runtime] {opts.label} {name}: {entry['reps'][-1]}", flush=True)
     write_result(f"grid_runtime{opts.suffix}", runtime_markdown(report), report)
-    if "logistic" in report["cases"]:
-        plot_scaling(report["cases"]["logistic"]["scaling"], f"grid_scaling{opts.suffix}")
 
 
 def runtime_markdown(report: dict) -> str:
-    rows, shares, lines = [], [], []
-    for name, entry in report["cases"].items():
-        for jobs, r in entry["jobs"].items():
-            rows.append([name, entry["S"], jobs, f"{np.median(r['seconds']['dp']):.1f}",
-                         f"{np.median(r['seconds']['grid']):.1f}",
-                         f"{np.median(r['seconds']['grid_1blas']):.1f}",
-                         _ratio_cell(r["ratio"]), _ratio_cell(r["ratio_1blas"])])
-        for method, s in entry["shares"].items():
-            shares.append([name, method, f"{s['total']:.1f}", f"{s['fit']:.1f}",
-                           f"{s['scoring']:.1f}", f"{100 * s['outside_fit']:.1f}%",
-                           f"{100 * s['outside_fit_scoring']:.1f}%"])
-    lines += [f"# DPGridSearchCV runtime\n\n{report['n_train']} training rows; seconds are "
-              "medians of interleaved repetitions; ratio = DPGridSearchCV / GridSearchCV(cv=5) "
-              "per repetition, median [min, max]. Load average (1, 5, 15 min) of the 2-core "
-              f"machine: {_load(report['load_before'])} before, {_load(report['load_after'])} "
-              "after.\n",
-              markdown_table(["case", "|S|", "n_jobs", "DP s", "Grid s", "Grid 1-BLAS s",
-                              "ratio", "ratio vs 1-BLAS"], rows),
-              "\n## Where DPGridSearchCV's time goes (n_jobs=1)\n",
-              markdown_table(["case", "search", "total s", "in fit s", "in scoring s",
-                              "outside fit", "outside fit+scoring"], shares)]
-    lines += _scaling_and_memory_markdown(report)
-    return "\n".join(lines)
-
-
-def _load(values) -> str:
-    return ", ".join(f"{v:.1f}" for v in values)
+    rows = []
+    for label, run in report["runs"].items():
+        for name, entry in run["tasks"].items():
+            reps = entry["reps"]
+            dp1, dp2, grid1, grid1blas = (np.array([r[k] for r in reps]) for k in
+                                          ("dp_1", "dp_2", "grid_1", "grid_1blas"))
+            rows.append([label, name, "×".join(map(str, entry["shape"])), len(reps),
+                         _ratio_cell(dp1 / np.minimum(grid1, grid1blas)),
+                         _ratio_cell(dp1 / grid1), _ratio_cell(dp1 / dp2)])
+    loads = [v for run in report["runs"].values() for v in run["load"]]
+    return "\n".join([
+        "# DPGridSearchCV runtime\n",
+        "20 candidates (diffprivlib LogisticRegression, C × data_norm), DPGridSearchCV with the "
+        "calibrated settings (partitions of 100 rows, inner holdout 25 %, epsilon 1 total, half "
+        "for tuning) against GridSearchCV(cv=5) on the same grid. Each repetition times, in "
+        "this order, DPGridSearchCV n_jobs=1, GridSearchCV n_jobs=1 (default BLAS threads, "
+        "then one BLAS thread), DPGridSearchCV n_jobs=2; the first ratio is against the faster "
+        "GridSearchCV of the two; "
+        "ratios are paired within a repetition, median [min, max] over repetitions. The "
+        "2-core machine was shared with other jobs: 1-minute load average "
+        f"{min(loads):.1f} to {max(loads):.1f} during the runs (seconds are not comparable "
+        "across runs, ratios roughly are).\n",
+        markdown_table(["code", "task", "n × d", "reps", "DP / GridSearchCV, n_jobs=1",
+                        "DP / GridSearchCV default BLAS", "DP speed-up n_jobs=2 vs 1"], rows)])
 
 
 def _ratio_cell(values) -> str:
     return f"{np.median(values):.2f} [{min(values):.2f}, {max(values):.2f}]"
-
-
-def _scaling_and_memory_markdown(report: dict) -> list[str]:
-    entry = report["cases"].get("logistic", {})
-    lines = []
-    if "scaling" in entry:
-        rows = [[r["n"], r["S"], f"{r['dp']:.1f}", f"{r['grid']:.1f}",
-                 f"{r['dp'] / r['grid']:.2f}"] for r in entry["scaling"]["rows"]]
-        lines += ["\n## Scaling (logistic, n_jobs=1, one run each)\n",
-                  markdown_table(["n", "|S|", "DP s", "Grid s", "ratio"], rows)]
-    if "memory" in entry:
-        rows = [[m, f"{v['traced_peak_mib']:.1f}", f"{v['maxrss_mib']:.0f}"]
-                for m, v in entry["memory"].items()]
-        lines += ["\n## Peak memory (logistic, fresh subprocess, n_jobs=1)\n",
-                  markdown_table(["search", "fit's traced peak MiB (tracemalloc)",
-                                  "process max RSS MiB"], rows)]
-    return lines
-
-
-def plot_scaling(scaling_report: dict, name: str) -> None:
-    plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5))
-    rows = scaling_report["rows"]
-    s_full = max(r["S"] for r in rows if r["n"] == min(r["n"] for r in rows))
-    by_n = [r for r in rows if r["S"] == s_full]
-    by_s = [r for r in rows if r["n"] == max(r["n"] for r in rows)]
-    for ax, series, key, label in ((axes[0], by_n, "n", "training rows n"),
-                                   (axes[1], by_s, "S", "candidates |S|")):
-        series = sorted({r[key]: r for r in series}.values(), key=lambda r: r[key])
-        xs = [r[key] for r in series]
-        ax.plot(xs, [r["dp"] for r in series], "o-", label="DPGridSearchCV")
-        ax.plot(xs, [r["grid"] for r in series], "s--", label="GridSearchCV(cv=5)")
-        ax.set_xlabel(label)
-        ax.set_ylabel("seconds (n_jobs=1)")
-    axes[0].legend()
-    fig.suptitle("DPGridSearchCV runtime scaling (logistic regression, Adult)")
-    save_figure(fig, name)
 
 
 # == utility ===================================================================================
@@ -601,9 +524,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--n-jobs", type=int, default=1, help="for the utility part")
     p.add_argument("--cache", type=Path, default=default_cache(),
                    help=f"folder for utility matrices, outside the repository (${CACHE_ENV})")
-    p.add_argument("--memory-child", help=argparse.SUPPRESS)
-    p.add_argument("--case", help=argparse.SUPPRESS)
-    p.add_argument("--n-train", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--label", default="current",
+                   help="runtime: name of the code version measured (results are appended)")
+    p.add_argument("--reps", type=int, help="runtime repetitions (default 3, --quick 1)")
     return p
 
 
@@ -614,10 +537,7 @@ def options(args) -> argparse.Namespace:
         data=args.data, quick=quick, suffix="_quick" if quick else "",
         n_train=3000 if quick else None, n_jobs=args.n_jobs,
         cache=args.cache,
-        reps=1 if quick else 3,
-        runtime_cases=["logistic"] if quick else ["logistic", "naive_bayes"],
-        scaling_n=(1000, 3000) if quick else (3000, 6000, 12000, 24420),
-        scaling_s=(2, 8) if quick else (2, 4, 8, 16),
+        reps=args.reps or (1 if quick else 3), label=args.label,
         utility_cases=["logistic"] if quick else (args.cases or
                                                   ["logistic", "naive_bayes", "forest"]),
         seeds=list(range(2 if quick else args.seeds)),
@@ -631,9 +551,6 @@ def options(args) -> argparse.Namespace:
 
 def main(argv=None) -> None:
     args = parser().parse_args(argv)
-    if args.memory_child:
-        memory_child(args.memory_child, args.case, args.data, args.n_train)
-        return
     opts = options(args)
     data = load_data(args.data, opts.n_train)
     if "rounds" in args.parts:
@@ -641,7 +558,7 @@ def main(argv=None) -> None:
     if "utility" in args.parts:
         run_utility(data, opts)
     if "runtime" in args.parts:
-        run_runtime(data, opts)
+        run_runtime(opts)
 
 
 if __name__ == "__main__":

@@ -131,18 +131,18 @@ def test_hopeless_selection_warns_before_data_is_read(data):
 
 def test_partition_fits_rescale_C_like_the_full_model(monkeypatch):
     from skdptune.evaluation import _partitions
-    from skdptune.evaluation._fit import instantiate
+    from skdptune.evaluation._fit import candidate_template, instantiate
 
     seen = []
-    real = _partitions.fit_and_utility
+    real = _partitions._partition_fit_settings
 
-    def spy(template, X, y, train, test, scorer, **kw):
-        est = instantiate(template, **{k: kw[k] for k in (
-            "epsilon_scale", "epsilon_total", "row_factor") if k in kw})
-        seen.append((len(train), est.C, est.epsilon))
-        return real(template, X, y, train, test, scorer, **kw)
+    def spy(*args):  # the settings of every partition fit, batched or one by one
+        settings = real(*args)
+        est = instantiate(candidate_template(lr(), {"C": 0.5}), **settings)
+        seen.append((args[-1], est.C, est.epsilon))
+        return settings
 
-    monkeypatch.setattr(_partitions, "fit_and_utility", spy)
+    monkeypatch.setattr(_partitions, "_partition_fit_settings", spy)
     X, y = make_classification(n_samples=400, n_features=3, n_informative=2, n_redundant=0,
                                random_state=1)
     X = X / 4

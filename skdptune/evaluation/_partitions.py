@@ -39,7 +39,14 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples
 
 from .._private import silenced
-from ._fit import candidate_template, failure_utility, fit_and_utility, many_small_fits
+from ._batched import batched_partition_utilities, supports_batched_fits
+from ._fit import (
+    PreparedTemplate,
+    candidate_template,
+    failure_utility,
+    fit_and_utility,
+    many_small_fits,
+)
 
 __all__ = ["PartitionEvaluator", "auto_n_partitions", "check_inner_splitter",
            "make_partitions"]
@@ -114,9 +121,13 @@ def _inner_splits(cv, rows, y, rng, groups=None):
     return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows, g_rows)]
 
 
-def _partition_utility(template, X, y, rows, scorer, cv, padding, fit_params, error_score,
-                       split_seed, fit_seed, settings, n_samples, groups=None):
-    """Mean utility of one candidate on one partition (private; returned to the evaluator)."""
+def _partition_utility(prepared, X, y, rows, scorer, cv, padding, fit_params, error_score,
+                       split_seed, fit_seed, groups=None):
+    """Mean utility of one candidate on one partition (private; returned to the evaluator).
+
+    ``prepared(n_train)`` is the candidate's :class:`~._fit.PreparedTemplate` for a fit on
+    ``n_train`` rows (the settings of :func:`_partition_fit_settings`).
+    """
     rng = np.random.RandomState(split_seed)
     try:
         splits = _inner_splits(cv, rows, y, rng, groups)
@@ -128,10 +139,16 @@ def _partition_utility(template, X, y, rows, scorer, cv, padding, fit_params, er
     total = 0.0
     for r, (train, test) in enumerate(splits):
         seed = None if fit_seed is None else (fit_seed + r) % (2**32)
+        try:
+            template = prepared(len(train))
+        except Exception:
+            if error_score == "raise":
+                raise
+            total += failure_utility(error_score)  # settings that do not apply: a failed fit
+            continue
         total += fit_and_utility(
             template, X, y, train, test, scorer,
             fit_params=fit_params, error_score=error_score, padding=padding, seed=seed,
-            **_partition_fit_settings(*settings, n_samples, len(train)),
         )
     return total / len(splits)
 
@@ -145,16 +162,88 @@ def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_par
     silenced: no warning leaves the worker.
     """
     out = np.empty((len(templates), len(chunk)))
+    cache = {}
+
+    def prepared_for(i):
+        def prepared(n_train):
+            if (i, n_train) not in cache:
+                cache[i, n_train] = PreparedTemplate(
+                    templates[i], **_partition_fit_settings(*settings, n_samples, n_train))
+            return cache[i, n_train]
+        return prepared
+
     with silenced():
         for c, j in enumerate(chunk):
             split_seed = seeds.seed("split", j)
-            for i, template in enumerate(templates):
+            for i in range(len(templates)):
                 out[i, c] = _partition_utility(
-                    template, X, y, parts[j], scorer, cv, padding, fit_params, error_score,
-                    split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
-                    settings, n_samples, groups,
+                    prepared_for(i), X, y, parts[j], scorer, cv, padding, fit_params,
+                    error_score, split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
+                    groups,
                 )
     return out
+
+
+def _fit_units(parts, cv, y, seeds, groups=None):
+    """``(partition, split number, train, validation)`` of every partition fit.
+
+    The inner splits of :func:`_partition_utility`, computed once for all candidates (they
+    depend on the partition only). A partition whose splitter fails has no unit: it keeps
+    ``error_score``. Runs silenced (a user's splitter sees the partition's labels).
+    """
+    units = []
+    with silenced():
+        for j, rows in enumerate(parts):
+            try:
+                splits = _inner_splits(cv, rows, y, seeds.rng("split", j), groups)
+            except Exception:
+                continue
+            units += [(j, r, train, test) for r, (train, test) in enumerate(splits)]
+    return units
+
+
+def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_score, seeds,
+                          settings, n_samples):
+    """Utilities of the candidates ``group`` (``(i, template)`` pairs) on every partition, in
+    one batched solve: one joblib task, shape ``(len(group), n_parts)``.
+
+    The fits and their seeds are those of :func:`_chunk_utilities` (seeds depend on
+    (candidate, partition, split) only); they go through
+    :func:`~._batched.batched_partition_utilities`. Runs silenced.
+    """
+    def settings_of(n_train):
+        return _partition_fit_settings(*settings, n_samples, n_train)
+
+    jobs = []
+    for i, template in group:
+        fit_units = [(train, test, (seeds.seed("fit", i, j) + r) % (2**32)
+                      if seeds.seeded else None) for j, r, train, test in units]
+        jobs.append((template, fit_units, settings_of))
+    with silenced():
+        utilities = batched_partition_utilities(jobs, X, y, scorer, padding, error_score)
+    owners = [j for j, _, _, _ in units]
+    counts = np.bincount(owners, minlength=n_parts)
+    out = np.full((len(group), n_parts), float(error_score))
+    for row, values in zip(out, utilities, strict=True):
+        sums = np.bincount(owners, weights=values, minlength=n_parts)
+        row[counts > 0] = sums[counts > 0] / counts[counts > 0]
+    return out
+
+
+#: Approximate upper bound on the stacked rows of one batched solve (bytes of its design
+#: array). Candidates are solved together up to this size: on small feature counts a
+#: vectorised pass costs mostly its fixed overhead, which grouping shares; on large ones the
+#: pass is dominated by arithmetic and one candidate per task balances the workers better.
+BATCH_BYTES = 16 * 2**20
+
+
+def _candidate_groups(n_candidates, bytes_per_candidate, n_jobs):
+    """Groups of candidate indices: as few as the memory cap allows, a multiple of ``n_jobs``,
+    at most one per candidate; candidates dealt round-robin so that every group mixes the
+    grid's fast and slow candidates (neighbours in a grid share their parameters)."""
+    n_groups = max(1, -(-n_candidates * bytes_per_candidate // BATCH_BYTES))
+    n_groups = min(n_candidates, -(-n_groups // n_jobs) * n_jobs)
+    return [np.arange(g, n_candidates, n_groups) for g in range(n_groups)]
 
 
 def _partition_fit_settings(inner_epsilon, inner_params, epsilon_scale, n_samples, n_train):
@@ -217,7 +306,7 @@ class PartitionEvaluator:
 
     def __init__(self, estimator, scorer, *, n_partitions, cv, inner_epsilon, n_jobs,
                  pre_dispatch, error_score, seeds, padding=None, inner_params="scaled",
-                 epsilon_scale=1.0):
+                 epsilon_scale=1.0, batched=True):
         self.estimator = estimator
         self.scorer = scorer
         self.n_partitions = n_partitions
@@ -230,6 +319,7 @@ class PartitionEvaluator:
         self.error_score = error_score
         self.seeds = seeds
         self.padding = padding
+        self.batched = batched
 
     @property
     def sensitivity(self) -> float:
@@ -250,17 +340,38 @@ class PartitionEvaluator:
     def evaluate_partitions(self, X, y, candidates, fit_params, groups=None) -> np.ndarray:
         """Exact utilities per (candidate, partition), shape ``(len(candidates), k)``. PRIVATE."""
         n_samples = _num_samples(X)
+        # a failure's utility: error_score, NaN as the minimum (scikit-learn ranks it last)
+        error_score = (self.error_score if self.error_score == "raise"
+                       else failure_utility(self.error_score))
         parts = self.partitions(n_samples)
         templates = [candidate_template(self.estimator, params) for params in candidates]
+        settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
+        if self.batched and supports_batched_fits(templates, X, fit_params, error_score):
+            units = _fit_units(parts, self.cv, y, self.seeds, groups)
+            rows = sum(len(train) + (len(self.padding) if self.padding else 0)
+                       for _, _, train, _ in units)
+            groups = _candidate_groups(len(templates), rows * (X.shape[1] + 1) * 8,
+                                       effective_n_jobs(self.n_jobs))
+            with many_small_fits():
+                blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
+                    delayed(_candidates_utilities)(
+                        [(i, templates[i]) for i in group], X, y, len(parts), units,
+                        self.scorer, self.padding, error_score, self.seeds, settings,
+                        n_samples,
+                    )
+                    for group in groups
+                )
+            out = np.empty((len(templates), len(parts)))
+            for group, block in zip(groups, blocks, strict=True):
+                out[group] = block
+            return out
         n_chunks = min(len(parts), 4 * effective_n_jobs(self.n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         with many_small_fits():
             blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                 delayed(_chunk_utilities)(
                     templates, X, y, chunk, parts, self.scorer, self.cv, self.padding, fit_params,
-                    self.error_score, self.seeds,
-                    (self.inner_epsilon, self.inner_params, self.epsilon_scale), n_samples,
-                    groups,
+                    error_score, self.seeds, settings, n_samples, groups,
                 )
                 for chunk in chunks
             )

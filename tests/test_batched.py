@@ -1,0 +1,217 @@
+"""The batched partition fits of diffprivlib's LogisticRegression (evaluation/_batched.py).
+
+They must be the one-by-one fits of the subsample-and-aggregate evaluator up to the optimiser:
+same objective, same noise (drawn by diffprivlib's Vector mechanism from the same seeds), same
+failures (error_score for the failed partition only).
+"""
+
+import numpy as np
+import pytest
+from diffprivlib.mechanisms import Vector
+from diffprivlib.models import GaussianNB, LogisticRegression
+from scipy import optimize, stats
+from sklearn.datasets import make_classification
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import Normalizer
+
+from skdptune._public import make_padding
+from skdptune._seeding import SeedPlan
+from skdptune.evaluation._batched import (
+    _Problems,
+    _unit_blocks,
+    lbfgs,
+    supports_batched_fits,
+    vector_perturbation,
+)
+from skdptune.evaluation._fit import candidate_template
+from skdptune.evaluation._partitions import PartitionEvaluator
+from skdptune.evaluation._scores import check_bounded_scorer
+
+
+def _data(n=1500, d=5, classes=2, seed=0):
+    X, y = make_classification(n_samples=n, n_features=d, n_informative=3, n_redundant=0,
+                               n_classes=classes, n_clusters_per_class=1, random_state=seed)
+    return np.clip((X + 4) / 8, 0, 1), y
+
+
+def _evaluator(estimator, X, y, *, batched, seed=0, scoring=None, error_score=0.0,
+               padding=True, cv=0.25):
+    classes = np.unique(y)
+    return PartitionEvaluator(
+        estimator, check_bounded_scorer(scoring, None, estimator), n_partitions=len(X) // 100,
+        cv=cv, inner_epsilon="scaled", n_jobs=1, pre_dispatch="2*n_jobs",
+        error_score=error_score, seeds=SeedPlan(seed),
+        padding=make_padding(X, y, classes) if padding else None, batched=batched)
+
+
+CANDIDATES = [{"C": 0.1, "data_norm": 1.0}, {"C": 1.0, "data_norm": 2.5}, {"C": 0.01},
+              {"C": 1.0, "fit_intercept": False}]
+
+
+@pytest.mark.parametrize("n_classes, scoring, cv", [(2, None, 0.25), (3, None, 0.25),
+                                                    (2, "balanced_accuracy", 2)])
+def test_batched_utilities_equal_one_by_one_fits(n_classes, scoring, cv):
+    X, y = _data(classes=n_classes)
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    batched = _evaluator(est, X, y, batched=True, scoring=scoring, cv=cv)
+    single = _evaluator(est, X, y, batched=False, scoring=scoring, cv=cv)
+    a = batched.evaluate_partitions(X, y, CANDIDATES, {})
+    b = single.evaluate_partitions(X, y, CANDIDATES, {})
+    assert a.shape == b.shape == (len(CANDIDATES), 15)
+    # same noise, same objective: the same model up to the optimiser's tolerance -- almost
+    # every partition gets exactly the same validation score
+    assert np.mean(a == b) >= 0.9
+    assert np.abs(a.mean(axis=1) - b.mean(axis=1)).max() < 0.01
+    # and the utilities are not trivial (the comparison could fail)
+    assert a.std() > 0.01
+
+
+def test_batched_noise_is_the_one_by_one_fits_noise():
+    """Converged fits with the same seed have the same coefficients as diffprivlib's fit."""
+    X, y = _data(n=200)
+    seed_of_fit = 12345
+    est = LogisticRegression(epsilon=0.7, data_norm=1.5, C=0.3, tol=1e-10, max_iter=1000,
+                             random_state=np.random.RandomState(seed_of_fit))
+    est.fit(X, y)
+    fit = {"epsilon": 0.7, "C": 0.3, "data_norm": 1.5, "fit_intercept": True, "tol": 1e-10,
+           "max_iter": 1000}
+    blocks, classes = _unit_blocks(X.astype(float), y, fit, np.random.RandomState(seed_of_fit))
+    theta = lbfgs(_Problems(blocks))[0]
+    np.testing.assert_allclose(theta[:-1], est.coef_[0], atol=2e-3)
+    np.testing.assert_allclose(theta[-1], est.intercept_[0], atol=2e-3)
+    # a different seed gives a different model (the check above can fail)
+    other, _ = _unit_blocks(X.astype(float), y, fit, np.random.RandomState(seed_of_fit + 1))
+    assert np.abs(lbfgs(_Problems(other))[0] - theta).max() > 1e-2
+
+
+def test_noise_norm_follows_diffprivlibs_vector_mechanism():
+    """||beta|| ~ Gamma(dimension, 2 * sensitivity / epsilon'), from the secure generator."""
+    dim, epsilon, C, norm, n = 6, 2.0, 1.0, 1.0, 100
+    draws = np.array([np.linalg.norm(vector_perturbation(epsilon, C, norm, True, n, dim,
+                                                         None)[0]) for _ in range(400)])
+    sensitivity = np.sqrt(norm ** 2 + 1)
+    epsilon_p = epsilon - 2 * np.log(1 + 0.25 * sensitivity * C)
+    scale = 2 * sensitivity / epsilon_p
+    assert stats.kstest(draws, stats.gamma(dim, scale=scale).cdf).pvalue > 1e-3
+    # the same mechanism driven directly: the two samples agree too
+    mech = Vector(epsilon=epsilon, dimension=dim, alpha=1 / C, function_sensitivity=0.25,
+                  data_sensitivity=sensitivity, n=n, random_state=np.random.RandomState(0))
+    direct = [np.linalg.norm(mech.randomise(lambda x: (0.0, np.zeros(dim)))(np.zeros(dim))[1])
+              * n for _ in range(400)]
+    assert stats.ks_2samp(draws, direct).pvalue > 1e-3
+    # a wrong scale is detected (the test can fail)
+    assert stats.kstest(draws, stats.gamma(dim, scale=2 * scale).cdf).pvalue < 1e-6
+
+
+def test_lockstep_lbfgs_reaches_scipys_optimum():
+    X, y = _data(n=400)
+    # a large epsilon keeps the noise's linear term on the (unpenalised) intercept below the
+    # loss's slope: the objective is then bounded below (with more noise it may not be, and
+    # diffprivlib's own fit runs to max_iter)
+    fit = {"epsilon": 20.0, "C": 1.0, "data_norm": 2.0, "fit_intercept": True, "tol": 1e-8,
+           "max_iter": 500}
+    rng = np.random.RandomState(0)
+    blocks = []
+    for part in np.array_split(np.arange(400), 4):
+        blocks += _unit_blocks(X[part], y[part], fit, rng)[0]
+    problems = _Problems(blocks)
+    ours = lbfgs(problems)
+    for p in range(problems.P):
+        def objective(theta, p=p):
+            f, g = problems.loss_gradient(theta[None], np.array([p]))
+            return f[0], g[0]
+        ref, _, _ = optimize.fmin_l_bfgs_b(objective, np.zeros(problems.D), factr=64,
+                                           pgtol=1e-8, maxiter=500)
+        np.testing.assert_allclose(ours[p], ref, atol=1e-5)
+
+
+def test_failed_partition_gets_error_score_others_unaffected():
+    X, y = _data()
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    evaluator = _evaluator(est, X, y, batched=True, error_score=0.125)
+    parts = evaluator.partitions(len(X))
+    clean = evaluator.evaluate_partitions(X, y, CANDIDATES, {})
+    broken = X.copy()
+    broken[parts[3]] = np.nan  # diffprivlib's fit raises on this partition
+    out = evaluator.evaluate_partitions(broken, y, CANDIDATES, {})
+    assert np.all(out[:, 3] == 0.125)
+    np.testing.assert_array_equal(np.delete(out, 3, axis=1), np.delete(clean, 3, axis=1))
+    # without padding, a partition with one class fails in the one-by-one path: here too
+    y1 = y.copy()
+    y1[parts[5]] = 0
+    a = _evaluator(est, X, y1, batched=True, error_score=0.125, padding=False)
+    b = _evaluator(est, X, y1, batched=False, error_score=0.125, padding=False)
+    ua = a.evaluate_partitions(X, y1, CANDIDATES, {})
+    ub = b.evaluate_partitions(X, y1, CANDIDATES, {})
+    assert np.all(ua[:, 5] == 0.125) and np.all(ub[:, 5] == 0.125)
+    assert np.mean(ua == ub) >= 0.9
+
+
+def test_results_do_not_depend_on_n_jobs():
+    X, y = _data()
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    one = _evaluator(est, X, y, batched=True)
+    two = _evaluator(est, X, y, batched=True)
+    two.n_jobs = 2
+    np.testing.assert_array_equal(one.evaluate_partitions(X, y, CANDIDATES, {}),
+                                  two.evaluate_partitions(X, y, CANDIDATES, {}))
+
+
+def test_only_plain_logistic_regression_is_batched():
+    X, y = _data()
+    lr = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    templates = [candidate_template(lr, params) for params in CANDIDATES]
+    assert supports_batched_fits(templates, X, {}, 0.0)
+    assert not supports_batched_fits(templates, X, {}, "raise")
+    assert not supports_batched_fits(templates, X, {"sample_weight": np.ones(len(X))}, 0.0)
+    assert not supports_batched_fits(templates, X.tolist(), {}, 0.0)
+    assert not supports_batched_fits([candidate_template(LogisticRegression(epsilon=1.0), {})],
+                                     X, {}, 0.0)  # no data_norm: diffprivlib's leak path
+    others = [make_pipeline(Normalizer(), lr), GaussianNB(epsilon=1.0, bounds=(0, 1))]
+    assert not supports_batched_fits([candidate_template(e, {}) for e in others], X, {}, 0.0)
+
+
+def test_candidate_groups_cover_every_candidate_once():
+    from skdptune.evaluation._partitions import BATCH_BYTES, _candidate_groups
+
+    for n, size, jobs in [(20, 10**6, 1), (20, 10**6, 2), (20, BATCH_BYTES, 2), (3, 1, 4)]:
+        groups = _candidate_groups(n, size, jobs)
+        assert sorted(np.concatenate(groups).tolist()) == list(range(n))
+        assert len(groups) == n or len(groups) % jobs == 0
+    assert len(_candidate_groups(20, 10**6, 1)) == 2  # small problems are solved together
+    assert len(_candidate_groups(20, BATCH_BYTES, 2)) == 20  # large ones one by one
+
+
+def test_one_partition_does_not_move_the_others():
+    """The sensitivity 1/k needs every other partition's utility to be exactly unchanged when
+    one partition's records change -- also inside one stacked solve."""
+    X, y = _data()
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    evaluator = _evaluator(est, X, y, batched=True)
+    parts = evaluator.partitions(len(X))
+    before = evaluator.evaluate_partitions(X, y, CANDIDATES, {})
+    X2, y2 = X.copy(), y.copy()
+    X2[parts[7]] = np.random.RandomState(1).uniform(0, 1, X2[parts[7]].shape) * 3
+    y2[parts[7]] = 1 - y2[parts[7]]
+    after = evaluator.evaluate_partitions(X2, y2, CANDIDATES, {})
+    assert not np.array_equal(after[:, 7], before[:, 7])
+    np.testing.assert_array_equal(np.delete(after, 7, axis=1), np.delete(before, 7, axis=1))
+
+
+def test_a_failed_stacked_solve_falls_back_to_fits_alone(monkeypatch):
+    from skdptune.evaluation import _batched
+
+    X, y = _data()
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    expected = _evaluator(est, X, y, batched=True).evaluate_partitions(X, y, CANDIDATES, {})
+    real = _batched.lbfgs
+
+    def flaky(problems):
+        if problems.P > 2:  # the stacked solve fails, the fits alone do not
+            raise FloatingPointError("stacked")
+        return real(problems)
+
+    monkeypatch.setattr(_batched, "lbfgs", flaky)
+    out = _evaluator(est, X, y, batched=True).evaluate_partitions(X, y, CANDIDATES, {})
+    assert np.mean(out == expected) >= 0.9
+    assert np.abs(out.mean(axis=1) - expected.mean(axis=1)).max() < 0.01
