@@ -51,8 +51,8 @@ class DPGridSearchCV(BaseDPSearchCV):
         one common factor (``epsilon_scale_``): their ratios are kept, their sum set by the
         budget.
     param_grid : dict or list of dicts
-        As in ``GridSearchCV``; nested names such as ``clf__C`` are allowed. DP ``epsilon``s
-        cannot be searched (the budget sets them).
+        As in ``GridSearchCV``; nested names such as ``clf__C`` are allowed. A DP
+        ``epsilon`` cannot be searched (the budget sets it).
     epsilon : float, default=2.0
         Total privacy budget of ``fit``: the selection plus the returned model, as in every
         skdptune search. (Before 0.1 it was the selection's budget alone; the same run is now
