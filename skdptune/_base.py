@@ -391,9 +391,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._warn_seeded_estimator()
         X, y = check_rows(X, y)
         n_samples = _num_samples(X)  # n is public under replace-one neighbours
-        classes = resolve_classes(self.classes, self.estimator)
-        y = check_public_shapes(X, y, classes, self.estimator)
         candidates = self._dry_run_candidates()
+        classes = resolve_classes(self.classes, self.estimator, candidates)
+        y = check_public_shapes(X, y, classes, self.estimator)
         fill = choose_object_fill(self.estimator, candidates[0] if candidates else {}, X, y,
                                   classes, fit_params)
         padding = make_padding(X, y, classes, fill)

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import is_classifier
+from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import _num_samples
 
 from ._estimators import iter_dp_components
@@ -66,11 +66,20 @@ DRY_RUN_MAX_FITS = 200
 # --------------------------------------------------------------------------------------------
 
 
-def resolve_classes(classes: Any, estimator: Any) -> np.ndarray | None:
+def _with_params(estimator: Any, params: dict) -> Any:
+    """An unfitted copy of ``estimator`` with ``params`` set (a candidate of the space)."""
+    return clone(estimator).set_params(**clone(params, safe=False))
+
+
+def resolve_classes(classes: Any, estimator: Any, candidates: list | None = None
+                    ) -> np.ndarray | None:
     """The public label set of a classifier: the search's ``classes`` or the estimator's own.
 
     diffprivlib's forests and trees have a ``classes`` parameter; when set it declares the same
     information. Both given and different is an error. A non-classifier takes no label set.
+    The search is over a classifier when the estimator **or any candidate** of the space is one
+    (a pipeline whose last step the space sets): its fits then need the declared label set and
+    the padding, or the returned model's ``classes_`` would come from the data.
 
     Returns
     -------
@@ -78,10 +87,11 @@ def resolve_classes(classes: Any, estimator: Any) -> np.ndarray | None:
         Sorted unique labels (as ``np.unique`` orders them, which is the order ``classes_`` of
         the fitted models takes), or ``None`` for a non-classifier.
     """
+    variants = [estimator] + [_with_params(estimator, params) for params in candidates or []]
     own = [np.unique(np.asarray(c.get_params()["classes"]))
-           for _, c in iter_dp_components(estimator)
+           for variant in variants for _, c in iter_dp_components(variant)
            if c.get_params(deep=False).get("classes") is not None]
-    if not is_classifier(estimator):
+    if not any(is_classifier(variant) for variant in variants):
         if classes is not None:
             raise ValueError("classes is the label set of a classifier; this estimator is not "
                              "one. Leave classes=None.")

@@ -373,3 +373,25 @@ def test_kmeans_training_labels_and_inertia_are_not_released():
     for name in ("labels_", "inertia_", "n_iter_"):
         assert not hasattr(search.best_estimator_, name)
     assert search.best_estimator_.predict(X).shape == (600,)
+
+
+# -- the label set when the space sets the classifier -----------------------------------------
+@pytest.mark.parametrize("make", [grid, rand])
+def test_a_classifier_set_by_the_space_needs_the_declared_label_set(make):
+    """A pipeline whose last step the space sets is a classifier search: without ``classes`` it
+    is refused before data, and with it every fit is padded and ``classes_`` is declared."""
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    pipe = Pipeline([("id", FunctionTransformer()), ("clf", None)])
+    space = {"clf": [GaussianNB(bounds=(-1.0, 1.0))]}
+    X, y, _ = neighbours(300)
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="label set"):
+        make(estimator=pipe, space=space, classes=None, accountant=acc,
+             scoring="accuracy").fit(X, y)
+    assert acc.spent_budget == []
+    y_one = np.zeros_like(y)  # a dataset with one label: classes_ must still be the declared set
+    search = make(estimator=pipe, space=space, classes=[0, 1], random_state=0,
+                  scoring="accuracy").fit(X, y_one)
+    assert list(search.best_estimator_.classes_) == [0, 1]
