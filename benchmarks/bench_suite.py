@@ -471,7 +471,7 @@ def markdown(report: dict, suffix: str) -> str:
         "\n## Test accuracy (mean ± std over seeds)\n",
         accuracy_table(report) if report["cells"] else "(no cells)",
         "\n## Timing (ratios only; the machine is shared)\n",
-        "DPGridSearchCV (20 candidates, ½ tuning) against GridSearchCV(cv=5) on the same grid "
+        "DPGridSearchCV (20 candidates, its defaults) against GridSearchCV(cv=5) on the same grid "
         "and estimator, both n_jobs=1; and DPGridSearchCV n_jobs=1 time / n_jobs=2 time "
         "(> 1: n_jobs=2 is faster). Median [min, max] over interleaved repetitions.\n",
         timing_table(report) if report["timing"] else "(not run)",
