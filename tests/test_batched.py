@@ -35,12 +35,12 @@ def _data(n=1500, d=5, classes=2, seed=0):
 
 
 def _evaluator(estimator, X, y, *, batched, seed=0, scoring=None, error_score=0.0,
-               padding=True, cv=0.25):
+               padding=True, cv=0.25, inner_params="scaled"):
     classes = np.unique(y)
     return PartitionEvaluator(
         estimator, check_bounded_scorer(scoring, None, estimator), n_partitions=len(X) // 100,
-        cv=cv, inner_epsilon="scaled", n_jobs=1, pre_dispatch="2*n_jobs",
-        error_score=error_score, seeds=SeedPlan(seed),
+        cv=cv, inner_epsilon="scaled", inner_params=inner_params, n_jobs=1,
+        pre_dispatch="2*n_jobs", error_score=error_score, seeds=SeedPlan(seed),
         padding=make_padding(X, y, classes) if padding else None, batched=batched)
 
 
@@ -51,10 +51,11 @@ CANDIDATES = [{"C": 0.1, "data_norm": 1.0}, {"C": 1.0, "data_norm": 2.5}, {"C": 
 @pytest.mark.parametrize("n_classes, scoring, cv", [(2, None, 0.25), (3, None, 0.25),
                                                     (2, "balanced_accuracy", 2)])
 def test_batched_utilities_equal_one_by_one_fits(n_classes, scoring, cv):
+    # the fits' own settings (epsilon rescaled, C kept): the one-by-one fits exactly
     X, y = _data(classes=n_classes)
     est = LogisticRegression(epsilon=1.0, data_norm=2.0)
-    batched = _evaluator(est, X, y, batched=True, scoring=scoring, cv=cv)
-    single = _evaluator(est, X, y, batched=False, scoring=scoring, cv=cv)
+    batched = _evaluator(est, X, y, batched=True, scoring=scoring, cv=cv, inner_params="same")
+    single = _evaluator(est, X, y, batched=False, scoring=scoring, cv=cv, inner_params="same")
     a = batched.evaluate_partitions(X, y, CANDIDATES, {})
     b = single.evaluate_partitions(X, y, CANDIDATES, {})
     assert a.shape == b.shape == (len(CANDIDATES), 15)
@@ -139,12 +140,70 @@ def test_failed_partition_gets_error_score_others_unaffected():
     # without padding, a partition with one class fails in the one-by-one path: here too
     y1 = y.copy()
     y1[parts[5]] = 0
-    a = _evaluator(est, X, y1, batched=True, error_score=0.125, padding=False)
-    b = _evaluator(est, X, y1, batched=False, error_score=0.125, padding=False)
+    a = _evaluator(est, X, y1, batched=True, error_score=0.125, padding=False,
+                   inner_params="same")
+    b = _evaluator(est, X, y1, batched=False, error_score=0.125, padding=False,
+                   inner_params="same")
     ua = a.evaluate_partitions(X, y1, CANDIDATES, {})
     ub = b.evaluate_partitions(X, y1, CANDIDATES, {})
     assert np.all(ua[:, 5] == 0.125) and np.all(ub[:, 5] == 0.125)
     assert np.mean(ua == ub) >= 0.9
+
+
+def _padded(X, y):
+    padding = make_padding(X, y, np.unique(y))
+    return (np.vstack([X, padding.X]).astype(float), np.concatenate([y, padding.y]),
+            len(padding.y))
+
+
+def test_miniature_on_all_rows_is_the_returned_model():
+    """A miniature fitted on all N rows (padding included) is the returned model's problem:
+    the same rows, weights, ridge and noise as the fit's own settings, and diffprivlib's fit."""
+    X, y = _data(n=300)
+    Xp, yp, n_pad = _padded(X, y)
+    fit = {"epsilon": 0.8, "C": 0.5, "data_norm": 1.5, "fit_intercept": True, "tol": 1e-10,
+           "max_iter": 1000}
+    own, _ = _unit_blocks(Xp, yp, fit, np.random.RandomState(3))
+    mini, _ = _unit_blocks(Xp, yp, fit, np.random.RandomState(3), len(yp), n_pad)
+    for key in ("row_weights", "beta", "X", "y"):
+        np.testing.assert_allclose(mini[0][key], own[0][key], rtol=1e-12)
+    assert mini[0]["l2"] == own[0]["l2"] and mini[0]["delta"] == own[0]["delta"]
+    est = LogisticRegression(epsilon=0.8, data_norm=1.5, C=0.5, tol=1e-10, max_iter=1000,
+                             random_state=np.random.RandomState(3)).fit(Xp, yp)
+    theta = lbfgs(_Problems(mini))[0]
+    np.testing.assert_allclose(theta[:-1], est.coef_[0], atol=2e-3)
+
+
+def test_miniature_has_the_returned_models_noise_ridge_and_padding_weight():
+    """On a partition of m rows standing in for a model on N rows: weights (N - pad)/(N m) on
+    the partition's rows and 1/N on each padding row, ridge 1/(C N), the linear noise term
+    beta / N, and diffprivlib's regime of the *returned* model (epsilon' <= 0: delta > 0)."""
+    X, y = _data(n=2000)
+    part = np.arange(75)
+    padding = make_padding(X, y, np.unique(y))
+    Xm = np.vstack([X[part], padding.X]).astype(float)
+    ym = np.concatenate([y[part], padding.y])
+    n_pad, N = len(padding.y), 2000 + len(padding.y)
+    # C * s / 4 = 25 * 2.2 / 4 > e^{epsilon/2} - 1: the returned model is in the second regime
+    fit = {"epsilon": 1.0, "C": 25.0, "data_norm": 2.0, "fit_intercept": True, "tol": 1e-4,
+           "max_iter": 100}
+    blocks, _ = _unit_blocks(Xm, ym, fit, np.random.RandomState(0), N, n_pad)
+    b = blocks[0]
+    np.testing.assert_allclose(b["row_weights"][:75], (N - n_pad) / (N * 75))
+    np.testing.assert_allclose(b["row_weights"][75:], 1.0 / N)
+    assert np.isclose(b["row_weights"].sum(), 1.0)
+    assert b["l2"] == 1.0 / (25.0 * N) and b["noise_rows"] == N
+    s = np.sqrt(2.0 ** 2 + 1)
+    expected_delta = (0.25 * s / np.expm1(1.0 / 4) - 1 / 25.0) / N  # diffprivlib, n = N
+    assert np.isclose(b["delta"], expected_delta, rtol=1e-9)
+    problems = _Problems(blocks)
+    np.testing.assert_allclose(problems.linear[0], b["beta"] / N)
+    # the old stand-in (epsilon and C times N / m on the partition's own rows) misses the
+    # regime: no delta, a much smaller noise -- the reason for the miniature
+    factor = N / len(ym)
+    old = dict(fit, epsilon=fit["epsilon"] * factor, C=fit["C"] * factor)
+    stand_in, _ = _unit_blocks(Xm, ym, old, np.random.RandomState(0))
+    assert stand_in[0]["delta"] == 0.0
 
 
 def test_results_do_not_depend_on_n_jobs():

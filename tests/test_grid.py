@@ -134,31 +134,58 @@ def test_hopeless_selection_warns_before_data_is_read(data):
         big._warn_hopeless_selection(3, 1000, 1.0)  # 2 ln(60) / 1000 = 0.008: no warning
 
 
-def test_partition_fits_rescale_C_like_the_full_model(monkeypatch):
+def test_partition_fits_are_the_returned_model_in_miniature(monkeypatch):
+    """Batched (plain LogisticRegression): every partition fit gets the returned model's
+    epsilon and C, and its row count N (padding included) for the noise and the ridge."""
+    from skdptune.evaluation import _batched
+
+    seen = []
+    real = _batched._unit_blocks
+
+    def spy(X_rows, y_rows, fit_settings, rng, model_rows=None, n_padding=0):
+        seen.append((fit_settings["C"], fit_settings["epsilon"], model_rows, n_padding))
+        return real(X_rows, y_rows, fit_settings, rng, model_rows, n_padding)
+
+    monkeypatch.setattr(_batched, "_unit_blocks", spy)
+    X, y = make_classification(n_samples=400, n_features=3, n_informative=2, n_redundant=0,
+                               random_state=1)
+    X = X / 4
+    fit(X, y, estimator=lr(), grid={"C": [0.5]}, epsilon=2.0, tuning_share=0.5,
+        min_partition_size=100, n_jobs=1)
+    assert seen and set(seen) == {(0.5, 1.0, 402, 2)}  # two classes: two padding rows
+    seen.clear()
+    fit(X, y, estimator=lr(), grid={"C": [0.5]}, epsilon=2.0, tuning_share=0.5,
+        min_partition_size=100, n_jobs=1, inner_params="same", inner_epsilon="same")
+    assert seen and set(seen) == {(0.5, 1.0, None, 2)}  # the fits' own rows
+
+
+def test_one_by_one_partition_fits_rescale_C_like_the_full_model(monkeypatch):
+    """Other estimators (here a pipeline): C and epsilon times n / n_train."""
     from skdptune.evaluation import _partitions
     from skdptune.evaluation._fit import candidate_template, instantiate
 
     seen = []
     real = _partitions._partition_fit_settings
+    pipe = Pipeline([("scale", FunctionTransformer()), ("lr", lr())])
 
-    def spy(*args):  # the settings of every partition fit, batched or one by one
+    def spy(*args):
         settings = real(*args)
-        est = instantiate(candidate_template(lr(), {"C": 0.5}), **settings)
-        seen.append((args[-1], est.C, est.epsilon))
+        est = instantiate(candidate_template(pipe, {"lr__C": 0.5}), **settings)
+        seen.append((args[-1], est[-1].C, est[-1].epsilon))
         return settings
 
     monkeypatch.setattr(_partitions, "_partition_fit_settings", spy)
     X, y = make_classification(n_samples=400, n_features=3, n_informative=2, n_redundant=0,
                                random_state=1)
     X = X / 4
-    fit(X, y, estimator=lr(), grid={"C": [0.5]}, epsilon=2.0, tuning_share=0.5,
+    fit(X, y, estimator=pipe, grid={"lr__C": [0.5]}, epsilon=2.0, tuning_share=0.5,
         min_partition_size=100, n_jobs=1)
     assert seen
     for n_train, C, eps in seen:
         assert C == pytest.approx(0.5 * 400 / n_train)
         assert eps == pytest.approx(1.0 * 400 / n_train)  # inner_epsilon="scaled"
     seen.clear()
-    fit(X, y, estimator=lr(), grid={"C": [0.5]}, epsilon=2.0, tuning_share=0.5,
+    fit(X, y, estimator=pipe, grid={"lr__C": [0.5]}, epsilon=2.0, tuning_share=0.5,
         min_partition_size=100, n_jobs=1, inner_params="same", inner_epsilon="same")
     assert seen and all(C == 0.5 and eps == pytest.approx(1.0) for _, C, eps in seen)
 

@@ -7,20 +7,35 @@ objectives are independent, so their *sum* is minimised by the stacked minimiser
 call over the ``k x (d + 1)`` stacked parameters, whose objective and gradient take one
 vectorised pass over all rows, fits every partition at once.
 
-What each partition model is stays exactly what :func:`~._fit.fit_and_utility` fits: the
-candidate instantiated with the partition settings (epsilon and ``C`` rescaled by
-``n / n_train``, :func:`~._partitions._partition_fit_settings`), fitted on the partition's
-training rows plus the public padding rows, i.e. diffprivlib's objective
-(``diffprivlib.models.logistic_regression._logistic_regression_path``):
+What each partition model is: the candidate fitted on the partition's training rows plus the
+public padding rows, with diffprivlib's objective
+(``diffprivlib.models.logistic_regression._logistic_regression_path``)
 
-    mean_i logloss(y_i, x_i . w + b) + ||w||^2 / (2 C n) + (beta . theta) / n
+    mean_i logloss(y_i, x_i . w + b) + ||w||^2 / (2 C N) + (beta . theta) / N
     + delta ||theta||^2 / 2,        theta = (w, b), rows clipped to L2 norm ``data_norm``,
 
-with ``beta`` and ``delta`` drawn by diffprivlib's own :class:`~diffprivlib.mechanisms.Vector`
-mechanism (with the fit's parameters, from the generator the one-by-one fit would use: the same
-seed when the search is seeded, diffprivlib's secure generator otherwise) and read back from the
-perturbation it applies; multi-class labels are fitted one-vs-rest with ``epsilon / n_classes``
-each, in class order, as diffprivlib does. Only the optimiser's path differs: the stacked
+where ``beta`` and ``delta`` are drawn by diffprivlib's own :class:`~diffprivlib.mechanisms.Vector`
+mechanism (from the generator the one-by-one fit would use: the same seed when the search is
+seeded, diffprivlib's secure generator otherwise) and read back from the perturbation it applies;
+multi-class labels are fitted one-vs-rest with ``epsilon / n_classes`` each, in class order, as
+diffprivlib does. Two settings of ``(epsilon, C, N)``:
+
+* **the returned model in miniature** (``model_rows`` given; the subsample-and-aggregate
+  default): ``epsilon`` and ``C`` are the returned model's and ``N`` is the number of rows the
+  returned model is fitted on, so the mechanism -- its noise, its ``delta``, and its choice
+  between diffprivlib's two regimes (``epsilon' = epsilon - 2 ln(1 + C s / 4) <= 0`` halves
+  ``epsilon`` and adds the ridge ``delta``) -- and the ridge ``1 / (C N)`` are exactly the
+  returned model's. Only the empirical risk is the partition's instead of all rows'. Rescaling
+  ``epsilon`` and ``C`` by ``N / n`` instead (what the one-by-one path does for other estimators)
+  matches the noise and the ridge only while the returned model stays in diffprivlib's first
+  regime: a candidate whose returned model falls into the second one (large ``C * data_norm`` at
+  a small ``epsilon``, a much noisier model) would look as good as in the first on the
+  partitions, and be selected;
+* **the fit's own settings** (``model_rows=None``): ``epsilon``, ``C`` after the partition
+  rescaling of :func:`~._partitions._partition_fit_settings` and ``N`` the fit's own rows --
+  exactly the model the one-by-one path fits with diffprivlib.
+
+Only the optimiser's path differs from diffprivlib's: the stacked
 L-BFGS stops when *every* partition's gradient is below ``tol`` (diffprivlib's ``pgtol``), so
 each partition model is at least as converged as its one-by-one fit.
 
@@ -126,10 +141,10 @@ class _Problems:
             self.X[p, :n, :d] = b["X"]
             self.X[p, :n, d] = 1.0 if b["intercept"] else 0.0
             self.y[p, :n] = b["y"]
-            self.w[p, :n] = 1.0 / n  # the loss is a mean over the fit's rows
+            self.w[p, :n] = b["row_weights"]
             self.quad[p, :d] = b["l2"] + b["delta"]
             self.quad[p, d] = b["delta"] if b["intercept"] else 1.0  # no l2 on the intercept
-            self.linear[p, :len(b["beta"])] = b["beta"] / n
+            self.linear[p, :len(b["beta"])] = b["beta"] / b["noise_rows"]
         self.tol = np.array([b["tol"] for b in blocks])
         self.max_iter = np.array([b["max_iter"] for b in blocks])
 
@@ -301,22 +316,40 @@ def lbfgs(problems, *, memory=10, factr=64.0):
 # --------------------------------------------------------------------------------------------
 
 
-def _unit_blocks(X_rows, y_rows, fit, rng):
-    """The binary problems of one fit (one, or one per class for one-vs-rest), or ``None``."""
+def _unit_blocks(X_rows, y_rows, fit, rng, model_rows=None, n_padding=0):
+    """The binary problems of one fit (one, or one per class for one-vs-rest), or ``None``.
+
+    ``X_rows`` ends with ``n_padding`` public padding rows. ``model_rows``: the rows ``N`` of
+    the model this fit stands in for (padding included), or ``None`` for the fit's own rows.
+    In the miniature, the noise and the ridge are that model's, and so is its empirical risk in
+    expectation: the padding rows weigh ``1 / N`` each, as in the returned model, and the
+    partition's mean loss stands for the rest, ``(N - n_padding) / N``. (With equal weights,
+    a few padding rows would pin the intercept of a 75-row partition fit as they never do in
+    the returned model.)
+    """
     classes = np.unique(y_rows)
     if len(classes) < 2 or not np.isfinite(X_rows).all():
         return None, classes  # diffprivlib raises: the fit fails
     X_clipped = clip_to_norm(X_rows, fit["data_norm"])
     n, d = X_clipped.shape
+    if model_rows is None:
+        noise_rows = n
+        row_weights = np.full(n, 1.0 / n)  # diffprivlib's mean over the fit's rows
+    else:
+        noise_rows = int(model_rows)
+        own = n - n_padding
+        row_weights = np.concatenate([np.full(own, (noise_rows - n_padding) / (noise_rows * own)),
+                                      np.full(n_padding, 1.0 / noise_rows)])
     positives = classes[1:] if len(classes) == 2 else classes
     epsilon = fit["epsilon"] / len(positives)
     blocks = []
     for positive in positives:
         beta, delta = vector_perturbation(epsilon, fit["C"], fit["data_norm"],
-                                          fit["fit_intercept"], n, d + int(fit["fit_intercept"]),
-                                          rng)
+                                          fit["fit_intercept"], noise_rows,
+                                          d + int(fit["fit_intercept"]), rng)
         blocks.append({"X": X_clipped, "y": (y_rows == positive).astype(float),
-                       "l2": 1.0 / (fit["C"] * n), "beta": beta, "delta": delta,
+                       "row_weights": row_weights, "l2": 1.0 / (fit["C"] * noise_rows),
+                       "beta": beta, "delta": delta, "noise_rows": noise_rows,
                        "intercept": fit["fit_intercept"], "tol": fit["tol"],
                        "max_iter": fit["max_iter"]})
     return blocks, classes
@@ -355,12 +388,14 @@ def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
 
     Parameters
     ----------
-    jobs : list of (template, units, settings_of)
+    jobs : list of (template, units, settings_of, model_rows)
         ``template``: a diffprivlib ``LogisticRegression`` from
         :func:`~._fit.candidate_template`; ``units``: ``(train, test, seed)`` of each fit --
         global row indices of its training and validation rows and the seed the one-by-one path
         would give it (``None``: secure noise); ``settings_of``: ``n_train -> instantiate()``
-        keyword arguments (the partition rescaling).
+        keyword arguments; ``model_rows``: the rows of the returned model when the fits are
+        that model in miniature (its epsilon and ``C`` from ``settings_of``), else ``None``
+        (module docstring).
     padding : Padding or None
         Public rows appended to every fit.
     """
@@ -369,10 +404,10 @@ def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
     y = np.asarray(y)
     pad_X = None if padding is None else np.asarray(padding.X, dtype=float)
     pad_y = None if padding is None else np.asarray(padding.y)
-    outs = [np.full(len(units), error) for _, units, _ in jobs]
+    outs = [np.full(len(units), error) for _, units, _, _ in jobs]
     generator = np.random.RandomState()
     blocks, owners = [], []
-    for job, (template, units, settings_of) in enumerate(jobs):
+    for job, (template, units, settings_of, model_rows) in enumerate(jobs):
         fits = {}
         for u, (train, _test, seed) in enumerate(units):
             try:
@@ -382,8 +417,9 @@ def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
                 if pad_X is not None:
                     X_rows = np.vstack([X_rows, pad_X])
                     y_rows = np.concatenate([y_rows, pad_y])
-                unit_blocks, classes = _unit_blocks(X_rows, y_rows, fits[len(train)],
-                                                    _noise_generator(seed, generator))
+                unit_blocks, classes = _unit_blocks(
+                    X_rows, y_rows, fits[len(train)], _noise_generator(seed, generator),
+                    model_rows, 0 if pad_y is None else len(pad_y))
             except Exception:
                 continue
             if unit_blocks is not None:

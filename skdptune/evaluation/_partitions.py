@@ -211,14 +211,24 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
     (candidate, partition, split) only); they go through
     :func:`~._batched.batched_partition_utilities`. Runs silenced.
     """
-    def settings_of(n_train):
-        return _partition_fit_settings(*settings, n_samples, n_train)
+    inner_epsilon, inner_params, epsilon_scale = settings
+    if inner_epsilon == "scaled" and inner_params == "scaled":
+        # the returned model in miniature, exactly: its epsilon, C and rows (_batched)
+        model_rows = n_samples + (len(padding) if padding is not None else 0)
+
+        def settings_of(n_train):
+            return {"epsilon_scale": epsilon_scale}
+    else:
+        model_rows = None
+
+        def settings_of(n_train):
+            return _partition_fit_settings(*settings, n_samples, n_train)
 
     jobs = []
     for i, template in group:
         fit_units = [(train, test, (seeds.seed("fit", i, j) + r) % (2**32)
                       if seeds.seeded else None) for j, r, train, test in units]
-        jobs.append((template, fit_units, settings_of))
+        jobs.append((template, fit_units, settings_of, model_rows))
     with silenced():
         utilities = batched_partition_utilities(jobs, X, y, scorer, padding, error_score)
     owners = [j for j, _, _, _ in units]
@@ -252,6 +262,8 @@ def _partition_fit_settings(inner_epsilon, inner_params, epsilon_scale, n_sample
 
     The aim is the returned model in miniature: the model fitted on all ``n_samples`` rows, with
     the estimator's DP epsilons multiplied by ``epsilon_scale`` (the search's budget mode).
+    These settings approximate it for the one-by-one fits; the batched fits of diffprivlib's
+    ``LogisticRegression`` do it exactly (:mod:`._batched`, :func:`_candidates_utilities`).
     """
     factor = n_samples / n_train
     settings = {}
@@ -292,7 +304,9 @@ class PartitionEvaluator:
     inner_params : {"scaled", "same"}, default="scaled"
         ``"scaled"`` multiplies the parameters whose meaning depends on the number of rows
         (diffprivlib ``LogisticRegression``'s ``C``) by ``n / partition_train_size``, so that a
-        partition model is regularised like the returned model; ``"same"`` keeps them.
+        partition model is regularised like the returned model; ``"same"`` keeps them. With
+        ``inner_epsilon="scaled"`` too, the batched fits are the returned model in miniature
+        (:mod:`._batched`).
     epsilon_scale : float, default=1.0
         Factor on the estimator's DP epsilons in the returned model (budget mode).
     n_jobs, pre_dispatch : joblib parameters.
