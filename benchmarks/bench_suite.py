@@ -194,6 +194,23 @@ class Store:
         os.replace(tmp, self.path)
 
 
+def merge_results(store: Store, other: dict) -> None:
+    """Take every method result and crossover entry of ``other`` (another results file, e.g.
+    one method rerun with ``--suffix``) into ``store``, replacing the same entries; save."""
+    store.refresh()
+    for key, cell in other.get("cells", {}).items():
+        mine = store.report["cells"].setdefault(
+            key, {k: v for k, v in cell.items() if k != "methods"} | {"methods": {}})
+        mine["methods"].update(cell["methods"])
+        store.mark("cells", key)
+    for key, entry in other.get("crossover", {}).items():
+        mine = store.report["crossover"].setdefault(
+            key, {k: v for k, v in entry.items() if k != "methods"} | {"methods": {}})
+        mine["methods"].update(entry["methods"])
+        store.mark("crossover", key)
+    store.save()
+
+
 def cell_key(*parts) -> str:
     return "|".join(str(p) for p in parts)
 
@@ -281,7 +298,8 @@ def run_crossover(opts, store: Store) -> None:
             store.refresh()
             key = cell_key(n_train or "all", seed)
             cell = crossover.setdefault(key, {"seed": seed, "methods": {}})
-            todo = [m for m in CROSSOVER_METHODS if m not in cell["methods"]]
+            todo = [m for m in CROSSOVER_METHODS
+                    if m in opts.methods and m not in cell["methods"]]
             if not todo:
                 continue
             store.mark("crossover", key)
@@ -582,6 +600,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--report-only", action="store_true",
                    help="re-render the tables and plots from the saved JSON")
     p.add_argument("--fresh", action="store_true", help="ignore the saved cells")
+    p.add_argument("--suffix", default=None,
+                   help="results file suffix: results/suite<SUFFIX>.{json,md} (default: none, "
+                        "or _quick with --quick); e.g. to rerun one method beside a running "
+                        "job, then --merge-from the file")
+    p.add_argument("--merge-from", default=None, metavar="JSON",
+                   help="copy the methods and crossover entries of another results file into "
+                        "this one (they replace the same entries), then write the report")
     return p
 
 
@@ -593,7 +618,9 @@ def options(args) -> argparse.Namespace:
 
     sizes = pick(args.crossover_sizes, list(CROSSOVER_SIZES), [2000, 8000])
     return argparse.Namespace(
-        data=args.data, suffix="_quick" if quick else "",
+        data=args.data,
+        suffix=args.suffix if args.suffix is not None else ("_quick" if quick else ""),
+        merge_from=args.merge_from,
         seeds=pick(args.seeds, 10, 2), epsilons=pick(args.epsilons, list(EPSILONS), [2.0]),
         tasks=pick(args.tasks, list(TASKS), ["default", "credit"]), variants=args.variants,
         methods=args.methods, parts=args.parts,
@@ -611,6 +638,8 @@ def main(argv=None) -> None:
     store = Store(RESULTS / f"suite{opts.suffix}.json", fresh=opts.fresh)
     report = store.report
     report.setdefault("crossover_variant", opts.crossover_variant)
+    if opts.merge_from:
+        merge_results(store, json.loads(Path(opts.merge_from).read_text()))
     if not opts.report_only:
         report["config"] = {
             "n_iter": N_ITER, "grid_tuning_share": GRID_TUNING_SHARE, "test_size": TEST_SIZE,
