@@ -224,7 +224,7 @@ def run_suite(opts, store: Store) -> None:
             tasks[name] = task_data(name, opts.data)
         except (FileNotFoundError, ImportError) as exc:
             print(f"[suite] skipping {name}: {exc}", flush=True)
-    for seed in range(opts.seeds):
+    for seed in range(opts.from_seed, opts.seeds):
         for name, data in tasks.items():
             for variant in opts.variants:
                 for total in opts.epsilons:
@@ -584,6 +584,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="smoke run: 2 small tasks, 2 seeds, ε=2; writes suite_quick.*")
     p.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 10)")
+    p.add_argument("--from-seed", type=int, default=0,
+                   help="start at this seed (split a long run between concurrent commands)")
     p.add_argument("--epsilons", type=float, nargs="+", default=None)
     p.add_argument("--tasks", nargs="+", choices=sorted(TASKS), default=None)
     p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
@@ -621,7 +623,8 @@ def options(args) -> argparse.Namespace:
         data=args.data,
         suffix=args.suffix if args.suffix is not None else ("_quick" if quick else ""),
         merge_from=args.merge_from,
-        seeds=pick(args.seeds, 10, 2), epsilons=pick(args.epsilons, list(EPSILONS), [2.0]),
+        seeds=pick(args.seeds, 10, 2), from_seed=args.from_seed,
+        epsilons=pick(args.epsilons, list(EPSILONS), [2.0]),
         tasks=pick(args.tasks, list(TASKS), ["default", "credit"]), variants=args.variants,
         methods=args.methods, parts=args.parts,
         timing_tasks=pick(args.timing_tasks, ["adult", "fertility"], ["credit"]),
