@@ -1180,9 +1180,11 @@ def test_error_on_missing_requests_for_sub_estimator(kind, key, data):
     with config_context(enable_metadata_routing=True):
         search = routing_search(kind, est)
         if key == "sample_weight":
-            error, message = UnsetMetadataPassedError, re.escape(
-                f"[{key}] are passed but are not explicitly set as requested or not "
-                f"requested for {type(est).__name__}.fit")
+            # scikit-learn 1.4 says "... requested or not for", later versions "... or not
+            # requested for"
+            error, message = UnsetMetadataPassedError, (
+                rf"\[{key}\] are passed but are not explicitly set as requested or not"
+                rf"( requested)? for {type(est).__name__}\.fit")
         else:
             # ADAPTED: no diffprivlib fit declares `metadata` (scikit-learn's consuming
             # estimators do), so scikit-learn reports it as routed to no object (TypeError)
@@ -1320,9 +1322,13 @@ def test_weighted_scorer_is_refused_by_the_mean_based_searches(kind, data):
 
 
 def test_metadata_is_routed_correctly_to_scorer(data):
-    """Port of test_metadata_is_routed_correctly_to_scorer (DPGridSearchCV): ``fit`` and
-    ``score`` route ``sample_weight`` to a requesting scorer; the estimator's fit, which does
-    not request it, never receives it (the returned model included)."""
+    """Port of test_metadata_is_routed_correctly_to_scorer: ``fit`` and ``score`` route
+    ``sample_weight`` to a requesting scorer; the estimator's fit, which does not request it,
+    never receives it (the returned model included).
+
+    ADAPTED: DPGridSearchCV only; the RandomizedSearchCV row is refused for the private
+    random and GIBO searches (test_weighted_scorer_is_refused_by_the_mean_based_searches).
+    """
     X, y = data
     weights = np.random.RandomState(1).uniform(0.0, 3.0, len(X))
     record, calls = [], []
@@ -1343,8 +1349,12 @@ def test_metadata_is_routed_correctly_to_scorer(data):
 
 def test_metadata_is_routed_correctly_to_splitter(data):
     """Port of test_metadata_is_routed_correctly_to_splitter: ``groups`` and other metadata
-    requested by a splitter reach it, restricted to each partition's rows (the splitter runs
-    inside each partition)."""
+    requested by a splitter reach it.
+
+    ADAPTED: the splitter runs inside each partition, so it receives each partition's share of
+    the metadata; DPGridSearchCV only (the other searches validate on a data-independent
+    holdout and have no splitter: see test_groups_without_a_splitter_are_refused).
+    """
     X, y = data
     ids = np.arange(len(X))
     seen = []
@@ -1396,9 +1406,11 @@ def test_unrequested_metadata_is_refused(kind, data):
 
 
 def test_routing_disabled_keeps_the_weights_away_from_the_scorer(data):
-    """Without metadata routing, fit parameters go to the estimator's fit (and ``groups`` to
-    the splitter), never to the scorer -- as scikit-learn < 1.7 (1.7 forwards sample_weight to
-    a scorer that accepts it; docs/sklearn_differences.md says why the searches do not)."""
+    """ADAPTED (port of test_unsupported_sample_weight_scorer): without metadata routing, fit
+    parameters go to the estimator's fit (and ``groups`` to the splitter), never to the scorer
+    -- as scikit-learn < 1.7 -- so no scorer can be handed weights it does not support, and
+    there is nothing to warn about. scikit-learn 1.7 forwards sample_weight to a scorer that
+    accepts it; docs/sklearn_differences.md says why the searches do not."""
     X, y = data
     record, calls = [], []
 
