@@ -4,8 +4,11 @@
 a step of it. In order:
 
 1. **Public checks, nothing read, nothing charged.** Validate the parameters
-   (``_parameter_constraints``) and the estimator's configuration (a diffprivlib model that
-   would read its bounds off the data raises ``PrivacyLeakError``); warn when the estimator
+   (``_parameter_constraints``); route the fit parameters to the estimator, the scorer and
+   the inner splitter (scikit-learn's metadata routing when enabled; scikit-learn's errors
+   for metadata nobody requested) and check their formats; check the estimator's
+   configuration (a diffprivlib model that would read its bounds off the data raises
+   ``PrivacyLeakError``); warn when the estimator
    carries its own noise seed; resolve the public label set of a classifier (``classes``);
    plan the tuning (``_plan_tuning``: data-independent settings); and **dry-run**
    every candidate on a synthetic dataset with the public format of ``X`` and ``y``
@@ -15,7 +18,8 @@ a step of it. In order:
    quantities only (:meth:`BaseDPSearchCV.planned_privacy`, public) and ``accountant.check``
    it.
 3. **Domain.** Refuse, with a fixed message and no charge, a dataset outside the declared
-   domain (a label not in ``classes``, non-finite features the estimator rejects).
+   domain (a label not in ``classes``, non-finite features the estimator rejects, a negative or
+   non-finite sample weight).
 4. **The private region** (:func:`skdptune._private.run_private`): tuning (``_run_tuning``)
    and refit, with the public padding rows in every fit of a classifier. Nothing leaves it but
    the private outputs: warnings are discarded, and a failure leaves as ``PrivateFitError``
