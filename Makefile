@@ -54,10 +54,11 @@ clean:
 
 # The lowest supported versions together, in a venv of its own: every floor of pyproject.toml's
 # dependencies that bounds what the code calls (scikit-learn, diffprivlib, dp-accounting, and the
-# numpy / scipy / joblib / threadpoolctl floors). Keep MIN_PINS in step with those floors.
+# numpy / scipy / joblib / threadpoolctl floors), and the test extra's pandas floor (the tests
+# and the pandas input path use it). Keep MIN_PINS in step with those floors.
 MIN_VENV ?= .venv-min
 MIN_PINS := "scikit-learn==1.4.2" "diffprivlib==0.6.6" "dp-accounting==0.6.0" \
-	"numpy==2.0.*" "scipy==1.13.*" "joblib==1.2.*" "threadpoolctl==3.1.*"
+	"numpy==2.0.*" "scipy==1.13.*" "joblib==1.2.*" "threadpoolctl==3.1.*" "pandas==2.2.2"
 $(MIN_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(MIN_VENV)
 	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
@@ -65,5 +66,5 @@ $(MIN_VENV)/.installed: pyproject.toml Makefile
 	touch $@
 
 test-min: $(MIN_VENV)/.installed
-	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(scikit-learn|diffprivlib|dp-accounting|numpy|scipy|joblib|threadpoolctl) "
+	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(scikit-learn|diffprivlib|dp-accounting|numpy|scipy|joblib|threadpoolctl|pandas) "
 	$(MIN_VENV)/bin/python -m pytest -q -p no:cacheprovider

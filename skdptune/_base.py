@@ -4,8 +4,11 @@
 a step of it. In order:
 
 1. **Public checks, nothing read, nothing charged.** Validate the parameters
-   (``_parameter_constraints``) and the estimator's configuration (a diffprivlib model that
-   would read its bounds off the data raises ``PrivacyLeakError``); warn when the estimator
+   (``_parameter_constraints``); route the fit parameters to the estimator, the scorer and
+   the inner splitter (scikit-learn's metadata routing when enabled; scikit-learn's errors
+   for metadata nobody requested) and check their formats; check the estimator's
+   configuration (a diffprivlib model that would read its bounds off the data raises
+   ``PrivacyLeakError``); warn when the estimator
    carries its own noise seed; resolve the public label set of a classifier (``classes``);
    plan the tuning (``_plan_tuning``: data-independent settings); and **dry-run**
    every candidate on a synthetic dataset with the public format of ``X`` and ``y``
@@ -15,7 +18,8 @@ a step of it. In order:
    quantities only (:meth:`BaseDPSearchCV.planned_privacy`, public) and ``accountant.check``
    it.
 3. **Domain.** Refuse, with a fixed message and no charge, a dataset outside the declared
-   domain (a label not in ``classes``, non-finite features the estimator rejects).
+   domain (a label not in ``classes``, non-finite features the estimator rejects, a negative or
+   non-finite sample weight).
 4. **The private region** (:func:`skdptune._private.run_private`): tuning (``_run_tuning``)
    and refit, with the public padding rows in every fit of a classifier. Nothing leaves it but
    the private outputs: warnings are discarded, and a failure leaves as ``PrivateFitError``
@@ -52,12 +56,15 @@ from sklearn.exceptions import NotFittedError
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils._param_validation import HasMethods, StrOptions
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import (
-    _num_samples,
-    check_consistent_length,
-    check_is_fitted,
+from sklearn.utils.metadata_routing import (
+    MetadataRouter,
+    MethodMapping,
+    _raise_for_params,
+    _routing_enabled,
+    process_routing,
 )
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._estimators import (
     check_leak_free_configuration,
@@ -73,7 +80,9 @@ from ._public import (
     check_budget,
     check_domain,
     check_public_shapes,
+    check_routed_metadata,
     check_rows,
+    check_weights_domain,
     choose_object_fill,
     dry_run,
     make_padding,
@@ -96,8 +105,12 @@ class TuningPlan:
     settings: dict[str, Any] = field(default_factory=dict)
     # the scorers the run will call, by name: dry-run on synthetic data before any data is read
     scorers: dict[str, Any] = field(default_factory=dict)
-    # the fit parameter ``groups`` (row-aligned), for a search whose inner splitter uses it
-    groups: Any = None
+    # metadata for a user's inner splitter (``groups``, and with metadata routing whatever the
+    # splitter requests), for a search whose inner splitter uses it
+    split_params: dict = field(default_factory=dict)
+    # metadata for the selecting scorer (metadata routing: ``set_score_request``), for a
+    # search whose utilities stay bounded whatever it is (DPGridSearchCV)
+    score_params: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -271,33 +284,25 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         if hasattr(self, "scoring"):
             split_scoring(self.scoring, self.refit)
 
-    def _check_score_metadata(self) -> None:
-        """Refuse a scorer that requests metadata through scikit-learn's metadata routing.
+    def _check_score_params(self, score_params: dict) -> None:
+        """Refuse metadata routed to the scorer (before any data is read; nothing charged).
 
-        A weighted validation score is not implemented. Privacy would allow it for the
-        partition utilities of DPGridSearchCV (each lies in [0, 1] whatever the weights, so the
-        sensitivity stays 1/k), but not for a mean over validation rows (DPRandomSearchCV,
-        DPGIBOSearchCV): one record's weight can move a weighted mean by up to 1, and no
-        bound below that exists without public bounds on the weights and on their total.
+        Overridden by DPGridSearchCV, whose partition utilities may be weighted. Here the
+        validation score is a mean over the validation rows with noise calibrated to one row's
+        share of it (``1/m``): with weights, one record's weight can move a weighted mean by up
+        to the whole range, so no sensitivity below the range exists without a public bound on
+        the weights (and on their total).
         """
-        from sklearn import get_config
-
-        scoring = getattr(self, "scoring", None)
-        if not get_config().get("enable_metadata_routing", False) or scoring is None:
-            return
-        metrics = scoring.values() if isinstance(scoring, dict) else [scoring]
-        for scorer in metrics:
-            routing = getattr(scorer, "get_metadata_routing", None)
-            requests = routing().score.requests if routing is not None else {}
-            wanted = [name for name, alias in requests.items()
-                      if alias is not None and alias is not False]
-            if wanted:
-                raise ValueError(
-                    f"{type(self).__name__} does not route {wanted} to the scorer: a weighted "
-                    "or metadata-dependent validation score is not supported (see "
-                    "docs/sklearn_differences.md). Use an unweighted scorer (e.g. "
-                    "set_score_request(sample_weight=False)); fit parameters still reach the "
-                    "estimator's fit.")
+        if score_params:
+            raise ValueError(
+                f"{type(self).__name__} cannot pass {sorted(score_params)} to its scorer: its "
+                "noisy validation score is a mean over the validation rows, and a weighted (or "
+                "metadata-dependent) mean has no bounded sensitivity without a public bound on "
+                "the weights -- one record's weight can move it by up to the whole range. Use "
+                "DPGridSearchCV, whose partition utilities may be weighted (each stays in "
+                "[0, 1]), or an unweighted scorer (e.g. set_score_request(sample_weight="
+                "False)); the estimator's fit can still receive sample_weight "
+                "(set_fit_request(sample_weight=True)). Nothing was charged.")
 
     def _check_space(self) -> None:
         """Validate the search space with scikit-learn's own messages (grid and distributions
@@ -308,22 +313,32 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         ``scoring``); see :func:`skdptune.evaluation._scores.split_scoring`."""
         return split_scoring(self.scoring, self.refit)[0]
 
+    #: maps a search's own metric names to scikit-learn scorer names (``scorer_``, routing);
+    #: ``None``: they are scikit-learn's names
+    _raw_scoring = None
+
     def _public_scorer(self, to_raw=None):
         """``scorer_``: scikit-learn scorer(s) for :meth:`score` on the caller's data.
 
         A dict ``{name: scorer}`` for a multi-metric ``scoring`` (as scikit-learn's searches
-        store it); ``to_raw`` maps a search's own metric names to scikit-learn scorer names.
+        store it); ``to_raw`` (default: ``_raw_scoring``) maps a search's own metric names to
+        scikit-learn scorer names.
         """
         metric, _, metrics = split_scoring(self.scoring, self.refit)
-        to_raw = to_raw or (lambda scoring: scoring)
+        to_raw = to_raw or self._raw_scoring or (lambda scoring: scoring)
         if metrics is None:
             return check_scoring(self.estimator, scoring=to_raw(metric))
         return {key: check_scoring(self.estimator, scoring=to_raw(value))
                 for key, value in metrics.items()}
 
-    def _check_groups(self, groups, public: PublicInfo) -> None:
-        """Refuse ``groups``: only a search with a user's inner splitter can use it."""
-        if groups is not None:
+    def _inner_splitter(self):
+        """The user's inner splitter that metadata can be routed to (``None``: none)."""
+        return None
+
+    def _check_split_params(self, split_params: dict, public: PublicInfo) -> None:
+        """Refuse splitter metadata (``groups``): only a search with a user's inner splitter can
+        use it."""
+        if split_params:
             raise ValueError(
                 f"{type(self).__name__} got groups, but it has no splitter that could use "
                 "them: its validation rows are a data-independent holdout. For group-aware "
@@ -331,6 +346,76 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "cv=GroupKFold(n_splits=3)), which splits inside each partition by groups; or "
                 "drop groups."
             )
+
+    # -- metadata routing ----------------------------------------------------------------------
+    def _routing_scorer(self):
+        """The scorer(s) as metadata routing sees them: ``scorer_``'s scikit-learn scorer, or
+        for several metrics a router over them (scikit-learn's ``_MultimetricScorer`` role)."""
+        scorer = self._public_scorer()
+        if not isinstance(scorer, dict):
+            return scorer
+        return MetadataRouter(owner="scoring").add(
+            method_mapping=MethodMapping().add(caller="score", callee="score"), **scorer)
+
+    def get_metadata_routing(self):
+        """Get the metadata routing of this object (scikit-learn's metadata routing).
+
+        As in scikit-learn's searches: ``fit`` routes to the estimator's ``fit``, to the
+        scorer(s) and to a user's inner splitter (``DPGridSearchCV`` with a splitter as ``cv``);
+        ``score`` routes to the scorer. Only :class:`~skdptune.DPGridSearchCV` accepts metadata
+        for the scorer inside ``fit`` (weighted partition utilities); the other searches refuse
+        it before reading any data (docs/sklearn_differences.md).
+
+        Returns
+        -------
+        routing : MetadataRouter
+            A :class:`~sklearn.utils.metadata_routing.MetadataRouter` encapsulating the
+            routing information.
+        """
+        router = MetadataRouter(owner=type(self).__name__)
+        router.add(estimator=self.estimator,
+                   method_mapping=MethodMapping().add(caller="fit", callee="fit"))
+        router.add(scorer=self._routing_scorer(),
+                   method_mapping=MethodMapping().add(caller="score", callee="score")
+                   .add(caller="fit", callee="score"))
+        splitter = self._inner_splitter()
+        if splitter is not None:
+            router.add(splitter=splitter,
+                       method_mapping=MethodMapping().add(caller="fit", callee="split"))
+        return router
+
+    def _params_for_scorer(self, scorer, caller: str, params: dict) -> dict:
+        """The metadata of ``params`` that ``scorer`` requests (its own requests and aliases,
+        resolved by scikit-learn's routing), for a call from ``caller``."""
+        router = MetadataRouter(owner=type(self).__name__).add(
+            scorer=scorer, method_mapping=MethodMapping().add(caller=caller, callee="score"))
+        return dict(router.route_params(caller=caller, params=params).scorer.score)
+
+    def _route_fit_params(self, fit_params: dict) -> tuple[dict, dict, dict]:
+        """``(estimator fit params, selecting scorer params, splitter params)``; public.
+
+        With scikit-learn's metadata routing enabled, ``process_routing`` validates the
+        metadata (scikit-learn's errors for metadata nobody requested) and routes it; the
+        scorer metadata of a search that cannot weight its scores is refused. Without routing,
+        as scikit-learn < 1.7: ``groups`` goes to the splitter, everything else to the
+        estimator's ``fit``, nothing to the scorer (docs/sklearn_differences.md).
+        """
+        if not _routing_enabled():
+            params = dict(fit_params)
+            groups = params.pop("groups", None)
+            return params, {}, ({} if groups is None else {"groups": groups})
+        routed = process_routing(self, "fit", **fit_params)
+        self._check_score_params(dict(routed.scorer.score))
+        split_params = (dict(routed.splitter.split) if self._inner_splitter() is not None
+                        else {})
+        score_params = self._params_for_scorer(self._selecting_routing_scorer(), "fit",
+                                               fit_params) if fit_params else {}
+        return dict(routed.estimator.fit), score_params, split_params
+
+    def _selecting_routing_scorer(self):
+        """The selecting metric's scikit-learn scorer (the one routed metadata can reach)."""
+        scorer = self._public_scorer()
+        return scorer[self.refit] if isinstance(scorer, dict) else scorer
 
     def _warn_seeded_estimator(self) -> None:
         """Data-independent warning: the estimator's own noise seeds are not used."""
@@ -370,9 +455,14 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             Targets; ``None`` for unsupervised estimators. For a classifier every label must be
             in the declared ``classes``.
         **fit_params : dict
-            Passed to the estimator's ``fit`` (row-aligned ones, such as ``sample_weight``,
-            are indexed with the rows), except ``groups``, which goes to the inner splitter
-            (``DPGridSearchCV`` with a splitter as ``cv``; refused elsewhere).
+            Without metadata routing: passed to the estimator's ``fit`` (row-aligned ones,
+            such as ``sample_weight``, are indexed with the rows), except ``groups``, which goes
+            to the inner splitter (``DPGridSearchCV`` with a splitter as ``cv``; refused
+            elsewhere). With ``sklearn.set_config(enable_metadata_routing=True)``: routed as
+            scikit-learn's searches route them -- to the estimator's ``fit``
+            (``set_fit_request``), the scorer (``set_score_request``; ``DPGridSearchCV`` only)
+            and the inner splitter. A ``sample_weight`` array must be finite and non-negative
+            (checked before any private computation; nothing is charged on error).
 
         Returns
         -------
@@ -383,14 +473,17 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_error_score()
         self._check_sklearn_options()
         self._check_space()
-        # routed to the inner splitter (as scikit-learn does), never to the estimator's fit
-        groups = fit_params.pop("groups", None)
-        self._check_score_metadata()
+        # scikit-learn's routing: the estimator's fit, the selecting scorer, the inner splitter
+        fit_params, score_params, split_params = self._route_fit_params(fit_params)
         check_leak_free_configuration(self.estimator, self._search_space())
         check_private_components(self.estimator, self._search_space())
         self._warn_seeded_estimator()
         X, y = check_rows(X, y)
         n_samples = _num_samples(X)  # n is public under replace-one neighbours
+        # formats and lengths (public); the weights' values are checked with the domain below
+        check_routed_metadata(fit_params, n_samples, "the estimator's fit", aligned=False)
+        check_routed_metadata(score_params, n_samples, "the scorer")
+        check_routed_metadata(split_params, n_samples, "the inner splitter")
         candidates = self._dry_run_candidates()
         classes = resolve_classes(self.classes, self.estimator, candidates)
         y = check_public_shapes(X, y, classes, self.estimator)
@@ -400,13 +493,12 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         seeds = SeedPlan(self.random_state)
         public = PublicInfo(n_samples, classes, padding)
         plan = self._plan_tuning(public, seeds)
-        if groups is not None:
-            check_consistent_length(X, groups)
-        self._check_groups(groups, public)
-        plan.groups = groups
+        self._check_split_params(split_params, public)
+        plan.split_params, plan.score_params = split_params, score_params
         with many_small_fits():  # tiny synthetic fits: single-threaded BLAS is much faster
             domain = dry_run(self.estimator, candidates, X, y, classes, fit_params,
-                             _flat_scorers(plan.scorers), padding, fill)
+                             _flat_scorers(plan.scorers), padding, fill,
+                             scorer_params={"scoring": score_params})
 
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)
@@ -417,6 +509,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         # 3. the declared domain (fixed message, nothing charged)
         check_domain(X, y, classes, allow_nan=domain.allow_nan)
+        check_weights_domain([fit_params.get("sample_weight"),
+                              score_params.get("sample_weight")])
 
         # 4. the private region; 5. charge once, also on failure (the data was read)
         try:
@@ -548,19 +642,26 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         _check_refit(self, attr)
         check_is_fitted(self)
 
-    def score(self, X, y=None):
+    def score(self, X, y=None, **params):
         """Score of the returned model on ``(X, y)`` with the search's scorer (``scorer_``).
 
         The score is computed on the data you pass (e.g. a public test set); it is not part
         of the private fit and costs no privacy of the training rows. With a multi-metric
         ``scoring`` it is the ``refit`` metric; without ``y`` the scorer is called as
-        ``scorer(estimator, X)``.
+        ``scorer(estimator, X)``. ``**params`` (e.g. ``sample_weight``) reach the scorer as
+        its ``set_score_request`` asks, with metadata routing enabled only (as in
+        scikit-learn).
         """
         self._check_fitted_model("score")
+        _raise_for_params(params, self, "score")
         scorer = self.scorer_[self.refit] if isinstance(self.scorer_, dict) else self.scorer_
-        if y is None:
+        score_params = {}
+        if params:
+            process_routing(self, "score", **params)  # scikit-learn's checks and errors
+            score_params = self._params_for_scorer(scorer, "score", params)
+        if y is None and not score_params:
             return scorer(self.best_estimator_, X)
-        return scorer(self.best_estimator_, X, y)
+        return scorer(self.best_estimator_, X, y, **score_params)
 
     @available_if(_search_estimator_has("score_samples"))
     def score_samples(self, X):

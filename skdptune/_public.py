@@ -46,7 +46,9 @@ __all__ = [
     "check_budget",
     "check_domain",
     "check_public_shapes",
+    "check_routed_metadata",
     "check_rows",
+    "check_weights_domain",
     "choose_object_fill",
     "dry_run",
     "make_padding",
@@ -326,6 +328,70 @@ def make_padding(X: Any, y: Any, classes: np.ndarray | None, fill: Any = "") -> 
 
 
 # --------------------------------------------------------------------------------------------
+# Metadata (fit parameters routed to the estimator, the scorer or the splitter)
+# --------------------------------------------------------------------------------------------
+
+
+def _is_array_like(value: Any) -> bool:
+    return (hasattr(value, "__len__") or hasattr(value, "shape")) and not isinstance(
+        value, (str, bytes, dict))
+
+
+def check_routed_metadata(params: dict, n_samples: int, destination: str, *,
+                          aligned: bool = True) -> None:
+    """Check the format of metadata going to ``destination``; public (shapes and dtypes).
+
+    ``aligned=True`` (the scorer, the inner splitter): every array-like must have one entry
+    per row, so that a partition's share of it is its rows' entries (a replaced record
+    changes one partition's share only); scalars pass unchanged. ``aligned=False`` (the
+    estimator's ``fit``, as in scikit-learn): other lengths pass unchanged. A ``sample_weight``
+    array must be 1-d, numeric and row-aligned everywhere; its values are checked by
+    :func:`check_weights_domain` with the domain.
+    """
+    for name, value in params.items():
+        if value is None:
+            continue
+        if name == "sample_weight":
+            if not _is_array_like(value):
+                if aligned:
+                    raise ValueError(
+                        f"sample_weight for {destination} must be an array with one weight per "
+                        f"row of X (n_samples={n_samples}); got {type(value).__name__}. "
+                        "Nothing was charged.")
+                continue
+            shape, kind = np.shape(value), np.asarray(value).dtype.kind
+            if len(shape) != 1 or shape[0] != n_samples or kind not in "biuf":
+                raise ValueError(
+                    f"sample_weight for {destination} must be a 1-d numeric array with one "
+                    f"weight per row of X (n_samples={n_samples}); got shape {shape} and "
+                    f"dtype kind {kind!r}. Nothing was charged.")
+        elif aligned and _is_array_like(value):
+            length = _num_samples_or_none(value)
+            if length != n_samples:
+                raise ValueError(
+                    f"The metadata {name!r} for {destination} must have one entry per row of "
+                    f"X (n_samples={n_samples}); got {length} entries. Only row-aligned "
+                    "metadata can be split with the rows. Nothing was charged.")
+
+
+def check_weights_domain(weights: list) -> None:
+    """Refuse non-finite or negative sample weights with a fixed message (:class:`DomainError`).
+
+    Reads the weights (private: a weight is part of its record) for this one purpose, after
+    the budget check and before any private computation; nothing is charged. Weights already
+    passed :func:`check_routed_metadata` (numeric, 1-d).
+    """
+    for value in weights:
+        if value is None or not _is_array_like(value):
+            continue
+        w = np.asarray(value, dtype=float)
+        if not (np.isfinite(w).all() and (w >= 0).all()):
+            raise DomainError(
+                "sample_weight must be finite and non-negative (no value or position is named "
+                "here because this check reads the private data). Nothing was charged.")
+
+
+# --------------------------------------------------------------------------------------------
 # Domain check (the only function here that reads the data)
 # --------------------------------------------------------------------------------------------
 
@@ -461,19 +527,22 @@ class DryRunResult:
 
 def dry_run(estimator: Any, candidates: list[dict], X: Any, y: Any, classes: np.ndarray | None,
             fit_params: dict, scorers: dict[str, Any], padding: Padding | None,
-            fill: Any = "") -> DryRunResult:
+            fill: Any = "", scorer_params: dict[str, dict] | None = None) -> DryRunResult:
     """Fit and score every candidate (up to a cap) on synthetic data with the public format.
 
     Raises ``ValueError`` naming the candidate and quoting the error -- which is about
     synthetic data, hence public. Warnings are silenced (they concern synthetic data). Goes
     through :func:`skdptune.evaluation._fit.fit_on_rows`, the path of the private fits, with
-    the same padding rows.
+    the same padding rows. ``scorer_params`` maps a scorer's name to the metadata it gets
+    (row-aligned arrays replaced by ones), so that a scorer that cannot take them fails here.
     """
     from .evaluation._fit import candidate_template, fit_on_rows, instantiate
     from .exceptions import PrivacyLeakError
 
     X_syn, y_syn = synthetic_dataset(X, y, classes, fill=fill)
     params_syn = synthetic_fit_params(fit_params, _num_samples(X), _num_samples(X_syn))
+    score_syn = {name: synthetic_fit_params(params, _num_samples(X), _num_samples(X_syn))
+                 for name, params in (scorer_params or {}).items() if params}
     checked = candidates if candidates else [{}]
     for i, params in enumerate(checked):
         where = f"candidate {params!r}" if params else "the estimator"
@@ -491,8 +560,11 @@ def dry_run(estimator: Any, candidates: list[dict], X: Any, y: Any, classes: np.
                                     params_syn, padding=padding)
                 for name, scorer in scorers.items():
                     # without y, scorer(estimator, X), as scikit-learn's searches call it
-                    value = (scorer(model, X_syn) if y_syn is None
-                             else scorer(model, X_syn, y_syn))
+                    if name in score_syn:
+                        value = scorer(model, X_syn, y_syn, **score_syn[name])
+                    else:
+                        value = (scorer(model, X_syn) if y_syn is None
+                                 else scorer(model, X_syn, y_syn))
                     _check_score(value, name)
         except PrivacyLeakError:
             raise

@@ -163,6 +163,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     3
     """
 
+    # scorer_ and metadata routing see the per-example scores as scikit-learn scorers
+    _raw_scoring = staticmethod(raw_scorer_name)
+
     _parameter_constraints: dict = {
         **BaseDPSearchCV._parameter_constraints,
         "param_space": [dict],
@@ -287,7 +290,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         return {"epsilon_total": self._budget()[1]}
 
     def _plan_tuning(self, public, seeds):
-        self.scorer_ = self._public_scorer(raw_scorer_name)
+        self.scorer_ = self._public_scorer()
         score = check_per_example_score(self._selection_scoring(), self.estimator,
                                         **({} if self.score_clip is None
                                            else {"clip": self.score_clip}))

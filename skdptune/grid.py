@@ -99,7 +99,10 @@ class DPGridSearchCV(BaseDPSearchCV):
     scoring : str, callable, list, tuple, dict or None, default=None
         Scorer; ``None`` uses the estimator's ``score`` (accuracy or r2). Several metrics (a
         list of names or a dict of scorers) select by the one named in ``refit``; only that
-        one is computed on the private data (docs/sklearn_differences.md).
+        one is computed on the private data (docs/sklearn_differences.md). With metadata
+        routing enabled, a scorer that requests ``sample_weight`` (``set_score_request``)
+        gets the weights of each partition's validation rows: every partition utility stays
+        in [0, 1], so the sensitivity stays ``1/k`` (docs/grid_search.md).
     score_bounds : tuple (lo, hi) or None, default=None
         Range of the scorer, mapped to the [0, 1] utility scale. Required for scorers without
         a known range.
@@ -354,17 +357,35 @@ class DPGridSearchCV(BaseDPSearchCV):
             scorers={"scoring": scorer, "scorer_ (used by score)": self.scorer_},
         )
 
-    def _check_groups(self, groups, public):
+    def _inner_splitter(self):
+        return self.cv if hasattr(self.cv, "split") else None
+
+    def _check_split_params(self, split_params, public):
         # groups go to a user's inner splitter, inside each partition (sensitivity unchanged)
         if not hasattr(self.cv, "split"):
-            if groups is not None:
+            if split_params:
                 raise ValueError(
                     f"groups is used by the inner splitter only, and cv={self.cv!r} splits "
                     "without groups. Pass a group splitter, e.g. cv=GroupKFold(n_splits=3), or "
                     "drop groups.")
             return
         n_rows = public.n_samples // self._resolve_n_partitions(public.n_samples)
-        check_inner_splitter(self.cv, n_rows, public.classes, groups is not None)
+        check_inner_splitter(self.cv, n_rows, public.classes, split_params)
+
+    def _check_score_params(self, score_params):
+        """Accept metadata for the scorer: weighted partition utilities stay private.
+
+        Privacy (replace-one; a record is its features, label *and* weight): partition ``i``'s
+        utility is the selecting scorer's value on partition ``i``'s validation rows with
+        *their* weights (and other row-aligned metadata) only, clipped to [0, 1] whatever the
+        weights are. Replacing one record -- features, label and weight -- changes one
+        partition's term by at most 1, hence the aggregate by at most ``1/k``: the sensitivity
+        of the unweighted search, with no bound on the weights. The weights are checked
+        (finite, non-negative, one per row) before any private computation; a partition whose
+        weighted score fails (e.g. all its validation weights are 0) gets ``error_score`` like
+        any failure. The weights reach the estimator's fit only if it requests them
+        (``set_fit_request``), never because the scorer does.
+        """
 
     def _run_tuning(self, plan, X, y, fit_params, seeds):
         candidates = plan.settings["candidates"]
@@ -373,8 +394,9 @@ class DPGridSearchCV(BaseDPSearchCV):
         self._log(1, f"fitting {len(candidates)} candidates x {evaluator.n_partitions} "
                      f"partitions = {len(candidates) * evaluator.n_partitions} fits")
         # exact utilities: private, handed straight to the selector and never kept
-        selection = selector.select(evaluator.evaluate(X, y, candidates, fit_params,
-                                                       plan.groups))
+        selection = selector.select(evaluator.evaluate(
+            X, y, candidates, fit_params, split_params=plan.split_params,
+            score_params=plan.score_params))
         self._log(1, f"selected candidate {selection.index} by {self.selection}"
                      + (" (fallback: nothing selected)" if selection.fallback else ""))
         attributes = {

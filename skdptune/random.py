@@ -149,6 +149,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
     1.0
     """
 
+    # scorer_ and metadata routing see the per-example scores as scikit-learn scorers
+    _raw_scoring = staticmethod(raw_scorer_name)
+
     _parameter_constraints: dict = {
         **BaseDPSearchCV._parameter_constraints,
         "param_distributions": [dict, list],
@@ -248,7 +251,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         return [(f"tuning: {event.name}", event)]
 
     def _plan_tuning(self, public, seeds):
-        self.scorer_ = self._public_scorer(raw_scorer_name)
+        self.scorer_ = self._public_scorer()
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
         score = check_validation_score(self._selection_scoring(), self.estimator,
                                        public.classes, **clip)

@@ -27,7 +27,10 @@ from diffprivlib.models import GaussianNB, KMeans, LinearRegression
 from diffprivlib.models import LogisticRegression as DPLogisticRegression
 from diffprivlib.utils import BudgetError
 from scipy.stats import expon
+from sklearn import config_context
+from sklearn.exceptions import UnsetMetadataPassedError
 from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, make_scorer
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils._param_validation import InvalidParameterError
@@ -92,21 +95,27 @@ BOX = {"var_smoothing": (1e-9, 1e-1, "log")}
 def grid(**kw):
     space = kw.pop("space", GRID)
     kw.setdefault("classes", [0, 1])
-    return lambda est, X, y, acc: DPGridSearchCV(est, space, accountant=acc, **kw).fit(X, y)
+    fit_params = kw.pop("fit_params", {})
+    return lambda est, X, y, acc: DPGridSearchCV(est, space, accountant=acc, **kw).fit(X, y,
+                                                                          **fit_params)
 
 
 def rand(**kw):
     space = kw.pop("space", DIST)
     kw.setdefault("classes", [0, 1])
     kw.setdefault("n_iter", 2)
-    return lambda est, X, y, acc: DPRandomSearchCV(est, space, accountant=acc, **kw).fit(X, y)
+    fit_params = kw.pop("fit_params", {})
+    return lambda est, X, y, acc: DPRandomSearchCV(est, space, accountant=acc, **kw).fit(X, y,
+                                                                          **fit_params)
 
 
 def gibo(**kw):
     space = kw.pop("space", BOX)
     kw.setdefault("classes", [0, 1])
     kw.setdefault("n_iter", 1)
-    return lambda est, X, y, acc: DPGIBOSearchCV(est, space, accountant=acc, **kw).fit(X, y)
+    fit_params = kw.pop("fit_params", {})
+    return lambda est, X, y, acc: DPGIBOSearchCV(est, space, accountant=acc, **kw).fit(X, y,
+                                                                          **fit_params)
 
 
 def fit_with(search, X=None, y=None):
@@ -123,6 +132,34 @@ def front(**kw):
     kw.setdefault("n_initial", 1)
     kw.setdefault("n_iter", 0)
     return lambda est, X, y, acc: privacy_utility_front(est, space, X, y, **kw)
+
+
+def routed(kind, *, scorer_requests=None, fit_request=False, score_request=None, **fit_kw):
+    """A search fitted with metadata routing enabled and ``fit_kw`` as fit parameters
+    (callables of ``(X, y)``). ``scorer_requests``: the grid's scorer is an accuracy scorer
+    with these ``set_score_request`` arguments; ``score_request``: the estimator's own."""
+    def call(est, X, y, acc):
+        with config_context(enable_metadata_routing=True):
+            if fit_request is not None:
+                est.set_fit_request(sample_weight=fit_request)
+            if score_request is not None:
+                est.set_score_request(sample_weight=score_request)
+            kw = {}
+            if scorer_requests is not None:
+                kw = {"scoring": make_scorer(accuracy_score).set_score_request(
+                    **scorer_requests), "score_bounds": (0, 1)}
+            search = {"grid": grid, "random": rand, "gibo": gibo}[kind]
+            params = {name: make(X, y) for name, make in fit_kw.items()}
+            return search(**kw, fit_params=params)(est, X, y, acc)
+    return call
+
+
+def _weights_with(value):
+    def make(X, y):
+        w = np.ones(len(X))
+        w[5] = value
+        return w
+    return make
 
 
 def fn(function, *args, **kw):
@@ -192,6 +229,41 @@ CASES = [
     Case("grid-budget-exceeded", lambda est, X, y, acc: DPGridSearchCV(
         est, GRID, classes=[0, 1], accountant=BudgetAccountant(epsilon=0.5)).fit(X, y),
          BudgetError, ("accountant",)),
+    # metadata: checked before any private computation (routing: scikit-learn's errors)
+    Case("grid-sample_weight-nan", routed("grid", scorer_requests={"sample_weight": True},
+                                          sample_weight=_weights_with(np.nan)),
+         DomainError, ("sample_weight",)),
+    Case("grid-sample_weight-negative", routed("grid", scorer_requests={"sample_weight": True},
+                                               sample_weight=_weights_with(-1.0)),
+         DomainError, ("sample_weight",)),
+    Case("grid-sample_weight-inf", routed("grid", scorer_requests={"sample_weight": True},
+                                          sample_weight=_weights_with(np.inf)),
+         DomainError, ("sample_weight",)),
+    Case("grid-sample_weight-length", routed(
+        "grid", scorer_requests={"sample_weight": True},
+        sample_weight=lambda X, y: np.ones(len(X) - 1)), ValueError, ("sample_weight",)),
+    Case("grid-sample_weight-2d", routed(
+        "grid", scorer_requests={"sample_weight": True},
+        sample_weight=lambda X, y: np.ones((len(X), 2))), ValueError, ("sample_weight",)),
+    Case("grid-sample_weight-strings", routed(
+        "grid", scorer_requests={"sample_weight": True},
+        sample_weight=lambda X, y: np.full(len(X), "1")), ValueError, ("sample_weight",)),
+    Case("grid-sample_weight-scalar-for-scorer", routed(
+        "grid", scorer_requests={"sample_weight": True}, sample_weight=lambda X, y: 2.0),
+         ValueError, ("sample_weight",)),
+    Case("grid-score-metadata-not-row-aligned", routed(
+        "grid", scorer_requests={"extra": True}, extra=lambda X, y: np.ones(7)),
+         ValueError, ("'extra'",)),
+    Case("grid-fit-sample_weight-nan-no-routing", grid(
+        fit_params={"sample_weight": np.where(np.arange(N) == 3, np.nan, 1.0)}),
+         DomainError, ("sample_weight",)),
+    Case("grid-metadata-unrequested", routed("grid", no_such=lambda X, y: np.ones(len(X))),
+         TypeError, ("no_such",)),
+    Case("grid-metadata-request-unset", routed("grid", fit_request=None,
+                                               sample_weight=lambda X, y: np.ones(len(X))),
+         UnsetMetadataPassedError, ("sample_weight",)),
+    Case("grid-groups-without-splitter", routed("grid", groups=lambda X, y: np.arange(len(X))),
+         TypeError, ("groups",)),
     # ---- DPRandomSearchCV --------------------------------------------------------------------
     Case("random-n_iter", rand(n_iter=0), IPE, ("n_iter",)),
     Case("random-distribution", rand(distribution="uniform"), IPE, ("distribution",)),
@@ -227,6 +299,9 @@ CASES = [
          ValueError, ("score_clip",),
          estimator=lambda acc: KMeans(epsilon=1.0, bounds=(-1, 1), accountant=acc),
          absent=(r"(?<!score_)clip\b",)),
+    Case("random-weighted-scorer", routed("random", score_request=True,
+                                          sample_weight=lambda X, y: np.ones(len(X))),
+         ValueError, ("sample_weight",), absent=(r"(?<!score_)clip\b",)),
     # ---- DPGIBOSearchCV ----------------------------------------------------------------------
     Case("gibo-epsilon", gibo(epsilon=-1.0), IPE, ("epsilon",)),
     Case("gibo-delta-zero", gibo(delta=0.0), IPE, ("delta",)),
@@ -245,6 +320,9 @@ CASES = [
     Case("gibo-space-list", gibo(space={"var_smoothing": [1e-9, 1e-3]}), ValueError,
          ("var_smoothing",)),
     Case("gibo-space-type", gibo(space=[BOX]), IPE, ("param_space",)),
+    Case("gibo-weighted-scorer", routed("gibo", score_request=True,
+                                        sample_weight=lambda X, y: np.ones(len(X))),
+         ValueError, ("sample_weight",), estimator=dplr),
     # ---- estimator_privacy -------------------------------------------------------------------
     Case("privacy-nonprivate", lambda est, X, y, acc: estimator_privacy(LogisticRegression()),
          NonPrivateComponentError, ("estimator",)),

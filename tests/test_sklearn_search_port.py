@@ -41,6 +41,7 @@ from sklearn.model_selection import (
     KFold,
     LeaveOneGroupOut,
     LeavePGroupsOut,
+    ParameterGrid,
     StratifiedKFold,
     StratifiedShuffleSplit,
 )
@@ -156,6 +157,9 @@ def _dp_double(base, **checks):
             if len(fit_params[name]) != len(X):
                 raise AssertionError(f"Fit parameter {name} has length "
                                      f"{len(fit_params[name])}; expected {len(X)}.")
+        if "record_weights" in checks:  # a list shared by the copies fitted in this process
+            checks["record_weights"].append(
+                None if sample_weight is None else np.array(sample_weight, dtype=float))
         if checks.get("fit_once"):
             assert not hasattr(self, "has_been_fit_"), "fitted twice"
             self.has_been_fit_ = True
@@ -1071,12 +1075,13 @@ def test_search_cv_verbose_3(data):
     assert out.getvalue() and not re.search(r"score=|test=|train=", out.getvalue())
 
 
-def test_score_rejects_params(data):
-    """Port of test_score_rejects_params_with_no_routing_enabled. ADAPTED: ``score`` takes no
-    metadata at all (a TypeError rather than scikit-learn's ValueError)."""
+@pytest.mark.parametrize("kind", ["grid", "random", "gibo"])
+def test_score_rejects_params_with_no_routing_enabled(kind, data):
+    """Port of test_score_rejects_params_with_no_routing_enabled."""
     X, y = data
-    search = make_search("grid", nb(), NB_SPACE).fit(X, y)
-    with pytest.raises(TypeError):
+    est, space = spaces(kind)
+    search = make_search(kind, est, space).fit(X, y)
+    with pytest.raises(ValueError, match="is only supported if"):
         search.score(X, y, metadata=1)
 
 
@@ -1113,17 +1118,309 @@ def test_random_search_with_distributions(data):
     assert search.cv_results_["param_C"].dtype == np.float64
 
 
-@pytest.mark.parametrize("kind", ["grid", "random"])
-def test_multi_metric_search_forwards_metadata(kind, data):
-    """REFUSED (port of test_multi_metric_search_forwards_metadata and
-    test_unsupported_sample_weight_scorer): a scorer that requests sample_weight through
-    metadata routing; refused before any data is read, saying what to do instead."""
+
+# ==============================================================================================
+# Metadata routing (scikit-learn's test_search.py "Metadata Routing Tests" and the search rows
+# of sklearn/tests/test_metaestimators_metadata_routing.py)
+# ==============================================================================================
+
+KINDS = ["grid", "random", "gibo"]
+
+
+def routing_search(kind, estimator=None, **kw):
+    """A search whose estimator (a diffprivlib model or a recording double) is given."""
+    est, space = spaces(kind)
+    return make_search(kind, estimator if estimator is not None else est, space, **kw)
+
+
+def recording_scorer(calls, **requests):
+    """``make_scorer`` of weighted accuracy that records what each call received (scikit-learn's
+    ``ConsumingScorer``). The metric runs inside the private region, where an assertion would
+    only become ``error_score``: tests assert on ``calls`` afterwards."""
+    def metric(y_true, y_pred, sample_weight=None, metadata=None):
+        calls.append({"y": np.asarray(y_true), "sample_weight": sample_weight,
+                      "metadata": metadata})
+        return accuracy_score(y_true, y_pred, sample_weight=sample_weight)
+    return make_scorer(metric).set_score_request(**requests)
+
+
+def private_calls(calls):
+    """Calls on private rows: the metadata are the rows' ids (distinct); the dry run's synthetic
+    metadata are ones."""
+    return [c for c in calls if c["metadata"] is not None
+            and len(set(np.asarray(c["metadata"]).tolist())) == len(c["metadata"]) > 1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_default_request(kind):
+    """Port of test_default_request: nothing is requested by default (a group splitter
+    requests ``groups``, as in scikit-learn)."""
+    from sklearn.utils.metadata_routing import MetadataRouter
+
+    routing = routing_search(kind).get_metadata_routing()
+    assert isinstance(routing, MetadataRouter)
+    assert routing.consumes("fit", ["sample_weight", "metadata", "groups"]) == set()
+    assert routing.consumes("score", ["sample_weight", "metadata"]) == set()
+    grouped = make_search("grid", nb(), NB_SPACE, cv=GroupKFold(n_splits=3))
+    assert grouped.get_metadata_routing().consumes("fit", ["groups", "sample_weight"]) == {
+        "groups"}
+
+
+@pytest.mark.parametrize("key", ["sample_weight", "metadata"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_error_on_missing_requests_for_sub_estimator(kind, key, data):
+    """Port of test_error_on_missing_requests_for_sub_estimator: metadata whose request is
+    unset raises scikit-learn's UnsetMetadataPassedError, before any data is read."""
+    from sklearn.exceptions import UnsetMetadataPassedError
+
+    X, y = data
+    Checking = _dp_double(GaussianNB if kind != "gibo" else LogisticRegression)
+    est = Checking(epsilon=2.0, bounds=BOUNDS) if kind != "gibo" else \
+        Checking(epsilon=2.0, data_norm=12.0)
+    with config_context(enable_metadata_routing=True):
+        search = routing_search(kind, est)
+        if key == "sample_weight":
+            # scikit-learn 1.4 says "... requested or not for", later versions "... or not
+            # requested for"
+            error, message = UnsetMetadataPassedError, (
+                rf"\[{key}\] are passed but are not explicitly set as requested or not"
+                rf"( requested)? for {type(est).__name__}\.fit")
+        else:
+            # ADAPTED: no diffprivlib fit declares `metadata` (scikit-learn's consuming
+            # estimators do), so scikit-learn reports it as routed to no object (TypeError)
+            error, message = TypeError, r"got unexpected argument\(s\) \{'metadata'\}"
+        with pytest.raises(error, match=message):
+            search.fit(X, y, **{key: np.ones(len(X))})
+    assert spent(search) == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_setting_request_on_sub_estimator_removes_error(kind, data):
+    """Port of test_setting_request_on_sub_estimator_removes_error: a requested
+    ``sample_weight`` reaches every fit of the estimator, restricted to its rows.
+
+    ADAPTED: every fit of a classifier also gets the public padding rows, weighted 1; the
+    ``metadata`` half of the test is refused for a classifier (a row-aligned fit parameter
+    other than sample_weight cannot be extended to the padding rows: see
+    test_row_aligned_fit_params_of_a_classifier_are_refused); scikit-learn's test also sets the
+    scorer's request, which DPRandomSearchCV and DPGIBOSearchCV refuse (see
+    test_weighted_scorer_is_refused_by_the_mean_based_searches).
+    """
+    X, y = data
+    weights = np.random.RandomState(0).uniform(0.5, 2.0, len(X))
+    record = []
+    base = GaussianNB if kind != "gibo" else LogisticRegression
+    Checking = _dp_double(base, record_weights=record)
+    est = Checking(epsilon=2.0, bounds=BOUNDS) if kind != "gibo" else \
+        Checking(epsilon=2.0, data_norm=12.0)
+    with config_context(enable_metadata_routing=True):
+        # scoring=None scores with the estimator's own score, which must say whether it wants
+        # the weights too (scikit-learn's rule for its searches as well)
+        est.set_fit_request(sample_weight=True).set_score_request(sample_weight=False)
+        routing_search(kind, est).fit(X, y, sample_weight=weights)
+    assert record and all(w is not None for w in record)
+    fits = [w for w in record if not np.all(w == 1.0)]  # the dry run's weights are ones
+    assert len(fits) >= 2  # inner fits and the returned model's
+    private = set(np.round(weights, 12).tolist())
+    for w in fits:
+        assert np.all(w[-2:] == 1.0)  # the padding rows
+        assert set(np.round(w[:-2], 12).tolist()) <= private  # a subset of the user's weights
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_non_consuming_estimator_works(kind, data):
+    """Port of test_non_consuming_estimator_works: routing enabled, no metadata."""
     X, y = data
     with config_context(enable_metadata_routing=True):
-        scorer = make_scorer(accuracy_score).set_score_request(sample_weight=True)
-        scoring = {"weighted": scorer, "accuracy": "accuracy"}
-        search = make_search(kind, nb(), NB_SPACE, scoring=scoring, refit="accuracy")
-        with pytest.raises(ValueError, match=r"does not route \['sample_weight'\] to the "
-                                             r"scorer.*set_score_request"):
-            search.fit(X, y, sample_weight=np.ones(len(X)))
+        search = routing_search(kind).fit(X, y)
+        search.score(X, y)
+    assert search.best_params_
+
+
+@pytest.mark.parametrize("estimator", ["nb", "lr"])  # the one-by-one and the batched path
+def test_multi_metric_search_forwards_metadata(estimator, data):
+    """Port of test_multi_metric_search_forwards_metadata (DPGridSearchCV).
+
+    ADAPTED: only the selecting metric is computed on the private data, so the consuming scorer
+    is the ``refit`` metric (with a non-selecting consuming scorer, the metadata is accepted and
+    never computed on: checked below). The metadata are the rows' ids, so the test checks that
+    each call received the weights of exactly its validation rows, and that the validation rows
+    of different partitions are disjoint.
+    """
+    X, y = data
+    rng = np.random.RandomState(0)
+    score_weights = rng.rand(len(X))
+    ids = np.arange(len(X))
+    est, space = (nb(), NB_SPACE) if estimator == "nb" else (lr(), {"C": [0.1, 1.0]})
+    calls = []
+    with config_context(enable_metadata_routing=True):
+        scorer = recording_scorer(calls, sample_weight="score_weights",
+                                  metadata="score_metadata")
+        scoring = {"my_scorer": scorer, "accuracy": "accuracy"}
+        search = make_search("grid", est, space, scoring=scoring, refit="my_scorer",
+                             score_bounds=(0, 1))
+        search.fit(X, y, score_weights=score_weights, score_metadata=ids)
+    received = private_calls(calls)
+    assert len(received) == len(ParameterGrid(space)) * search.n_partitions_
+    validation_sets = set()
+    for call in received:
+        rows = np.asarray(call["metadata"])
+        np.testing.assert_array_equal(call["sample_weight"], score_weights[rows])
+        np.testing.assert_array_equal(call["y"], y[rows])
+        validation_sets.add(frozenset(rows.tolist()))
+    assert len(validation_sets) == search.n_partitions_
+    assert sum(len(v) for v in validation_sets) == len(frozenset().union(*validation_sets))
+
+    calls.clear()
+    with config_context(enable_metadata_routing=True):
+        scorer = recording_scorer(calls, sample_weight="score_weights",
+                                  metadata="score_metadata")
+        make_search("grid", est, space, scoring={"my_scorer": scorer, "accuracy": "accuracy"},
+                    refit="accuracy").fit(X, y, score_weights=score_weights,
+                                          score_metadata=ids)
+    assert calls and not private_calls(calls)  # the dry run only
+
+
+@pytest.mark.parametrize("kind", ["random", "gibo"])
+def test_multi_metric_search_forwards_metadata_refused(kind, data):
+    """REFUSED (port of test_multi_metric_search_forwards_metadata for RandomizedSearchCV):
+    a noisy validation score is a mean over the validation rows, and a weighted mean has no
+    bounded sensitivity without a public bound on the weights. Refused before any data is
+    read, saying why and what to do instead; nothing charged."""
+    X, y = data
+    with config_context(enable_metadata_routing=True):
+        scorer = recording_scorer([], sample_weight="score_weights")
+        est, space = spaces(kind)
+        selecting = "accuracy" if kind == "random" else "log_loss"
+        search = make_search(kind, est, space, scoring={"my_scorer": scorer, selecting:
+                                                        selecting}, refit=selecting)
+        with pytest.raises(ValueError, match=r"cannot pass \['score_weights'\] to its scorer.*"
+                                             r"no bounded sensitivity without a public bound "
+                                             r"on the weights.*Use DPGridSearchCV"):
+            search.fit(X, y, score_weights=np.ones(len(X)))
     assert spent(search) == []
+
+
+@pytest.mark.parametrize("kind", ["random", "gibo"])
+def test_weighted_scorer_is_refused_by_the_mean_based_searches(kind, data):
+    """REFUSED (the scorer half of test_metadata_is_routed_correctly_to_scorer): the
+    estimator's own score requesting sample_weight (scoring=None), as in scikit-learn."""
+    X, y = data
+    with config_context(enable_metadata_routing=True):
+        est, space = spaces(kind)
+        est = clone(est).set_fit_request(sample_weight=False).set_score_request(
+            sample_weight=True)
+        search = make_search(kind, est, space, accountant=BudgetAccountant())
+        with pytest.raises(ValueError, match=r"cannot pass \['sample_weight'\] to its scorer"):
+            search.fit(X, y, sample_weight=np.ones(len(X)))
+        assert spent(search) == []
+        # scoring the returned model on your own data may be weighted: it is not private
+        search.fit(X, y)
+        weights = np.linspace(0.1, 1.0, len(X))
+        assert search.score(X, y, sample_weight=weights) == pytest.approx(
+            search.best_estimator_.score(X, y, sample_weight=weights))
+
+
+def test_metadata_is_routed_correctly_to_scorer(data):
+    """Port of test_metadata_is_routed_correctly_to_scorer: ``fit`` and ``score`` route
+    ``sample_weight`` to a requesting scorer; the estimator's fit, which does not request it,
+    never receives it (the returned model included).
+
+    ADAPTED: DPGridSearchCV only; the RandomizedSearchCV row is refused for the private
+    random and GIBO searches (test_weighted_scorer_is_refused_by_the_mean_based_searches).
+    """
+    X, y = data
+    weights = np.random.RandomState(1).uniform(0.0, 3.0, len(X))
+    record, calls = [], []
+    Checking = _dp_double(GaussianNB, record_weights=record)
+    with config_context(enable_metadata_routing=True):
+        est = Checking(epsilon=2.0, bounds=BOUNDS).set_fit_request(sample_weight=False)
+        scorer = recording_scorer(calls, sample_weight=True)
+        search = make_search("grid", est, NB_SPACE, scoring=scorer, score_bounds=(0, 1))
+        search.fit(X, y, sample_weight=weights)
+        assert record and all(w is None for w in record)
+        assert any(c["sample_weight"] is not None and len(c["sample_weight"]) < len(X)
+                   and set(c["sample_weight"]) <= set(weights) for c in calls)
+        calls.clear()
+        score = search.score(X, y, sample_weight=weights)
+    assert len(calls) == 1 and calls[0]["sample_weight"] is weights
+    assert score == pytest.approx(accuracy_score(y, search.predict(X), sample_weight=weights))
+
+
+def test_metadata_is_routed_correctly_to_splitter(data):
+    """Port of test_metadata_is_routed_correctly_to_splitter: ``groups`` and other metadata
+    requested by a splitter reach it.
+
+    ADAPTED: the splitter runs inside each partition, so it receives each partition's share of
+    the metadata; DPGridSearchCV only (the other searches validate on a data-independent
+    holdout and have no splitter: see test_groups_without_a_splitter_are_refused).
+    """
+    X, y = data
+    ids = np.arange(len(X))
+    seen = []
+
+    class Consuming(GroupKFold):
+        def split(self, X_, y_=None, groups=None, metadata=None):
+            seen.append((np.asarray(groups), np.asarray(metadata)))
+            return super().split(X_, y_, groups)
+
+    groups = ids % 7
+    with config_context(enable_metadata_routing=True):
+        cv = Consuming(n_splits=3).set_split_request(groups=True, metadata=True)
+        search = make_search("grid", nb().set_fit_request(sample_weight=False), NB_SPACE,
+                             cv=cv)
+        search.fit(X, y, groups=groups, metadata=ids)
+    private = [(g, m) for g, m in seen if len(set(m.tolist())) == len(m) > 1]
+    assert len(private) >= search.n_partitions_
+    for g, m in private:
+        np.testing.assert_array_equal(g, groups[m.astype(int)])
+
+
+def test_metadata_routed_to_group_splitter(data):
+    """Port of test_metadata_routed_to_group_splitter: a search with a group splitter inside
+    ``cross_validate`` with routed ``groups`` (no "The 'groups' parameter should not be
+    None")."""
+    from sklearn.model_selection import cross_validate
+
+    X, y = data
+    groups = np.arange(len(X)) % 6
+    with config_context(enable_metadata_routing=True):
+        search = make_search("grid", nb(), NB_SPACE, cv=GroupKFold(n_splits=2),
+                             min_partition_size=40)
+        result = cross_validate(search, X, y, params={"groups": groups},
+                                cv=GroupKFold(n_splits=2), scoring="accuracy")
+    assert len(result["test_score"]) == 2
+    assert len(spent(search)) == 2  # one charge per outer fold: the accountant is shared
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_unrequested_metadata_is_refused(kind, data):
+    """Metadata no object requests raises scikit-learn's TypeError before any data is read;
+    nothing charged."""
+    X, y = data
+    with config_context(enable_metadata_routing=True):
+        search = routing_search(kind)
+        with pytest.raises(TypeError, match=r"unexpected argument\(s\) \{'no_such'\}"):
+            search.fit(X, y, no_such=np.ones(len(X)))
+    assert spent(search) == []
+
+
+def test_routing_disabled_keeps_the_weights_away_from_the_scorer(data):
+    """ADAPTED (port of test_unsupported_sample_weight_scorer): without metadata routing, fit
+    parameters go to the estimator's fit (and ``groups`` to the splitter), never to the scorer
+    -- as scikit-learn < 1.7 -- so no scorer can be handed weights it does not support, and
+    there is nothing to warn about. scikit-learn 1.7 forwards sample_weight to a scorer that
+    accepts it; docs/sklearn_differences.md says why the searches do not."""
+    X, y = data
+    record, calls = [], []
+
+    def metric(y_true, y_pred, sample_weight=None):
+        calls.append(sample_weight)
+        return accuracy_score(y_true, y_pred, sample_weight=sample_weight)
+
+    Checking = _dp_double(GaussianNB, record_weights=record)
+    make_search("grid", Checking(epsilon=2.0, bounds=BOUNDS), NB_SPACE,
+                scoring=make_scorer(metric), score_bounds=(0, 1)).fit(
+        X, y, sample_weight=np.full(len(X), 2.0))
+    assert calls and all(w is None for w in calls)
+    assert record and all(w is not None for w in record)

@@ -53,6 +53,7 @@ from diffprivlib.mechanisms import Vector
 from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
 from scipy.special import expit
+from sklearn.utils.validation import _check_method_params
 
 from .._estimators import _derived_seed
 from . import _scores
@@ -359,29 +360,38 @@ def _is_accuracy(scorer) -> bool:
     return getattr(scorer, "scorer", None) is getattr(_scores, "_accuracy", False)
 
 
-def _utility(scorer, template, classes, coef, intercept, X_test, y_test):
-    """The partition model's bounded utility on its validation rows."""
+def _utility(scorer, template, classes, coef, intercept, X_test, y_test, score_params=None):
+    """The partition model's bounded utility on its validation rows.
+
+    ``score_params``: the scorer's metadata of these validation rows (e.g. ``sample_weight``);
+    the accuracy scorer is computed here directly, weighted as ``_scores._accuracy`` weighs it
+    (``np.average``; all-zero weights raise, so the partition gets ``error_score``).
+    """
     if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
         raise ValueError("the fit failed")
     if not np.isfinite(X_test).all():
         raise ValueError("non-finite validation rows")  # predict raises in the one-by-one path
-    if _is_accuracy(scorer):
+    score_params = score_params or {}
+    if _is_accuracy(scorer) and set(score_params) <= {"sample_weight"}:
         decision = X_test @ coef.T + intercept
         if decision.shape[1] == 1:
             predicted = classes[(decision[:, 0] > 0).astype(int)]
         else:
             predicted = classes[decision.argmax(axis=1)]
-        accuracy = float(np.mean(predicted == y_test))
-        return min(1.0, max(0.0, (accuracy - scorer.lo) / (scorer.hi - scorer.lo)))
+        weights = score_params.get("sample_weight")
+        correct = predicted == y_test
+        accuracy = float(np.mean(correct) if weights is None
+                         else np.average(correct, weights=weights))
+        return _scores._to_unit(accuracy, scorer.lo, scorer.hi)
     model = template.__class__.__new__(template.__class__)
     model.__dict__.update(template.__dict__)
     model.classes_, model.coef_, model.intercept_ = classes, coef, intercept
     model.n_features_in_ = coef.shape[1]
     model.n_iter_ = np.zeros(len(coef), dtype=np.int32)
-    return float(scorer(model, X_test, y_test))
+    return float(scorer(model, X_test, y_test, **score_params))
 
 
-def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
+def batched_partition_utilities(jobs, X, y, scorer, padding, error_score, score_params=None):
     """Utilities of candidates on their fit units, one array per job. PRIVATE.
 
     All fits of all jobs are solved together (:func:`lbfgs`).
@@ -398,6 +408,9 @@ def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
         (module docstring).
     padding : Padding or None
         Public rows appended to every fit.
+    score_params : dict or None
+        Metadata for the scorer (row-aligned arrays are restricted to each fit's validation
+        rows; they never reach a fit).
     """
     error = float(error_score)
     X = np.asarray(X, dtype=float)
@@ -443,8 +456,10 @@ def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
         theta = solution[first:first + count]
         test = jobs[job][1][u][1]
         try:
+            params = (_check_method_params(X, params=score_params, indices=test)
+                      if score_params else None)
             outs[job][u] = _utility(scorer, jobs[job][0], classes, theta[:, :d], theta[:, d],
-                                    X[test], y[test])
+                                    X[test], y[test], params)
         except Exception:
             outs[job][u] = error
     return outs

@@ -199,11 +199,15 @@ def fit_and_utility(
     epsilon_scale=None,
     epsilon_total=None,
     row_factor=None,
+    score_params=None,
 ):
     """Bounded utility in [0, 1] of ``template`` fitted on ``train`` and scored on ``test``.
 
     ``template`` is a :func:`candidate_template` (then the keyword settings apply) or a
     :class:`PreparedTemplate` (its settings are already applied; only ``seed`` is used).
+    ``score_params`` (metadata routed to the scorer, e.g. ``sample_weight``) are restricted to
+    the ``test`` rows (row-aligned ones; others pass unchanged): the utility depends on the
+    ``test`` rows' records only. They never reach the fit.
 
     The returned value is exact and therefore private: callers must only feed it to a private
     mechanism (selector, noisy release) and never store it. A failed fit or score returns
@@ -220,8 +224,10 @@ def fit_and_utility(
         fit_on_rows(est, X, y, train, fit_params, padding=padding)
         X_test = _safe_indexing(X, test)
         y_test = None if y is None else _safe_indexing(y, test)
+        params = (_check_method_params(X, params=score_params, indices=test)
+                  if score_params else {})
         with leak_warnings_as_errors():
-            return float(scorer(est, X_test, y_test))
+            return float(scorer(est, X_test, y_test, **params))
     except PrivacyLeakError:
         raise
     except Exception:

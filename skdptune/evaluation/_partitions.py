@@ -16,6 +16,16 @@ coordinate simultaneously. This holds whatever the partition models are -- DP fi
 output over ``(u_s)`` is. That is why ``inner_epsilon`` can be chosen for utility alone: it does
 not enter the privacy bound.
 
+The same argument covers metadata routed to the scorer (``sample_weight`` and any other
+row-aligned metadata, through scikit-learn's metadata routing): partition ``i``'s utility is
+computed from partition ``i``'s validation rows *and their metadata only* (the metadata are
+indexed with the same rows), and it is clipped to [0, 1] whatever the weights. A record is its
+features, label and weight together; replacing one -- all three -- still changes one
+partition's term by at most 1, so the aggregate by at most ``1/k``. No bound on the weights is
+needed. (A weighted *mean over validation rows*, as in randomized repetition, has no such
+bound: one record's weight can move it by up to the whole range.) Metadata for a user's inner
+splitter (``groups``) is indexed with the partition's rows the same way.
+
 The same argument covers failures: a fit or score that raises inside a partition gives that
 partition the utility ``error_score``, a value in [0, 1] like any other, so a failure moves the
 mean by at most ``1/k`` too and needs no special treatment. What must not escape is the failure
@@ -74,11 +84,13 @@ def make_partitions(n_samples: int, n_partitions: int, rng) -> list[np.ndarray]:
     return [np.sort(part) for part in np.array_split(order, n_partitions)]
 
 
-def check_inner_splitter(cv, n_rows: int, classes, groups_given: bool) -> None:
-    """Try a user's splitter on a synthetic partition (public: sizes, labels, whether ``groups``
+def check_inner_splitter(cv, n_rows: int, classes, split_params: dict | None = None) -> None:
+    """Try a user's splitter on a synthetic partition (public: sizes, labels, which metadata
     was given), so that a splitter that cannot work -- a group splitter without ``groups`` --
     fails before any data is read, with its own message.
 
+    ``split_params``: the splitter's metadata (names matter, values are not read: ``groups``
+    becomes a few synthetic groups, other row-aligned arrays ones, scalars pass unchanged).
     Partitions of the real data may still make it fail (too few groups in one partition);
     such a partition gets ``error_score``, like any failed fit (sensitivity unchanged).
     """
@@ -86,9 +98,14 @@ def check_inner_splitter(cv, n_rows: int, classes, groups_given: bool) -> None:
         return
     rows = np.arange(n_rows)
     y = None if classes is None else np.asarray(classes)[rows % len(classes)]
-    groups = rows % min(n_rows, _TRIAL_GROUPS) if groups_given else None
+    params = {name: (np.ones(n_rows) if hasattr(value, "__len__")
+                     and not isinstance(value, (str, dict)) else value)
+              for name, value in (split_params or {}).items()}
+    if "groups" in params:
+        params["groups"] = rows % min(n_rows, _TRIAL_GROUPS)
+    groups = params.pop("groups", None)
     try:
-        splits = list(cv.split(rows, y, groups))
+        splits = list(cv.split(rows, y, groups, **params))
     except Exception as exc:  # about synthetic data: public, report it
         raise ValueError(
             f"The inner splitter cv={cv!r} fails on a synthetic partition of {n_rows} rows, "
@@ -99,12 +116,21 @@ def check_inner_splitter(cv, n_rows: int, classes, groups_given: bool) -> None:
         raise ValueError(f"The inner splitter cv={cv!r} yields no split. Nothing was charged.")
 
 
-def _inner_splits(cv, rows, y, rng, groups=None):
+def _rows_of(params, rows):
+    """``params`` restricted to ``rows``: row-aligned values indexed, others unchanged (they
+    were checked before the data was read: every array-like is row-aligned)."""
+    return {name: (_safe_indexing(value, rows) if hasattr(value, "__len__")
+                   and not isinstance(value, (str, dict)) else value)
+            for name, value in (params or {}).items()}
+
+
+def _inner_splits(cv, rows, y, rng, split_params=None):
     """(train, validation) index pairs inside one partition, in global row numbers.
 
     A float or an int gives data-independent splits (holdout, shuffled ``KFold``); a user's
-    splitter is called as given (with the partition's labels and, when given, ``groups``)
-    inside the silenced worker.
+    splitter is called as given (with the partition's labels and, when given, its metadata
+    -- ``groups`` and what routing sends it -- restricted to the partition's rows) inside the
+    silenced worker.
     """
     if isinstance(cv, numbers.Real) and not isinstance(cv, numbers.Integral):
         # holdout: a data-independent random validation fraction of the partition
@@ -117,20 +143,22 @@ def _inner_splits(cv, rows, y, rng, groups=None):
     else:
         splitter = cv
     y_rows = None if y is None else _safe_indexing(y, rows)
-    g_rows = None if groups is None else _safe_indexing(groups, rows)
-    return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows, g_rows)]
+    params = _rows_of(split_params, rows)
+    groups = params.pop("groups", None)
+    return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows, groups, **params)]
 
 
 def _partition_utility(prepared, X, y, rows, scorer, cv, padding, fit_params, error_score,
-                       split_seed, fit_seed, groups=None):
+                       split_seed, fit_seed, split_params=None, score_params=None):
     """Mean utility of one candidate on one partition (private; returned to the evaluator).
 
     ``prepared(n_train)`` is the candidate's :class:`~._fit.PreparedTemplate` for a fit on
-    ``n_train`` rows (the settings of :func:`_partition_fit_settings`).
+    ``n_train`` rows (the settings of :func:`_partition_fit_settings`). The scorer gets the
+    metadata ``score_params`` of the validation rows only.
     """
     rng = np.random.RandomState(split_seed)
     try:
-        splits = _inner_splits(cv, rows, y, rng, groups)
+        splits = _inner_splits(cv, rows, y, rng, split_params)
     except Exception:
         # a user's splitter that fails on this partition: a failure is an output in [0, 1]
         if error_score == "raise":
@@ -149,12 +177,14 @@ def _partition_utility(prepared, X, y, rows, scorer, cv, padding, fit_params, er
         total += fit_and_utility(
             template, X, y, train, test, scorer,
             fit_params=fit_params, error_score=error_score, padding=padding, seed=seed,
+            score_params=score_params,
         )
     return total / len(splits)
 
 
 def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_params,
-                     error_score, seeds, settings, n_samples, groups=None):
+                     error_score, seeds, settings, n_samples, split_params=None,
+                     score_params=None):
     """Utilities of every candidate on the partitions ``chunk``: one joblib task.
 
     Tasks are chunks of partitions, not single fits, so that ``X`` travels to a worker once
@@ -179,12 +209,12 @@ def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_par
                 out[i, c] = _partition_utility(
                     prepared_for(i), X, y, parts[j], scorer, cv, padding, fit_params,
                     error_score, split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
-                    groups,
+                    split_params, score_params,
                 )
     return out
 
 
-def _fit_units(parts, cv, y, seeds, groups=None):
+def _fit_units(parts, cv, y, seeds, split_params=None):
     """``(partition, split number, train, validation)`` of every partition fit.
 
     The inner splits of :func:`_partition_utility`, computed once for all candidates (they
@@ -195,7 +225,7 @@ def _fit_units(parts, cv, y, seeds, groups=None):
     with silenced():
         for j, rows in enumerate(parts):
             try:
-                splits = _inner_splits(cv, rows, y, seeds.rng("split", j), groups)
+                splits = _inner_splits(cv, rows, y, seeds.rng("split", j), split_params)
             except Exception:
                 continue
             units += [(j, r, train, test) for r, (train, test) in enumerate(splits)]
@@ -203,7 +233,7 @@ def _fit_units(parts, cv, y, seeds, groups=None):
 
 
 def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_score, seeds,
-                          settings, n_samples):
+                          settings, n_samples, score_params=None):
     """Utilities of the candidates ``group`` (``(i, template)`` pairs) on every partition, in
     one batched solve: one joblib task, shape ``(len(group), n_parts)``.
 
@@ -230,7 +260,8 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
                       if seeds.seeded else None) for j, r, train, test in units]
         jobs.append((template, fit_units, settings_of, model_rows))
     with silenced():
-        utilities = batched_partition_utilities(jobs, X, y, scorer, padding, error_score)
+        utilities = batched_partition_utilities(jobs, X, y, scorer, padding, error_score,
+                                                score_params)
     owners = [j for j, _, _, _ in units]
     counts = np.bincount(owners, minlength=n_parts)
     out = np.full((len(group), n_parts), float(error_score))
@@ -344,14 +375,19 @@ class PartitionEvaluator:
         """The data-independent partitions of ``range(n_samples)``."""
         return make_partitions(n_samples, self.n_partitions, self.seeds.rng("partition"))
 
-    def evaluate(self, X, y, candidates, fit_params, groups=None) -> np.ndarray:
+    def evaluate(self, X, y, candidates, fit_params, split_params=None,
+                 score_params=None) -> np.ndarray:
         """Exact aggregated utilities, shape ``(len(candidates),)``. PRIVATE: do not store.
 
-        ``groups`` (row-aligned) goes to a user's inner splitter only.
+        ``split_params`` (``groups``; row-aligned) go to a user's inner splitter only,
+        ``score_params`` (e.g. ``sample_weight``; row-aligned) to the scorer only, each
+        restricted to the rows of the partition (the validation rows, for the scorer).
         """
-        return self.evaluate_partitions(X, y, candidates, fit_params, groups).mean(axis=1)
+        return self.evaluate_partitions(X, y, candidates, fit_params, split_params,
+                                        score_params).mean(axis=1)
 
-    def evaluate_partitions(self, X, y, candidates, fit_params, groups=None) -> np.ndarray:
+    def evaluate_partitions(self, X, y, candidates, fit_params, split_params=None,
+                            score_params=None) -> np.ndarray:
         """Exact utilities per (candidate, partition), shape ``(len(candidates), k)``. PRIVATE."""
         n_samples = _num_samples(X)
         # a failure's utility: error_score, NaN as the minimum (scikit-learn ranks it last)
@@ -361,7 +397,7 @@ class PartitionEvaluator:
         templates = [candidate_template(self.estimator, params) for params in candidates]
         settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
         if self.batched and supports_batched_fits(templates, X, fit_params, error_score):
-            units = _fit_units(parts, self.cv, y, self.seeds, groups)
+            units = _fit_units(parts, self.cv, y, self.seeds, split_params)
             rows = sum(len(train) + (len(self.padding) if self.padding else 0)
                        for _, _, train, _ in units)
             groups = _candidate_groups(len(templates), rows * (X.shape[1] + 1) * 8,
@@ -371,7 +407,7 @@ class PartitionEvaluator:
                     delayed(_candidates_utilities)(
                         [(i, templates[i]) for i in group], X, y, len(parts), units,
                         self.scorer, self.padding, error_score, self.seeds, settings,
-                        n_samples,
+                        n_samples, score_params,
                     )
                     for group in groups
                 )
@@ -385,7 +421,7 @@ class PartitionEvaluator:
             blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                 delayed(_chunk_utilities)(
                     templates, X, y, chunk, parts, self.scorer, self.cv, self.padding, fit_params,
-                    error_score, self.seeds, settings, n_samples, groups,
+                    error_score, self.seeds, settings, n_samples, split_params, score_params,
                 )
                 for chunk in chunks
             )

@@ -124,7 +124,7 @@ class BoundedScorer:
     Parameters
     ----------
     scorer : callable
-        ``scorer(estimator, X, y[, sample_weight=...]) -> float``.
+        ``scorer(estimator, X, y[, sample_weight=..., **metadata]) -> float``.
     lo, hi : float
         Finite, ``lo < hi``: scores at or below ``lo`` give 0, at or above ``hi`` give 1.
     name : str
@@ -142,19 +142,19 @@ class BoundedScorer:
         self.name = name
         self.takes_y = _takes_y(scorer)
 
-    def __call__(self, estimator: Any, X: Any, y: Any = None, sample_weight: Any = None) -> float:
+    def __call__(self, estimator: Any, X: Any, y: Any = None, **score_params: Any) -> float:
         """Utility in ``[0, 1]`` of the fitted ``estimator`` on ``(X, y)``; private: never store.
 
         Without ``y`` (unsupervised estimators) a two-argument scorer is called as
         ``scorer(estimator, X)``, as scikit-learn's searches do; a scorer that takes ``y`` gets
-        ``y=None``.
+        ``y=None``. ``score_params`` (e.g. ``sample_weight``, already restricted to the rows of
+        ``X``) are passed to the scorer as keyword arguments; whatever they are, the utility
+        is clipped to ``[0, 1]``.
         """
-        if y is None and sample_weight is None and not self.takes_y:
+        if y is None and not score_params and not self.takes_y:
             score = self.scorer(estimator, X)
-        elif sample_weight is None:
-            score = self.scorer(estimator, X, y)
         else:
-            score = self.scorer(estimator, X, y, sample_weight=sample_weight)
+            score = self.scorer(estimator, X, y, **score_params)
         if isinstance(score, dict):
             raise TypeError(
                 "the scorer returned a dict of metrics: a private search selects by one metric. "
