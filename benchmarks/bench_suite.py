@@ -60,9 +60,9 @@ METHODS = {
     "L": "L: GridSearchCV(cv=5) over the DP models, whole budget (NOT private)",
     "grid": "DPGridSearchCV (defaults: auto tuning share, C rescaled in partitions)",
     "grid_before": "DPGridSearchCV before issue 7 (½ tuning, C not rescaled)",
-    "random": "DPRandomSearchCV refit=True",
-    "random_norefit": "DPRandomSearchCV refit=False",
-    "random_geometric": "DPRandomSearchCV refit=False, geometric law",
+    "random": "DPRandomSearchCV refit=True, logarithmic law",
+    "random_norefit": "DPRandomSearchCV refit=False, logarithmic law (the defaults before issue 7)",
+    "random_geometric": "DPRandomSearchCV defaults (geometric law, refit=False)",
     "fixed10": "naive fixed-10, refit=True",
     "fixed10_norefit": "naive fixed-10, refit=False",
 }
@@ -75,7 +75,7 @@ TEST_SIZE = 0.25
 EPSILONS = (1.0, 2.0, 4.0)
 CROSSOVER_EPSILON = 2.0
 CROSSOVER_SIZES = (2000, 8000, 32000, 128000, None)  # None: all training rows
-CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit")
+CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit", "random_geometric")
 #: timed fits: DPGridSearchCV at n_jobs 1 and 2, GridSearchCV(cv=5) as is and under 1-thread BLAS
 TIMINGS = ("dp_1", "dp_2", "gridsearchcv_1", "gridsearchcv_1_1blas")
 
@@ -397,7 +397,7 @@ def gap_table(report: dict) -> str:
 
 
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
-DEFAULT_SEARCH = "random_norefit"
+DEFAULT_SEARCH = "random_geometric"
 
 
 def goal_table(report: dict) -> str:

@@ -70,9 +70,9 @@ space = {"select__kw_args": [{"column": j} for j in range(N_FEATURES)]}
 #
 # * ``DPGridSearchCV``: half for the selection, half for the returned model (the split the
 #   calibration found most even, see :doc:`/calibration`);
-# * ``DPRandomSearchCV(epsilon=total, refit=False)``: budget mode; the logarithmic law with
-#   ``E[K] = 10`` costs ``2 ε_run``, so every run gets ``total / 2``, and the best run's model
-#   is returned (the best variant on Adult, see :doc:`/random_search`);
+# * ``DPRandomSearchCV(epsilon=total, refit=False)``: budget mode; the geometric law (the
+#   default) with ``E[K] = 10`` costs ``3 ε_run``, so every run gets ``total / 3``, and the best
+#   run's model is returned (see :doc:`/random_search`);
 # * the untuned default: a logistic regression on *all* features with the whole budget
 #   (norm bound ``sqrt(10)``).
 #

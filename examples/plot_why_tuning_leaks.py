@@ -130,8 +130,8 @@ with threadpool_limits(limits=1, user_api="blas"):  # many tiny fits: one BLAS t
 #
 # * ``DPGridSearchCV(epsilon=ε, refit=False)``: permute-and-flip over the mean utilities of
 #   five disjoint partitions; ``best_params_`` is ε-DP.
-# * ``DPRandomSearchCV(epsilon=ε, refit=False)``: randomized repetition (logarithmic number of
-#   runs, mean 4); each run is ε/2-DP and the best run is ε-DP.
+# * ``DPRandomSearchCV(epsilon=ε, refit=False)``: randomized repetition (geometric number of
+#   runs, mean 4); each run is ε/3-DP and the best run is ε-DP.
 #
 # With ``refit=False`` the searches spend their whole budget on the choice, so
 # ``privacy_spent_.epsilon`` is exactly the ε on the x-axis.

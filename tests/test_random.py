@@ -51,7 +51,8 @@ def test_pure_bound_without_budget_mode(data, distribution, eta, factor):
 
 def test_rdp_bound_used_when_tighter(data):
     X, y = data
-    s = search(n_iter=3, delta=1e-6, estimator=nb(0.1), refit=False).fit(X, y)
+    s = search(n_iter=3, delta=1e-6, estimator=nb(0.1), refit=False,
+               distribution="logarithmic").fit(X, y)
     expected = repetition_epsilon(0.1, 0.0, "logarithmic", 3.0, None, 1e-6)
     assert s.privacy_spent_.epsilon == pytest.approx(expected)
     assert expected <= 2 * 0.1
@@ -110,10 +111,22 @@ def test_released_attributes_are_the_winner_only(data, monkeypatch):
         assert not any(isinstance(v, float) and v == u for v in vars(s).values())
 
 
+def test_default_law_is_geometric_at_three_eps_q(data):
+    """The default law (chosen by the benchmark suite, docs/random_search.md section 3): the
+    geometric one, (2 + 1) eps_Q at delta = 0; with refit=False each run gets total / 3."""
+    X, y = data
+    assert DPRandomSearchCV(nb(), SPACE).distribution == "geometric"
+    s = search(epsilon=1.5, n_iter=3).fit(X, y)
+    assert s.privacy_spent_.epsilon == pytest.approx(1.5, rel=1e-9)
+    assert s.epsilon_run_ == pytest.approx(0.5)
+    fixed = search(n_iter=3, estimator=nb(0.4)).fit(X, y)  # no budget mode: 3 eps_Q
+    assert fixed.privacy_spent_.epsilon == pytest.approx(3 * 0.4)
+
+
 def test_refit_false_keeps_the_winning_model(data):
     X, y = data
     s = search(refit=False, n_iter=3).fit(X, y)
-    assert s.privacy_spent_.epsilon == pytest.approx(2.0)
+    assert s.privacy_spent_.epsilon == pytest.approx(3.0)  # geometric: 3 eps_Q, eps_Q = 1
     assert s.predict(X).shape == (len(X),)
     assert s.best_estimator_.get_params()["var_smoothing"] == s.best_params_["var_smoothing"]
 
