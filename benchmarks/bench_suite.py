@@ -58,7 +58,7 @@ from skdptune import DPGridSearchCV, DPRandomSearchCV
 METHODS = {
     "D": "D: untuned default, whole budget",
     "L": "L: GridSearchCV(cv=5) over the DP models, whole budget (NOT private)",
-    "grid": "DPGridSearchCV (defaults: auto tuning share, C rescaled in partitions)",
+    "grid": "DPGridSearchCV (defaults: auto tuning share, partition fits in miniature)",
     "grid_before": "DPGridSearchCV before issue 7 (½ tuning, C not rescaled)",
     "random": "DPRandomSearchCV refit=True, logarithmic law",
     "random_norefit": "DPRandomSearchCV refit=False, logarithmic law (the defaults before issue 7)",
@@ -503,8 +503,10 @@ def markdown(report: dict, suffix: str) -> str:
         "the columns). diffprivlib `LogisticRegression`, 20 candidates (C x data_norm, "
         "benchmarks/_tasks.py); held-out test accuracy (stratified 25 % test split per seed); "
         f"DPRandomSearchCV and the naive baseline with n_iter = {config.get('n_iter', N_ITER)}"
-        "; DPGridSearchCV with its defaults (`tuning_share=\"auto\"`, `C` rescaled in the "
-        "partition fits) and as before issue 7 ("
+        "; DPRandomSearchCV with its defaults (geometric law, `refit=False`) and the "
+        "logarithmic law (the defaults before issue 7); DPGridSearchCV with its defaults "
+        "(`tuning_share=\"auto\"`, partition fits as the returned model in miniature) and as "
+        "before issue 7 ("
         f"{config.get('grid_tuning_share', GRID_TUNING_SHARE):.0%} of the total for the "
         "tuning, `C` not rescaled); every private method spends exactly the total ε. "
         "Rows used per task "
