@@ -54,11 +54,13 @@ clean:
 
 # The lowest supported versions together, in a venv of its own: every floor of pyproject.toml's
 # dependencies that bounds what the code calls (scikit-learn, diffprivlib, dp-accounting, and the
-# numpy / scipy / joblib / threadpoolctl floors), and the test extra's pandas floor (the tests
-# and the pandas input path use it). Keep MIN_PINS in step with those floors.
+# numpy / scipy / joblib / threadpoolctl floors), and the test extra's pandas, matplotlib and
+# dask[distributed] floors (the tests, the pandas input path, plot() and the dask backend use
+# them). Keep MIN_PINS in step with those floors.
 MIN_VENV ?= .venv-min
 MIN_PINS := "scikit-learn==1.4.2" "diffprivlib==0.6.6" "dp-accounting==0.6.0" \
-	"numpy==2.0.*" "scipy==1.13.*" "joblib==1.2.*" "threadpoolctl==3.1.*" "pandas==2.2.2"
+	"numpy==2.0.*" "scipy==1.13.*" "joblib==1.2.*" "threadpoolctl==3.1.*" "pandas==2.2.2" \
+	"matplotlib==3.8.4" "dask[distributed]==2022.12.1"
 $(MIN_VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(MIN_VENV)
 	$(MIN_VENV)/bin/python -m pip install --quiet --upgrade pip
@@ -66,5 +68,5 @@ $(MIN_VENV)/.installed: pyproject.toml Makefile
 	touch $@
 
 test-min: $(MIN_VENV)/.installed
-	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(scikit-learn|diffprivlib|dp-accounting|numpy|scipy|joblib|threadpoolctl|pandas) "
+	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(scikit-learn|diffprivlib|dp-accounting|numpy|scipy|joblib|threadpoolctl|pandas|matplotlib|dask|distributed) "
 	$(MIN_VENV)/bin/python -m pytest -q -p no:cacheprovider
