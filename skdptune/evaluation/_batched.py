@@ -54,7 +54,7 @@ from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
 from scipy.special import expit
 
-from .._estimators import _derived_seed
+from .._seeding import derived_seeds
 from . import _scores
 from ._fit import instantiate
 
@@ -89,31 +89,55 @@ def _fit_settings(template, settings: dict) -> dict:
             "max_iter": int(est.max_iter)}
 
 
-def _noise_generator(seed, generator):
-    """The generator of the one-by-one fit: diffprivlib's ``check_random_state`` of the seed the
-    search gives the estimator (``generator``, a ``RandomState`` of the caller's, re-seeded in
-    place: the same state as a new ``RandomState(seed)``, fifty times cheaper), or ``None``
-    (diffprivlib's secure generator)."""
-    if seed is None:
-        return None
-    generator.seed(_derived_seed(seed, ""))
-    return generator
+def vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
+    """diffprivlib's :class:`~diffprivlib.mechanisms.Vector` as ``_logistic_regression_path``
+    constructs it for one binary problem, drawing from ``rng``.
 
-
-def vector_perturbation(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
-    """``(beta, delta)`` of one diffprivlib objective perturbation (``Vector`` mechanism).
-
-    The mechanism is constructed as ``_logistic_regression_path`` does and applied to the zero
-    function; its output is ``x -> beta . x / n + delta ||x||^2 / 2``, from whose gradient at
-    ``0`` and at the all-ones vector both are read back.
+    diffprivlib keeps a ``RandomState`` it is given (``check_random_state`` returns it as
+    is), so one mechanism serves every fit with these settings: re-seeding ``rng`` in place
+    before a fit gives that fit exactly the draws of a mechanism built with
+    ``RandomState(seed)`` (tests/test_batched.py checks this through the public API, so a
+    diffprivlib that copied the generator would fail it). ``rng=None``: diffprivlib's secure
+    generator, created once and shared by the fits -- independent draws all the same.
     """
     sensitivity = math.sqrt(data_norm ** 2 + 1) if fit_intercept else data_norm
-    mech = Vector(epsilon=epsilon, dimension=dimension, alpha=1.0 / C, function_sensitivity=0.25,
+    return Vector(epsilon=epsilon, dimension=dimension, alpha=1.0 / C, function_sensitivity=0.25,
                   data_sensitivity=sensitivity, n=n_rows, random_state=rng)
-    noisy = mech.randomise(lambda x: (0.0, np.zeros(dimension)))
+
+
+def perturbation(mechanism):
+    """``(beta, delta)`` of one objective perturbation drawn by ``mechanism``.
+
+    The mechanism is applied to the zero function; its output is
+    ``x -> beta . x / n + delta ||x||^2 / 2``, from whose gradient at ``0`` and at the all-ones
+    vector both are read back.
+    """
+    dimension, n_rows = mechanism.dimension, mechanism.n
+    noisy = mechanism.randomise(lambda x: (0.0, np.zeros(dimension)))
     grad_at_zero = noisy(np.zeros(dimension))[1]
     grad_at_one = noisy(np.ones(dimension))[1]
     return grad_at_zero * n_rows, float(grad_at_one[0] - grad_at_zero[0])
+
+
+def vector_perturbation(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
+    """``(beta, delta)`` of one diffprivlib objective perturbation (``Vector`` mechanism):
+    :func:`perturbation` of a fresh :func:`vector_mechanism`."""
+    return perturbation(vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows,
+                                         dimension, rng))
+
+
+def row_weights(n_rows, model_rows=None, n_padding=0):
+    """Weights of one fit's rows in its empirical risk (the last ``n_padding`` are padding).
+
+    ``model_rows=None``: diffprivlib's mean over the fit's rows. Otherwise the miniature of a
+    model on ``model_rows`` rows: ``1 / N`` per padding row, the rest shared by the partition's
+    own rows (:func:`_unit_blocks`).
+    """
+    if model_rows is None:
+        return np.full(n_rows, 1.0 / n_rows)
+    noise_rows, own = int(model_rows), n_rows - n_padding
+    return np.concatenate([np.full(own, (noise_rows - n_padding) / (noise_rows * own)),
+                           np.full(n_padding, 1.0 / noise_rows)])
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,28 +149,37 @@ class _Problems:
     """``P`` independent binary problems, rows padded to a common length (weight 0)."""
 
     def __init__(self, blocks):
-        self.P = len(blocks)
+        P = len(blocks)
         m = max(len(b["y"]) for b in blocks)
         d = blocks[0]["X"].shape[1]
         # one column for the intercept in every problem: a problem without one has a zero
         # column there and a unit quadratic term, so that coordinate stays 0
-        self.D = d + 1
-        self.X = np.zeros((self.P, m, self.D))
-        self.y = np.zeros((self.P, m))
-        self.w = np.zeros((self.P, m))
-        self.quad = np.zeros((self.P, self.D))
-        self.linear = np.zeros((self.P, self.D))
+        X, y, w = np.zeros((P, m, d + 1)), np.zeros((P, m)), np.zeros((P, m))
+        quad, linear = np.zeros((P, d + 1)), np.zeros((P, d + 1))
         for p, b in enumerate(blocks):
             n = len(b["y"])
-            self.X[p, :n, :d] = b["X"]
-            self.X[p, :n, d] = 1.0 if b["intercept"] else 0.0
-            self.y[p, :n] = b["y"]
-            self.w[p, :n] = b["row_weights"]
-            self.quad[p, :d] = b["l2"] + b["delta"]
-            self.quad[p, d] = b["delta"] if b["intercept"] else 1.0  # no l2 on the intercept
-            self.linear[p, :len(b["beta"])] = b["beta"] / b["noise_rows"]
-        self.tol = np.array([b["tol"] for b in blocks])
-        self.max_iter = np.array([b["max_iter"] for b in blocks])
+            X[p, :n, :d] = b["X"]
+            X[p, :n, d] = 1.0 if b["intercept"] else 0.0
+            y[p, :n] = b["y"]
+            w[p, :n] = b["row_weights"]
+            quad[p, :d] = b["l2"] + b["delta"]
+            quad[p, d] = b["delta"] if b["intercept"] else 1.0  # no l2 on the intercept
+            linear[p, :len(b["beta"])] = b["beta"] / b["noise_rows"]
+        self._set(X, y, w, quad, linear, np.array([b["tol"] for b in blocks]),
+                  np.array([b["max_iter"] for b in blocks]))
+
+    @classmethod
+    def from_arrays(cls, X, y, w, quad, linear, tol, max_iter):
+        """The problems of the stacked arrays (shapes ``(P, m, D)``, ``(P, m)``, ``(P, m)``,
+        ``(P, D)``, ``(P, D)``, ``(P,)``, ``(P,)``), laid out as :meth:`__init__` does."""
+        out = object.__new__(cls)
+        out._set(X, y, w, quad, linear, tol, max_iter)
+        return out
+
+    def _set(self, X, y, w, quad, linear, tol, max_iter):
+        self.X, self.y, self.w, self.quad, self.linear = X, y, w, quad, linear
+        self.tol, self.max_iter = tol, max_iter
+        self.P, self.D = X.shape[0], X.shape[2]
 
     def subset(self, keep):
         """The problems ``keep`` (a boolean mask) only."""
@@ -332,14 +365,8 @@ def _unit_blocks(X_rows, y_rows, fit, rng, model_rows=None, n_padding=0):
         return None, classes  # diffprivlib raises: the fit fails
     X_clipped = clip_to_norm(X_rows, fit["data_norm"])
     n, d = X_clipped.shape
-    if model_rows is None:
-        noise_rows = n
-        row_weights = np.full(n, 1.0 / n)  # diffprivlib's mean over the fit's rows
-    else:
-        noise_rows = int(model_rows)
-        own = n - n_padding
-        row_weights = np.concatenate([np.full(own, (noise_rows - n_padding) / (noise_rows * own)),
-                                      np.full(n_padding, 1.0 / noise_rows)])
+    noise_rows = n if model_rows is None else int(model_rows)
+    weights = row_weights(n, model_rows, n_padding)
     positives = classes[1:] if len(classes) == 2 else classes
     epsilon = fit["epsilon"] / len(positives)
     blocks = []
@@ -348,7 +375,7 @@ def _unit_blocks(X_rows, y_rows, fit, rng, model_rows=None, n_padding=0):
                                           fit["fit_intercept"], noise_rows,
                                           d + int(fit["fit_intercept"]), rng)
         blocks.append({"X": X_clipped, "y": (y_rows == positive).astype(float),
-                       "row_weights": row_weights, "l2": 1.0 / (fit["C"] * noise_rows),
+                       "row_weights": weights, "l2": 1.0 / (fit["C"] * noise_rows),
                        "beta": beta, "delta": delta, "noise_rows": noise_rows,
                        "intercept": fit["fit_intercept"], "tol": fit["tol"],
                        "max_iter": fit["max_iter"]})
@@ -381,70 +408,175 @@ def _utility(scorer, template, classes, coef, intercept, X_test, y_test):
     return float(scorer(model, X_test, y_test))
 
 
-def batched_partition_utilities(jobs, X, y, scorer, padding, error_score):
+class _Rows:
+    """The rows every fit of one call draws from, prepared once for all fits.
+
+    One array: the private rows, the public padding rows, one zero row (it fills the shorter
+    problems of a stack, with weight 0); labels as codes into the sorted label set (``-1`` for
+    the zero row); each row's finiteness; the rows clipped to each ``data_norm`` (clipping is
+    row by row, so the rows of a fit clipped here are bitwise those of ``clip_to_norm`` of the
+    fit's own rows).
+    """
+
+    def __init__(self, X, y, padding):
+        X = np.asarray(X, dtype=float)
+        self.n, self.d = X.shape
+        self.n_padding = 0 if padding is None else len(padding.y)
+        pad_X = np.zeros((0, self.d)) if padding is None else np.asarray(padding.X, dtype=float)
+        self.X = np.vstack([X, pad_X, np.zeros((1, self.d))])
+        self.filler = len(self.X) - 1
+        labels = np.asarray(y) if padding is None else np.concatenate([y, np.asarray(padding.y)])
+        self.classes, codes = np.unique(labels, return_inverse=True)
+        self.codes = np.append(codes.ravel(), -1)
+        self.finite = np.isfinite(self.X).all(axis=1)
+        self._clipped = {}
+
+    def clipped(self, data_norm):
+        if data_norm not in self._clipped:
+            self._clipped[data_norm] = clip_to_norm(self.X, data_norm)
+        return self._clipped[data_norm]
+
+    def fit_rows(self, train):
+        """Row numbers of a fit on ``train`` (then the padding), its class codes, or ``None``
+        when diffprivlib's fit fails (fewer than two classes, non-finite values)."""
+        rows = np.concatenate([train, np.arange(self.n, self.n + self.n_padding)])
+        present = np.unique(self.codes[rows])
+        if len(present) < 2 or not self.finite[rows].all():
+            return None
+        return rows, present
+
+
+def _stack(rows, fit_rows, problems):
+    """The stacked :class:`_Problems` of ``problems`` (one dict per binary problem; ``unit``
+    indexes ``fit_rows``), equal array by array to ``_Problems`` of their :func:`_unit_blocks`.
+    """
+    P, d = len(problems), rows.d
+    unit = np.array([q["unit"] for q in problems])
+    used = np.unique(unit)
+    m = max(len(fit_rows[u][0]) for u in used)
+    index = np.full((len(fit_rows), m), rows.filler)
+    for u in used:
+        index[u, :len(fit_rows[u][0])] = fit_rows[u][0]
+    index = index[unit]
+    X = np.zeros((P, m, d + 1))
+    norms = np.array([q["data_norm"] for q in problems])
+    for norm in np.unique(norms):
+        sel = np.flatnonzero(norms == norm)
+        X[sel, :, :d] = rows.clipped(float(norm))[index[sel]]
+    intercept = np.array([q["intercept"] for q in problems])
+    X[:, :, d] = (index != rows.filler) & intercept[:, None]
+    y = (rows.codes[index] == np.array([q["code"] for q in problems])[:, None]).astype(float)
+    w = np.zeros((P, m))
+    weights = {}
+    for p, q in enumerate(problems):
+        key = (q["unit"], q["model_rows"])
+        if key not in weights:
+            n_rows = len(fit_rows[q["unit"]][0])
+            weights[key] = row_weights(n_rows, q["model_rows"], rows.n_padding)
+        w[p, :len(weights[key])] = weights[key]
+    quad, linear = np.zeros((P, d + 1)), np.zeros((P, d + 1))
+    for p, q in enumerate(problems):
+        quad[p, :d] = q["l2"] + q["delta"]
+        quad[p, d] = q["delta"] if q["intercept"] else 1.0  # no l2 on the intercept
+        linear[p, :len(q["beta"])] = q["beta"] / q["noise_rows"]
+    return _Problems.from_arrays(X, y, w, quad, linear,
+                                 np.array([q["tol"] for q in problems]),
+                                 np.array([q["max_iter"] for q in problems]))
+
+
+def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score):
     """Utilities of candidates on their fit units, one array per job. PRIVATE.
 
-    All fits of all jobs are solved together (:func:`lbfgs`).
+    All fits of all jobs are solved together (:func:`lbfgs`). Each fit is the one
+    :func:`_unit_blocks` describes, on its training rows plus the padding, with its noise drawn
+    from the generator of its seed; only the set-up is shared between fits (the rows clipped
+    once per ``data_norm``, one :func:`vector_mechanism` per setting, the validation rows of a
+    unit taken once for all candidates).
 
     Parameters
     ----------
-    jobs : list of (template, units, settings_of, model_rows)
+    jobs : list of (template, seeds, settings_of, model_rows)
         ``template``: a diffprivlib ``LogisticRegression`` from
-        :func:`~._fit.candidate_template`; ``units``: ``(train, test, seed)`` of each fit --
-        global row indices of its training and validation rows and the seed the one-by-one path
-        would give it (``None``: secure noise); ``settings_of``: ``n_train -> instantiate()``
-        keyword arguments; ``model_rows``: the rows of the returned model when the fits are
-        that model in miniature (its epsilon and ``C`` from ``settings_of``), else ``None``
-        (module docstring).
+        :func:`~._fit.candidate_template`; ``seeds``: the seed of each unit's fit, the seed the
+        one-by-one path would give it (an int array, or ``None``: secure noise);
+        ``settings_of``: ``n_train -> instantiate()`` keyword arguments; ``model_rows``: the rows
+        of the returned model when the fits are that model in miniature (its epsilon and ``C``
+        from ``settings_of``), else ``None`` (module docstring).
+    units : list of (train, test)
+        Global row indices of each fit's training and validation rows (every job fits every
+        unit).
     padding : Padding or None
         Public rows appended to every fit.
     """
     error = float(error_score)
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    pad_X = None if padding is None else np.asarray(padding.X, dtype=float)
-    pad_y = None if padding is None else np.asarray(padding.y)
-    outs = [np.full(len(units), error) for _, units, _, _ in jobs]
+    rows = _Rows(X, y, padding)
+    outs = [np.full(len(units), error) for _ in jobs]
     generator = np.random.RandomState()
-    blocks, owners = [], []
-    for job, (template, units, settings_of, model_rows) in enumerate(jobs):
+    mechanisms = {}
+    fit_rows = [None] * len(units)
+    problems, owners = [], []
+    for job, (template, seeds, settings_of, model_rows) in enumerate(jobs):
         fits = {}
-        for u, (train, _test, seed) in enumerate(units):
+        # the generator each one-by-one fit would get: diffprivlib's check_random_state of the
+        # seed the search gives the estimator (its root component: _derived_seed(seed, ""))
+        noise_seeds = None if seeds is None else derived_seeds(seeds)
+        for u, (train, _test) in enumerate(units):
             try:
                 if len(train) not in fits:
                     fits[len(train)] = _fit_settings(template, settings_of(len(train)))
-                X_rows, y_rows = X[train], y[train]
-                if pad_X is not None:
-                    X_rows = np.vstack([X_rows, pad_X])
-                    y_rows = np.concatenate([y_rows, pad_y])
-                unit_blocks, classes = _unit_blocks(
-                    X_rows, y_rows, fits[len(train)], _noise_generator(seed, generator),
-                    model_rows, 0 if pad_y is None else len(pad_y))
+                fit = fits[len(train)]
+                if fit_rows[u] is None:
+                    fit_rows[u] = rows.fit_rows(train) or False
+                if fit_rows[u] is False:
+                    continue  # diffprivlib raises: the fit fails
+                present = fit_rows[u][1]
+                noise_rows = (len(fit_rows[u][0]) if model_rows is None else int(model_rows))
+                positives = present[1:] if len(present) == 2 else present
+                setting = (fit["epsilon"] / len(positives), fit["C"], fit["data_norm"],
+                           fit["fit_intercept"], noise_rows, rows.d + int(fit["fit_intercept"]),
+                           seeds is None)
+                if setting not in mechanisms:
+                    mechanisms[setting] = vector_mechanism(
+                        *setting[:-1], None if seeds is None else generator)
+                if noise_seeds is not None:
+                    generator.seed(int(noise_seeds[u]))
+                drawn = [perturbation(mechanisms[setting]) for _ in positives]
             except Exception:
                 continue
-            if unit_blocks is not None:
-                owners.append((job, u, classes, len(blocks), len(unit_blocks)))
-                blocks += unit_blocks
-    if not blocks:
+            owners.append((job, u, rows.classes[present], len(problems), len(positives)))
+            problems += [{"unit": u, "code": code, "beta": beta, "delta": delta,
+                          "data_norm": fit["data_norm"], "intercept": fit["fit_intercept"],
+                          "l2": 1.0 / (fit["C"] * noise_rows), "noise_rows": noise_rows,
+                          "model_rows": model_rows, "tol": fit["tol"],
+                          "max_iter": fit["max_iter"]}
+                         for code, (beta, delta) in zip(positives, drawn, strict=True)]
+    if not problems:
         return outs
+    stacked = _stack(rows, fit_rows, problems)
     try:
-        solution = lbfgs(_Problems(blocks))
+        solution = lbfgs(stacked)
     except Exception:
         # never expected; if it happens, one fit's failure must not fail the others (the
         # sensitivity of the aggregate rests on it): solve every fit alone
-        solution = np.full((len(blocks), X.shape[1] + 1), np.nan)
+        solution = np.full((len(problems), rows.d + 1), np.nan)
         for _, _, _, first, count in owners:
+            alone = np.zeros(len(problems), bool)
+            alone[first:first + count] = True
             try:
-                solution[first:first + count] = lbfgs(_Problems(blocks[first:first + count]))
+                solution[first:first + count] = lbfgs(stacked.subset(alone))
             except Exception:
                 pass  # NaN coefficients: its utility becomes error_score below
-    d = X.shape[1]
+    d = rows.d
+    X = np.asarray(X, dtype=float)
+    validation = {}
     for job, u, classes, first, count in owners:
         theta = solution[first:first + count]
-        test = jobs[job][1][u][1]
+        if u not in validation:
+            test = units[u][1]
+            validation[u] = (X[test], np.asarray(y)[test])
         try:
             outs[job][u] = _utility(scorer, jobs[job][0], classes, theta[:, :d], theta[:, d],
-                                    X[test], y[test])
+                                    *validation[u])
         except Exception:
             outs[job][u] = error
     return outs

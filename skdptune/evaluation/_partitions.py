@@ -224,14 +224,18 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
         def settings_of(n_train):
             return _partition_fit_settings(*settings, n_samples, n_train)
 
+    owners = np.array([j for j, _, _, _ in units], dtype=np.int64)
+    splits = np.array([r for _, r, _, _ in units], dtype=np.int64)
     jobs = []
     for i, template in group:
-        fit_units = [(train, test, (seeds.seed("fit", i, j) + r) % (2**32)
-                      if seeds.seeded else None) for j, r, train, test in units]
-        jobs.append((template, fit_units, settings_of, model_rows))
+        # seeds.seed("fit", i, j) + r for every unit, computed at once
+        fit_seeds = ((seeds.seeds("fit", i, owners) + splits) % (2**32)
+                     if seeds.seeded else None)
+        jobs.append((template, fit_seeds, settings_of, model_rows))
     with silenced():
-        utilities = batched_partition_utilities(jobs, X, y, scorer, padding, error_score)
-    owners = [j for j, _, _, _ in units]
+        utilities = batched_partition_utilities(
+            jobs, [(train, test) for _, _, train, test in units], X, y, scorer, padding,
+            error_score)
     counts = np.bincount(owners, minlength=n_parts)
     out = np.full((len(group), n_parts), float(error_score))
     for row, values in zip(out, utilities, strict=True):
