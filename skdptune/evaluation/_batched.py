@@ -303,7 +303,7 @@ def lbfgs(problems, *, memory=10, factr=64.0):
     threshold = factr * np.finfo(float).eps
     it = 0
     while not done.all():
-        if done.mean() >= 0.1:  # drop the finished problems from the working set
+        if done.any():  # drop the finished problems: later passes copy no subset
             solution[ids[done]] = x[done]
             keep = ~done
             ids, problems, done = ids[keep], problems.subset(keep), done[keep]
