@@ -198,8 +198,17 @@ class _Problems:
             X, y, w = self.X[idx], self.y[idx], self.w[idx]
             quad, linear = self.quad[idx], self.linear[idx]
         raw = np.einsum("pmd,pd->pm", X, W)
-        loss = np.sum((np.logaddexp(0.0, raw) - y * raw) * w, axis=1)
-        grad = np.einsum("pmd,pm->pd", X, (expit(raw) - y) * w)
+        # (logaddexp(0, raw) - y raw) w and (expit(raw) - y) w, in place: the same operations
+        # in the same order, without a temporary per step
+        terms = np.logaddexp(0.0, raw)
+        residual = expit(raw)
+        raw *= y
+        terms -= raw
+        terms *= w
+        loss = np.sum(terms, axis=1)
+        residual -= y
+        residual *= w
+        grad = np.einsum("pmd,pm->pd", X, residual)
         grad += quad * W + linear
         loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
         return loss, grad
@@ -437,51 +446,72 @@ class _Rows:
         return self._clipped[data_norm]
 
     def fit_rows(self, train):
-        """Row numbers of a fit on ``train`` (then the padding), its class codes, or ``None``
-        when diffprivlib's fit fails (fewer than two classes, non-finite values)."""
+        """Row numbers of a fit on ``train`` (then the padding) and its class codes, or
+        ``False`` when diffprivlib's fit fails (fewer than two classes, non-finite values)."""
         rows = np.concatenate([train, np.arange(self.n, self.n + self.n_padding)])
         present = np.unique(self.codes[rows])
         if len(present) < 2 or not self.finite[rows].all():
-            return None
+            return False
         return rows, present
 
 
-def _stack(rows, fit_rows, problems):
-    """The stacked :class:`_Problems` of ``problems`` (one dict per binary problem; ``unit``
-    indexes ``fit_rows``), equal array by array to ``_Problems`` of their :func:`_unit_blocks`.
+def _stack(rows, fit_rows, units, kinds, codes, betas, deltas):
+    """The stacked :class:`_Problems`, equal array by array to ``_Problems`` of the problems'
+    :func:`_unit_blocks`.
+
+    Problem ``p`` is the binary problem of class code ``codes[p]`` on unit ``units[p]``
+    (``fit_rows[unit]``) with the noise ``(betas[p], deltas[p])``; ``kinds[p]`` indexes
+    the fit settings ``(data_norm, intercept, l2, noise_rows, model_rows, tol, max_iter)``.
     """
-    P, d = len(problems), rows.d
-    unit = np.array([q["unit"] for q in problems])
-    used = np.unique(unit)
+    P, d = len(units), rows.d
+    units, codes, deltas = np.asarray(units), np.asarray(codes), np.asarray(deltas)
+    settings = np.array(kinds[1], dtype=object)[np.asarray(kinds[0])]
+    used = np.unique(units)
     m = max(len(fit_rows[u][0]) for u in used)
     index = np.full((len(fit_rows), m), rows.filler)
     for u in used:
         index[u, :len(fit_rows[u][0])] = fit_rows[u][0]
-    index = index[unit]
+    index = index[units]
     X = np.zeros((P, m, d + 1))
-    norms = np.array([q["data_norm"] for q in problems])
+    norms = settings[:, 0].astype(float)
     for norm in np.unique(norms):
         sel = np.flatnonzero(norms == norm)
         X[sel, :, :d] = rows.clipped(float(norm))[index[sel]]
-    intercept = np.array([q["intercept"] for q in problems])
+    intercept = settings[:, 1].astype(bool)
     X[:, :, d] = (index != rows.filler) & intercept[:, None]
-    y = (rows.codes[index] == np.array([q["code"] for q in problems])[:, None]).astype(float)
-    w = np.zeros((P, m))
-    weights = {}
-    for p, q in enumerate(problems):
-        key = (q["unit"], q["model_rows"])
-        if key not in weights:
-            n_rows = len(fit_rows[q["unit"]][0])
-            weights[key] = row_weights(n_rows, q["model_rows"], rows.n_padding)
-        w[p, :len(weights[key])] = weights[key]
-    quad, linear = np.zeros((P, d + 1)), np.zeros((P, d + 1))
-    for p, q in enumerate(problems):
-        quad[p, :d] = q["l2"] + q["delta"]
-        quad[p, d] = q["delta"] if q["intercept"] else 1.0  # no l2 on the intercept
-        linear[p, :len(q["beta"])] = q["beta"] / q["noise_rows"]
-    return _Problems.from_arrays(X, y, w, quad, linear,
-                                 np.array([q["tol"] for q in problems]),
-                                 np.array([q["max_iter"] for q in problems]))
+    y = (rows.codes[index] == codes[:, None]).astype(float)
+    # row weights: one row per (unit, model rows), each problem takes its own
+    keys = {}
+    weight_of = np.array([keys.setdefault((u, mr), len(keys))
+                          for u, mr in zip(units.tolist(), settings[:, 4], strict=True)])
+    table = np.zeros((len(keys), m))
+    for (u, model_rows), k in keys.items():
+        weights = row_weights(len(fit_rows[u][0]), model_rows, rows.n_padding)
+        table[k, :len(weights)] = weights
+    w = table[weight_of]
+    quad = np.empty((P, d + 1))
+    quad[:, :d] = (settings[:, 2].astype(float) + deltas)[:, None]
+    quad[:, d] = np.where(intercept, deltas, 1.0)  # no l2 on the intercept
+    noise = np.zeros((P, d + 1))
+    for p, beta in enumerate(betas):
+        noise[p, :len(beta)] = beta
+    linear = noise / settings[:, 3].astype(float)[:, None]
+    return _Problems.from_arrays(X, y, w, quad, linear, settings[:, 5].astype(float),
+                                 settings[:, 6].astype(int))
+
+
+def _accuracy_utility(scorer, present, coef, intercept, X_test, test_codes):
+    """:func:`_utility` for the accuracy scorer, with the labels as codes: the same
+    decision values, hence the same predictions and the same accuracy."""
+    if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
+        raise ValueError("the fit failed")
+    decision = X_test @ coef.T + intercept
+    if decision.shape[1] == 1:
+        predicted = present[(decision[:, 0] > 0).astype(int)]
+    else:
+        predicted = present[decision.argmax(axis=1)]
+    accuracy = np.count_nonzero(predicted == test_codes) / len(test_codes)
+    return min(1.0, max(0.0, (accuracy - scorer.lo) / (scorer.hi - scorer.lo)))
 
 
 def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score):
@@ -512,55 +542,58 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score)
     rows = _Rows(X, y, padding)
     outs = [np.full(len(units), error) for _ in jobs]
     generator = np.random.RandomState()
-    mechanisms = {}
+    mechanisms, kinds = {}, {}
     fit_rows = [None] * len(units)
-    problems, owners = [], []
+    units_of, kind_of, codes, betas, deltas = [], [], [], [], []
+    owners = []
     for job, (template, seeds, settings_of, model_rows) in enumerate(jobs):
         fits = {}
         # the generator each one-by-one fit would get: diffprivlib's check_random_state of the
         # seed the search gives the estimator (its root component: _derived_seed(seed, ""))
-        noise_seeds = None if seeds is None else derived_seeds(seeds)
+        noise_seeds = None if seeds is None else derived_seeds(seeds).tolist()
         for u, (train, _test) in enumerate(units):
             try:
                 if len(train) not in fits:
                     fits[len(train)] = _fit_settings(template, settings_of(len(train)))
                 fit = fits[len(train)]
                 if fit_rows[u] is None:
-                    fit_rows[u] = rows.fit_rows(train) or False
+                    fit_rows[u] = rows.fit_rows(train)
                 if fit_rows[u] is False:
                     continue  # diffprivlib raises: the fit fails
                 present = fit_rows[u][1]
-                noise_rows = (len(fit_rows[u][0]) if model_rows is None else int(model_rows))
+                noise_rows = len(fit_rows[u][0]) if model_rows is None else int(model_rows)
                 positives = present[1:] if len(present) == 2 else present
                 setting = (fit["epsilon"] / len(positives), fit["C"], fit["data_norm"],
-                           fit["fit_intercept"], noise_rows, rows.d + int(fit["fit_intercept"]),
-                           seeds is None)
+                           fit["fit_intercept"], noise_rows, rows.d + int(fit["fit_intercept"]))
                 if setting not in mechanisms:
                     mechanisms[setting] = vector_mechanism(
-                        *setting[:-1], None if seeds is None else generator)
+                        *setting, None if seeds is None else generator)
                 if noise_seeds is not None:
-                    generator.seed(int(noise_seeds[u]))
+                    generator.seed(noise_seeds[u])
                 drawn = [perturbation(mechanisms[setting]) for _ in positives]
             except Exception:
                 continue
-            owners.append((job, u, rows.classes[present], len(problems), len(positives)))
-            problems += [{"unit": u, "code": code, "beta": beta, "delta": delta,
-                          "data_norm": fit["data_norm"], "intercept": fit["fit_intercept"],
-                          "l2": 1.0 / (fit["C"] * noise_rows), "noise_rows": noise_rows,
-                          "model_rows": model_rows, "tol": fit["tol"],
-                          "max_iter": fit["max_iter"]}
-                         for code, (beta, delta) in zip(positives, drawn, strict=True)]
-    if not problems:
+            kind = (fit["data_norm"], fit["fit_intercept"], 1.0 / (fit["C"] * noise_rows),
+                    noise_rows, model_rows, fit["tol"], fit["max_iter"])
+            kind = kinds.setdefault(kind, len(kinds))
+            owners.append((job, u, present, len(units_of), len(positives)))
+            for code, (beta, delta) in zip(positives, drawn, strict=True):
+                units_of.append(u)
+                kind_of.append(kind)
+                codes.append(code)
+                betas.append(beta)
+                deltas.append(delta)
+    if not owners:
         return outs
-    stacked = _stack(rows, fit_rows, problems)
+    stacked = _stack(rows, fit_rows, units_of, (kind_of, list(kinds)), codes, betas, deltas)
     try:
         solution = lbfgs(stacked)
     except Exception:
         # never expected; if it happens, one fit's failure must not fail the others (the
         # sensitivity of the aggregate rests on it): solve every fit alone
-        solution = np.full((len(problems), rows.d + 1), np.nan)
+        solution = np.full((stacked.P, rows.d + 1), np.nan)
         for _, _, _, first, count in owners:
-            alone = np.zeros(len(problems), bool)
+            alone = np.zeros(stacked.P, bool)
             alone[first:first + count] = True
             try:
                 solution[first:first + count] = lbfgs(stacked.subset(alone))
@@ -568,15 +601,23 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score)
                 pass  # NaN coefficients: its utility becomes error_score below
     d = rows.d
     X = np.asarray(X, dtype=float)
+    accuracy = _is_accuracy(scorer)
     validation = {}
-    for job, u, classes, first, count in owners:
+    for job, u, present, first, count in owners:
         theta = solution[first:first + count]
         if u not in validation:
             test = units[u][1]
-            validation[u] = (X[test], np.asarray(y)[test])
+            X_test = X[test]
+            validation[u] = (X_test, np.asarray(y)[test], rows.codes[test],
+                             bool(np.isfinite(X_test).all()))
+        X_test, y_test, test_codes, finite = validation[u]
         try:
-            outs[job][u] = _utility(scorer, jobs[job][0], classes, theta[:, :d], theta[:, d],
-                                    *validation[u])
+            if accuracy and finite:
+                outs[job][u] = _accuracy_utility(scorer, present, theta[:, :d], theta[:, d],
+                                                 X_test, test_codes)
+            else:
+                outs[job][u] = _utility(scorer, jobs[job][0], rows.classes[present],
+                                        theta[:, :d], theta[:, d], X_test, y_test)
         except Exception:
             outs[job][u] = error
     return outs
