@@ -192,10 +192,15 @@ def _fit_units(parts, cv, y, seeds, groups=None):
     ``error_score``. Runs silenced (a user's splitter sees the partition's labels).
     """
     units = []
+    # the generator of seeds.rng("split", j), re-seeded in place: the same state as a new
+    # RandomState of that seed, without building one per partition
+    generator = np.random.RandomState()
+    split_seeds = seeds.seeds("split", np.arange(len(parts))).tolist()
     with silenced():
         for j, rows in enumerate(parts):
+            generator.seed(split_seeds[j])
             try:
-                splits = _inner_splits(cv, rows, y, seeds.rng("split", j), groups)
+                splits = _inner_splits(cv, rows, y, generator, groups)
             except Exception:
                 continue
             units += [(j, r, train, test) for r, (train, test) in enumerate(splits)]
