@@ -414,3 +414,25 @@ def test_one_vector_mechanism_reseeded_draws_like_fresh_ones():
         draws.append(beta)
     assert not np.array_equal(draws[0], draws[1])
     np.testing.assert_array_equal(draws[0], draws[2])
+
+
+def test_candidate_groups_mix_every_parameter_value():
+    """With the candidates' parameters, a grid is dealt so that every group holds each value
+    about equally often (round-robin gives a 5 x 4 grid's two groups disjoint data_norms)."""
+    from sklearn.model_selection import ParameterGrid
+
+    from skdptune.evaluation._partitions import _candidate_groups
+
+    grid = list(ParameterGrid({"C": [0.01, 0.1, 1.0, 10.0, 100.0],
+                               "data_norm": [0.5, 1.0, 2.0, 2.8]}))
+    for n_jobs, size in [(2, 10**6), (4, 10**6), (3, 10**6), (2, 10**9)]:
+        groups = _candidate_groups(len(grid), size, n_jobs, grid)
+        assert sorted(np.concatenate(groups).tolist()) == list(range(len(grid)))
+        sizes = [len(g) for g in groups]
+        assert max(sizes) - min(sizes) <= 1
+        for name in ("C", "data_norm"):
+            for value in {p[name] for p in grid}:
+                held = [sum(grid[i][name] == value for i in g) for g in groups]
+                assert max(held) - min(held) <= 1, (n_jobs, name, value, held)
+    round_robin = _candidate_groups(len(grid), 10**6, 2)
+    assert {grid[i]["data_norm"] for i in round_robin[0]} == {0.5, 2.0}  # what this fixes
