@@ -387,6 +387,9 @@ def test_shared_set_up_gives_exactly_the_plain_fits(n_classes, miniature, cv, sc
     # without padding: a partition with one class fails, the others are the plain fits
     y1 = y.copy()
     y1[parts[4]] = y[0]
+    if n_classes == 3:  # two classes only, different ones: one binary problem each
+        y1[parts[6]] = 1 + y1[parts[6]] % 2
+        y1[parts[7]] = y1[parts[7]] % 2
     bare = _evaluator(est, X, y1, batched=True, seed=n_classes, cv=cv, padding=False,
                       scoring=scoring, inner_params="scaled" if miniature else "same")
     ours = bare.evaluate_partitions(X, y1, candidates, {})

@@ -446,13 +446,15 @@ class _Rows:
         return self._clipped[data_norm]
 
     def fit_rows(self, train):
-        """Row numbers of a fit on ``train`` (then the padding) and its class codes, or
-        ``False`` when diffprivlib's fit fails (fewer than two classes, non-finite values)."""
+        """Row numbers of a fit on ``train`` (then the padding), its class codes and the codes
+        of its binary problems' positive classes (one-vs-rest beyond two classes, as
+        diffprivlib), or ``False`` when diffprivlib's fit fails (fewer than two classes,
+        non-finite values)."""
         rows = np.concatenate([train, np.arange(self.n, self.n + self.n_padding)])
         present = np.unique(self.codes[rows])
         if len(present) < 2 or not self.finite[rows].all():
             return False
-        return rows, present
+        return rows, present, (present[1:] if len(present) == 2 else present).tolist()
 
 
 def _stack(rows, fit_rows, units, kinds, codes, betas, deltas):
@@ -547,40 +549,45 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score)
     units_of, kind_of, codes, betas, deltas = [], [], [], [], []
     owners = []
     for job, (template, seeds, settings_of, model_rows) in enumerate(jobs):
-        fits = {}
+        fits, noise = {}, {}
         # the generator each one-by-one fit would get: diffprivlib's check_random_state of the
         # seed the search gives the estimator (its root component: _derived_seed(seed, ""))
         noise_seeds = None if seeds is None else derived_seeds(seeds).tolist()
         for u, (train, _test) in enumerate(units):
             try:
-                if len(train) not in fits:
-                    fits[len(train)] = _fit_settings(template, settings_of(len(train)))
-                fit = fits[len(train)]
+                n_train = len(train)
+                if n_train not in fits:
+                    fits[n_train] = _fit_settings(template, settings_of(n_train))
                 if fit_rows[u] is None:
                     fit_rows[u] = rows.fit_rows(train)
                 if fit_rows[u] is False:
                     continue  # diffprivlib raises: the fit fails
-                present = fit_rows[u][1]
-                noise_rows = len(fit_rows[u][0]) if model_rows is None else int(model_rows)
-                positives = present[1:] if len(present) == 2 else present
-                setting = (fit["epsilon"] / len(positives), fit["C"], fit["data_norm"],
-                           fit["fit_intercept"], noise_rows, rows.d + int(fit["fit_intercept"]))
-                if setting not in mechanisms:
-                    mechanisms[setting] = vector_mechanism(
-                        *setting, None if seeds is None else generator)
+                fit_indices, present, positives = fit_rows[u]
+                noise_rows = len(fit_indices) if model_rows is None else int(model_rows)
+                key = (n_train, len(positives), noise_rows)
+                if key not in noise:  # the mechanism and the settings of these fits
+                    fit = fits[n_train]
+                    setting = (fit["epsilon"] / len(positives), fit["C"], fit["data_norm"],
+                               fit["fit_intercept"], noise_rows,
+                               rows.d + int(fit["fit_intercept"]))
+                    if setting not in mechanisms:
+                        mechanisms[setting] = vector_mechanism(
+                            *setting, None if seeds is None else generator)
+                    kind = (fit["data_norm"], fit["fit_intercept"],
+                            1.0 / (fit["C"] * noise_rows), noise_rows, model_rows, fit["tol"],
+                            fit["max_iter"])
+                    noise[key] = (mechanisms[setting], kinds.setdefault(kind, len(kinds)))
+                mechanism, kind = noise[key]
                 if noise_seeds is not None:
                     generator.seed(noise_seeds[u])
-                drawn = [perturbation(mechanisms[setting]) for _ in positives]
+                drawn = [perturbation(mechanism) for _ in positives]
             except Exception:
                 continue
-            kind = (fit["data_norm"], fit["fit_intercept"], 1.0 / (fit["C"] * noise_rows),
-                    noise_rows, model_rows, fit["tol"], fit["max_iter"])
-            kind = kinds.setdefault(kind, len(kinds))
-            owners.append((job, u, present, len(units_of), len(positives)))
-            for code, (beta, delta) in zip(positives, drawn, strict=True):
-                units_of.append(u)
-                kind_of.append(kind)
-                codes.append(code)
+            owners.append((job, u, present, len(units_of), len(drawn)))
+            units_of += [u] * len(drawn)
+            kind_of += [kind] * len(drawn)
+            codes += positives
+            for beta, delta in drawn:
                 betas.append(beta)
                 deltas.append(delta)
     if not owners:
