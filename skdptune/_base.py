@@ -406,8 +406,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         plan.groups = groups
         with many_small_fits():  # tiny synthetic fits: single-threaded BLAS is much faster
             domain = dry_run(self.estimator, candidates, X, y, classes, fit_params,
-                             _flat_scorers(plan.scorers), padding, fill,
-                             n_jobs=getattr(self, "n_jobs", None))
+                             _flat_scorers(plan.scorers), padding, fill)
 
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)

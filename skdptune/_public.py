@@ -461,54 +461,42 @@ class DryRunResult:
 
 def dry_run(estimator: Any, candidates: list[dict], X: Any, y: Any, classes: np.ndarray | None,
             fit_params: dict, scorers: dict[str, Any], padding: Padding | None,
-            fill: Any = "", n_jobs: int | None = None) -> DryRunResult:
+            fill: Any = "") -> DryRunResult:
     """Fit and score every candidate (up to a cap) on synthetic data with the public format.
 
     Raises ``ValueError`` naming the candidate and quoting the error -- which is about
     synthetic data, hence public. Warnings are silenced (they concern synthetic data). Goes
     through :func:`skdptune.evaluation._fit.fit_on_rows`, the path of the private fits, with
-    the same padding rows. With ``n_jobs`` other than 1 the fits run in parallel (joblib);
-    the error raised is the same (the first candidate's, in order).
+    the same padding rows.
     """
-    from joblib import Parallel, delayed, effective_n_jobs
-
-    from .evaluation._fit import candidate_template
+    from .evaluation._fit import candidate_template, fit_on_rows, instantiate
     from .exceptions import PrivacyLeakError
 
     X_syn, y_syn = synthetic_dataset(X, y, classes, fill=fill)
     params_syn = synthetic_fit_params(fit_params, _num_samples(X), _num_samples(X_syn))
     checked = candidates if candidates else [{}]
-    steps = []  # per candidate: the error of its set-up, or its template to fit
-    for params in checked:
-        try:
-            steps.append((None, candidate_template(estimator, params)))
-        except Exception as exc:  # raised below, in candidate order
-            steps.append((exc, None))
-    args = (X_syn, y_syn, params_syn, padding, scorers)
-    fitted = [(i, template) for i, (_, template) in enumerate(steps)
-              if template is not None and i < DRY_RUN_MAX_FITS]
-    outcomes = None
-    if (len(fitted) > 1 and effective_n_jobs(n_jobs) > 1
-            and all(error is None for error, _ in steps)):
-        try:
-            outcomes = dict(zip([i for i, _ in fitted], Parallel(n_jobs=n_jobs)(
-                delayed(_dry_fit)(template, i, *args) for i, template in fitted), strict=True))
-        except Exception:
-            outcomes = None  # e.g. an estimator that does not pickle: the sequential run says
     for i, params in enumerate(checked):
         where = f"candidate {params!r}" if params else "the estimator"
-        setup_error, template = steps[i]
-        if isinstance(setup_error, ValueError):
+        try:
+            template = candidate_template(estimator, params)
+        except ValueError as exc:
             raise ValueError(f"The search space does not fit the estimator ({where}): "
-                             f"{setup_error}") from None
-        if setup_error is not None:
-            raise setup_error
+                             f"{exc}") from None
         if i >= DRY_RUN_MAX_FITS:
             continue
-        exc = outcomes[i] if outcomes is not None else _dry_fit(template, i, *args)
-        if isinstance(exc, PrivacyLeakError):
-            raise exc
-        if exc is not None:  # a configuration mistake: public, report it and charge nothing
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model = fit_on_rows(instantiate(template, seed=i), X_syn, y_syn, None,
+                                    params_syn, padding=padding)
+                for name, scorer in scorers.items():
+                    # without y, scorer(estimator, X), as scikit-learn's searches call it
+                    value = (scorer(model, X_syn) if y_syn is None
+                             else scorer(model, X_syn, y_syn))
+                    _check_score(value, name)
+        except PrivacyLeakError:
+            raise
+        except Exception as exc:  # a configuration mistake: public, report it and charge nothing
             raise ValueError(
                 f"Dry run failed before any private data was read: {where} could not be fitted "
                 f"and scored on a synthetic dataset with the public format of X and y "
@@ -516,25 +504,6 @@ def dry_run(estimator: Any, candidates: list[dict], X: Any, y: Any, classes: np.
             ) from exc
     return DryRunResult(allow_nan=_accepts_nan(estimator, checked[0], X, y, classes,
                                                params_syn, padding, fill))
-
-
-def _dry_fit(template, i, X_syn, y_syn, params_syn, padding, scorers):
-    """Fit and score one candidate of the dry run: ``None``, or the exception it raised."""
-    from .evaluation._fit import fit_on_rows, instantiate
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = fit_on_rows(instantiate(template, seed=i), X_syn, y_syn, None,
-                                params_syn, padding=padding)
-            for name, scorer in scorers.items():
-                # without y, scorer(estimator, X), as scikit-learn's searches call it
-                value = (scorer(model, X_syn) if y_syn is None
-                         else scorer(model, X_syn, y_syn))
-                _check_score(value, name)
-    except Exception as exc:
-        return exc
-    return None
 
 
 def _check_score(value: Any, name: str) -> None:

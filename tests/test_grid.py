@@ -445,37 +445,3 @@ def test_searches_are_classifiers_or_regressors_like_their_estimator():
     assert is_classifier(DPGridSearchCV(nb(), GRID))
     assert is_regressor(DPGridSearchCV(LinearRegression(bounds_X=(-1, 1), bounds_y=(0, 1)),
                                        {"fit_intercept": [True]}))
-
-
-def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, monkeypatch):
-    """With n_jobs=2 the dry run's fits run in joblib workers: the same first error, in
-    candidate order, before anything is charged; the leak error stays a PrivacyLeakError."""
-    import os
-
-    from skdptune import _public
-
-    X, y = data
-    in_this_process, real = [], _public._dry_fit
-
-    def spy(*args):
-        in_this_process.append(os.getpid())  # a worker appends to its own copy
-        return real(*args)
-
-    monkeypatch.setattr(_public, "_dry_fit", spy)
-    messages = []
-    for n_jobs in (1, 2):
-        acc = BudgetAccountant()
-        with pytest.raises(ValueError, match="Dry run failed") as info:
-            fit(X, y, grid={"var_smoothing": [1e-9, -1.0, -2.0]}, accountant=acc,
-                n_jobs=n_jobs)
-        assert acc.spent_budget == []
-        messages.append(str(info.value))
-        with pytest.raises(PrivacyLeakError):
-            fit(X, y, estimator=GaussianNB(epsilon=1.0), grid=GRID, n_jobs=n_jobs)
-    assert messages[0] == messages[1] and "-1.0" in messages[0]
-    in_this_process.clear()
-    search = fit(X, y, grid=GRID, n_jobs=2)  # a clean grid runs through, in the workers
-    assert search.best_params_ in [{"var_smoothing": v} for v in GRID["var_smoothing"]]
-    assert os.getpid() not in in_this_process
-    fit(X, y, grid=GRID, n_jobs=1)
-    assert in_this_process.count(os.getpid()) == len(GRID["var_smoothing"])
