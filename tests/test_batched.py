@@ -274,3 +274,168 @@ def test_a_failed_stacked_solve_falls_back_to_fits_alone(monkeypatch):
     out = _evaluator(est, X, y, batched=True).evaluate_partitions(X, y, CANDIDATES, {})
     assert np.mean(out == expected) >= 0.9
     assert np.abs(out.mean(axis=1) - expected.mean(axis=1)).max() < 0.01
+
+
+# --------------------------------------------------------------------------------------------
+# The shared set-up computes exactly what one fit at a time computes
+# --------------------------------------------------------------------------------------------
+
+
+def _reference_utilities(evaluator, X, y, candidates, miniature, solved=None):
+    """The partition utilities built the plain way: for every (candidate, unit) its own rows
+    (``X[train]`` then the padding), clipped, a fresh diffprivlib ``Vector`` per binary
+    problem drawing from ``RandomState`` of the fit's seed, then the same stacked solve and the
+    same utility. Shape ``(len(candidates), k)``."""
+    from diffprivlib.validation import clip_to_norm
+
+    from skdptune._estimators import _derived_seed
+    from skdptune.evaluation._batched import _utility
+    from skdptune.evaluation._partitions import _fit_units
+
+    n, d = X.shape
+    pad = evaluator.padding
+    n_pad = 0 if pad is None else len(pad.y)
+    parts = evaluator.partitions(n)
+    units = _fit_units(parts, evaluator.cv, y, evaluator.seeds)
+    blocks, owners, templates = [], [], []
+    for i, params in enumerate(candidates):
+        est = candidate_template(LogisticRegression(epsilon=1.0, data_norm=2.0), params)
+        templates.append(est)
+        for u, (j, r, train, _test) in enumerate(units):
+            X_rows = X[train] if pad is None else np.vstack([X[train], pad.X])
+            y_rows = y[train] if pad is None else np.concatenate([y[train], pad.y])
+            classes = np.unique(y_rows)
+            if len(classes) < 2 or not np.isfinite(X_rows).all():
+                continue
+            m = len(y_rows)
+            if miniature:  # the returned model's epsilon, C and rows
+                epsilon, N = est.epsilon, n + n_pad
+                weights = np.r_[np.full(len(train), (N - n_pad) / (N * len(train))),
+                                np.full(n_pad, 1.0 / N)]
+            else:  # inner_epsilon="scaled", inner_params="same": the fit's own rows
+                epsilon, N = est.epsilon * n / len(train), m
+                weights = np.full(m, 1.0 / m)
+            seed = (evaluator.seeds.seed("fit", i, j) + r) % 2**32
+            rng = np.random.RandomState(_derived_seed(seed, ""))
+            positives = classes[1:] if len(classes) == 2 else classes
+            dim = d + int(est.fit_intercept)
+            sensitivity = np.sqrt(est.data_norm ** 2 + 1) if est.fit_intercept else est.data_norm
+            owners.append((i, u, classes, len(blocks), len(positives)))
+            for positive in positives:
+                mech = Vector(epsilon=epsilon / len(positives), dimension=dim, alpha=1 / est.C,
+                              function_sensitivity=0.25, data_sensitivity=sensitivity, n=N,
+                              random_state=rng)
+                noisy = mech.randomise(lambda x, dim=dim: (0.0, np.zeros(dim)))
+                g0, g1 = noisy(np.zeros(dim))[1], noisy(np.ones(dim))[1]
+                blocks.append({"X": clip_to_norm(X_rows, est.data_norm),
+                               "y": (y_rows == positive).astype(float), "row_weights": weights,
+                               "l2": 1.0 / (est.C * N), "beta": g0 * N,
+                               "delta": float(g1[0] - g0[0]), "noise_rows": N,
+                               "intercept": est.fit_intercept, "tol": est.tol,
+                               "max_iter": est.max_iter})
+    problems = _Problems(blocks)
+    if solved is not None:
+        solved.append(problems)
+    solution = lbfgs(problems)
+    per_unit = np.full((len(candidates), len(units)), 0.0)
+    for i, u, classes, first, count in owners:
+        theta = solution[first:first + count]
+        test = units[u][3]
+        try:
+            per_unit[i, u] = _utility(evaluator.scorer, templates[i], classes, theta[:, :d],
+                                      theta[:, d], X[test], y[test])
+        except ValueError:
+            pass  # a non-finite validation row: error_score (0.0)
+    owner = np.array([j for j, _, _, _ in units])
+    counts = np.bincount(owner, minlength=len(parts))
+    return np.stack([np.bincount(owner, weights=row, minlength=len(parts)) / counts
+                     for row in per_unit])
+
+
+@pytest.mark.parametrize("n_classes, miniature, cv, scoring", [
+    (2, True, 0.25, None), (3, True, 0.25, None), (2, False, 2, None),
+    (3, False, 0.25, "balanced_accuracy")])
+def test_shared_set_up_gives_exactly_the_plain_fits(n_classes, miniature, cv, scoring,
+                                                     monkeypatch):
+    """The fast set-up (rows clipped once, one Vector per setting re-seeded per fit, seeds at
+    once, stacked arrays gathered) changes nothing: every partition utility is bit-identical
+    to the plain construction, with padding, a candidate without intercept, a partition with
+    a non-finite value (error_score) and one fitted on a single class (no padding: fails)."""
+    X, y = _data(n=1200, classes=n_classes, seed=n_classes)
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    candidates = [{"C": 0.1, "data_norm": 1.0}, {"C": 30.0, "data_norm": 3.0},
+                  {"C": 1.0, "fit_intercept": False}]
+    evaluator = _evaluator(est, X, y, batched=True, seed=n_classes, cv=cv, scoring=scoring,
+                           inner_params="scaled" if miniature else "same")
+    parts = evaluator.partitions(len(X))
+    X = X.copy()
+    X[parts[2][0], 1] = np.inf
+    from skdptune.evaluation import _batched
+
+    solved, real = [], _batched.lbfgs
+    monkeypatch.setattr(_batched, "lbfgs", lambda problems: solved.append(problems)
+                        or real(problems))
+    ours = evaluator.evaluate_partitions(X, y, candidates, {})
+    expected = _reference_utilities(evaluator, X, y, candidates, miniature, solved)
+    np.testing.assert_array_equal(ours, expected)
+    # the very same objectives: every stacked array, bit for bit (one batched solve here)
+    assert len(solved) == 2
+    ours_stacked, plain = solved
+    for name in ("X", "y", "w", "quad", "linear", "tol", "max_iter"):
+        np.testing.assert_array_equal(getattr(ours_stacked, name), getattr(plain, name))
+    assert np.all(ours[:, 2] == 0.0) and ours.std() > 0.05  # a failure; not trivial
+    # without padding: a partition with one class fails, the others are the plain fits
+    y1 = y.copy()
+    y1[parts[4]] = y[0]
+    if n_classes == 3:  # two classes only, different ones: one binary problem each
+        y1[parts[6]] = 1 + y1[parts[6]] % 2
+        y1[parts[7]] = y1[parts[7]] % 2
+    bare = _evaluator(est, X, y1, batched=True, seed=n_classes, cv=cv, padding=False,
+                      scoring=scoring, inner_params="scaled" if miniature else "same")
+    ours = bare.evaluate_partitions(X, y1, candidates, {})
+    np.testing.assert_array_equal(ours, _reference_utilities(bare, X, y1, candidates,
+                                                             miniature))
+    assert np.all(ours[:, 4] == 0.0)
+
+
+def test_one_vector_mechanism_reseeded_draws_like_fresh_ones():
+    """vector_mechanism is built once per setting and re-seeded per fit through the generator
+    it holds: diffprivlib must keep that generator (check_random_state returns a RandomState as
+    is). If an upgrade copied it, the draws would stop following the seeds and this fails."""
+    from skdptune.evaluation._batched import perturbation, vector_mechanism
+
+    generator = np.random.RandomState()
+    shared = vector_mechanism(0.5, 4.0, 2.0, True, 1000, 6, generator)
+    assert shared.random_state is generator
+    draws = []
+    for seed in (1, 2, 1):
+        generator.seed(seed)
+        beta, delta = perturbation(shared)
+        fresh = vector_perturbation(0.5, 4.0, 2.0, True, 1000, 6, np.random.RandomState(seed))
+        np.testing.assert_array_equal(beta, fresh[0])
+        assert delta == fresh[1] and delta > 0  # the second regime: a ridge delta
+        draws.append(beta)
+    assert not np.array_equal(draws[0], draws[1])
+    np.testing.assert_array_equal(draws[0], draws[2])
+
+
+def test_candidate_groups_mix_every_parameter_value():
+    """With the candidates' parameters, a grid is dealt so that every group holds each value
+    about equally often (round-robin gives a 5 x 4 grid's two groups disjoint data_norms)."""
+    from sklearn.model_selection import ParameterGrid
+
+    from skdptune.evaluation._partitions import _candidate_groups
+
+    grid = list(ParameterGrid({"C": [0.01, 0.1, 1.0, 10.0, 100.0],
+                               "data_norm": [0.5, 1.0, 2.0, 2.8]}))
+    for n_jobs, size in [(2, 10**6), (4, 10**6), (3, 10**6), (2, 10**9)]:
+        groups = _candidate_groups(len(grid), size, n_jobs, grid)
+        assert sorted(np.concatenate(groups).tolist()) == list(range(len(grid)))
+        sizes = [len(g) for g in groups]
+        assert max(sizes) - min(sizes) <= 1
+        for name in ("C", "data_norm"):
+            for value in {p[name] for p in grid}:
+                held = [sum(grid[i][name] == value for i in g) for g in groups]
+                assert max(held) - min(held) <= 1, (n_jobs, name, value, held)
+    round_robin = _candidate_groups(len(grid), 10**6, 2)
+    assert {grid[i]["data_norm"] for i in round_robin[0]} == {0.5, 2.0}  # what this fixes

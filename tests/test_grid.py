@@ -139,24 +139,34 @@ def test_partition_fits_are_the_returned_model_in_miniature(monkeypatch):
     epsilon and C, and its row count N (padding included) for the noise and the ridge."""
     from skdptune.evaluation import _batched
 
-    seen = []
-    real = _batched._unit_blocks
+    seen, weighted = [], []
+    real_mechanism, real_weights = _batched.vector_mechanism, _batched.row_weights
 
-    def spy(X_rows, y_rows, fit_settings, rng, model_rows=None, n_padding=0):
-        seen.append((fit_settings["C"], fit_settings["epsilon"], model_rows, n_padding))
-        return real(X_rows, y_rows, fit_settings, rng, model_rows, n_padding)
+    def mechanism_spy(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
+        seen.append((C, epsilon, n_rows))
+        return real_mechanism(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng)
 
-    monkeypatch.setattr(_batched, "_unit_blocks", spy)
+    def weights_spy(n_rows, model_rows=None, n_padding=0):
+        weighted.append((n_rows, model_rows, n_padding))
+        return real_weights(n_rows, model_rows, n_padding)
+
+    monkeypatch.setattr(_batched, "vector_mechanism", mechanism_spy)
+    monkeypatch.setattr(_batched, "row_weights", weights_spy)
     X, y = make_classification(n_samples=400, n_features=3, n_informative=2, n_redundant=0,
                                random_state=1)
     X = X / 4
     fit(X, y, estimator=lr(), grid={"C": [0.5]}, epsilon=2.0, tuning_share=0.5,
         min_partition_size=100, n_jobs=1)
-    assert seen and set(seen) == {(0.5, 1.0, 402, 2)}  # two classes: two padding rows
+    assert seen and set(seen) == {(0.5, 1.0, 402)}  # two classes: two padding rows
+    assert weighted and {w[1:] for w in weighted} == {(402, 2)}
     seen.clear()
+    weighted.clear()
     fit(X, y, estimator=lr(), grid={"C": [0.5]}, epsilon=2.0, tuning_share=0.5,
         min_partition_size=100, n_jobs=1, inner_params="same", inner_epsilon="same")
-    assert seen and set(seen) == {(0.5, 1.0, None, 2)}  # the fits' own rows
+    # the fits' own rows (training part and padding) for the noise and the weights
+    assert weighted and {w[1:] for w in weighted} == {(None, 2)}
+    assert seen and {s[:2] for s in seen} == {(0.5, 1.0)}
+    assert {s[2] for s in seen} == {w[0] for w in weighted}
 
 
 def test_one_by_one_partition_fits_rescale_C_like_the_full_model(monkeypatch):

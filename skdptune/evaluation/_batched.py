@@ -55,7 +55,7 @@ from diffprivlib.validation import clip_to_norm
 from scipy.special import expit
 from sklearn.utils.validation import _check_method_params
 
-from .._estimators import _derived_seed
+from .._seeding import derived_seeds
 from . import _scores
 from ._fit import instantiate
 
@@ -90,31 +90,55 @@ def _fit_settings(template, settings: dict) -> dict:
             "max_iter": int(est.max_iter)}
 
 
-def _noise_generator(seed, generator):
-    """The generator of the one-by-one fit: diffprivlib's ``check_random_state`` of the seed the
-    search gives the estimator (``generator``, a ``RandomState`` of the caller's, re-seeded in
-    place: the same state as a new ``RandomState(seed)``, fifty times cheaper), or ``None``
-    (diffprivlib's secure generator)."""
-    if seed is None:
-        return None
-    generator.seed(_derived_seed(seed, ""))
-    return generator
+def vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
+    """diffprivlib's :class:`~diffprivlib.mechanisms.Vector` as ``_logistic_regression_path``
+    constructs it for one binary problem, drawing from ``rng``.
 
-
-def vector_perturbation(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
-    """``(beta, delta)`` of one diffprivlib objective perturbation (``Vector`` mechanism).
-
-    The mechanism is constructed as ``_logistic_regression_path`` does and applied to the zero
-    function; its output is ``x -> beta . x / n + delta ||x||^2 / 2``, from whose gradient at
-    ``0`` and at the all-ones vector both are read back.
+    diffprivlib keeps a ``RandomState`` it is given (``check_random_state`` returns it as
+    is), so one mechanism serves every fit with these settings: re-seeding ``rng`` in place
+    before a fit gives that fit exactly the draws of a mechanism built with
+    ``RandomState(seed)`` (tests/test_batched.py checks this through the public API, so a
+    diffprivlib that copied the generator would fail it). ``rng=None``: diffprivlib's secure
+    generator, created once and shared by the fits -- independent draws all the same.
     """
     sensitivity = math.sqrt(data_norm ** 2 + 1) if fit_intercept else data_norm
-    mech = Vector(epsilon=epsilon, dimension=dimension, alpha=1.0 / C, function_sensitivity=0.25,
+    return Vector(epsilon=epsilon, dimension=dimension, alpha=1.0 / C, function_sensitivity=0.25,
                   data_sensitivity=sensitivity, n=n_rows, random_state=rng)
-    noisy = mech.randomise(lambda x: (0.0, np.zeros(dimension)))
+
+
+def perturbation(mechanism):
+    """``(beta, delta)`` of one objective perturbation drawn by ``mechanism``.
+
+    The mechanism is applied to the zero function; its output is
+    ``x -> beta . x / n + delta ||x||^2 / 2``, from whose gradient at ``0`` and at the all-ones
+    vector both are read back.
+    """
+    dimension, n_rows = mechanism.dimension, mechanism.n
+    noisy = mechanism.randomise(lambda x: (0.0, np.zeros(dimension)))
     grad_at_zero = noisy(np.zeros(dimension))[1]
     grad_at_one = noisy(np.ones(dimension))[1]
     return grad_at_zero * n_rows, float(grad_at_one[0] - grad_at_zero[0])
+
+
+def vector_perturbation(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
+    """``(beta, delta)`` of one diffprivlib objective perturbation (``Vector`` mechanism):
+    :func:`perturbation` of a fresh :func:`vector_mechanism`."""
+    return perturbation(vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows,
+                                         dimension, rng))
+
+
+def row_weights(n_rows, model_rows=None, n_padding=0):
+    """Weights of one fit's rows in its empirical risk (the last ``n_padding`` are padding).
+
+    ``model_rows=None``: diffprivlib's mean over the fit's rows. Otherwise the miniature of a
+    model on ``model_rows`` rows: ``1 / N`` per padding row, the rest shared by the partition's
+    own rows (:func:`_unit_blocks`).
+    """
+    if model_rows is None:
+        return np.full(n_rows, 1.0 / n_rows)
+    noise_rows, own = int(model_rows), n_rows - n_padding
+    return np.concatenate([np.full(own, (noise_rows - n_padding) / (noise_rows * own)),
+                           np.full(n_padding, 1.0 / noise_rows)])
 
 
 # --------------------------------------------------------------------------------------------
@@ -126,28 +150,37 @@ class _Problems:
     """``P`` independent binary problems, rows padded to a common length (weight 0)."""
 
     def __init__(self, blocks):
-        self.P = len(blocks)
+        P = len(blocks)
         m = max(len(b["y"]) for b in blocks)
         d = blocks[0]["X"].shape[1]
         # one column for the intercept in every problem: a problem without one has a zero
         # column there and a unit quadratic term, so that coordinate stays 0
-        self.D = d + 1
-        self.X = np.zeros((self.P, m, self.D))
-        self.y = np.zeros((self.P, m))
-        self.w = np.zeros((self.P, m))
-        self.quad = np.zeros((self.P, self.D))
-        self.linear = np.zeros((self.P, self.D))
+        X, y, w = np.zeros((P, m, d + 1)), np.zeros((P, m)), np.zeros((P, m))
+        quad, linear = np.zeros((P, d + 1)), np.zeros((P, d + 1))
         for p, b in enumerate(blocks):
             n = len(b["y"])
-            self.X[p, :n, :d] = b["X"]
-            self.X[p, :n, d] = 1.0 if b["intercept"] else 0.0
-            self.y[p, :n] = b["y"]
-            self.w[p, :n] = b["row_weights"]
-            self.quad[p, :d] = b["l2"] + b["delta"]
-            self.quad[p, d] = b["delta"] if b["intercept"] else 1.0  # no l2 on the intercept
-            self.linear[p, :len(b["beta"])] = b["beta"] / b["noise_rows"]
-        self.tol = np.array([b["tol"] for b in blocks])
-        self.max_iter = np.array([b["max_iter"] for b in blocks])
+            X[p, :n, :d] = b["X"]
+            X[p, :n, d] = 1.0 if b["intercept"] else 0.0
+            y[p, :n] = b["y"]
+            w[p, :n] = b["row_weights"]
+            quad[p, :d] = b["l2"] + b["delta"]
+            quad[p, d] = b["delta"] if b["intercept"] else 1.0  # no l2 on the intercept
+            linear[p, :len(b["beta"])] = b["beta"] / b["noise_rows"]
+        self._set(X, y, w, quad, linear, np.array([b["tol"] for b in blocks]),
+                  np.array([b["max_iter"] for b in blocks]))
+
+    @classmethod
+    def from_arrays(cls, X, y, w, quad, linear, tol, max_iter):
+        """The problems of the stacked arrays (shapes ``(P, m, D)``, ``(P, m)``, ``(P, m)``,
+        ``(P, D)``, ``(P, D)``, ``(P,)``, ``(P,)``), laid out as :meth:`__init__` does."""
+        out = object.__new__(cls)
+        out._set(X, y, w, quad, linear, tol, max_iter)
+        return out
+
+    def _set(self, X, y, w, quad, linear, tol, max_iter):
+        self.X, self.y, self.w, self.quad, self.linear = X, y, w, quad, linear
+        self.tol, self.max_iter = tol, max_iter
+        self.P, self.D = X.shape[0], X.shape[2]
 
     def subset(self, keep):
         """The problems ``keep`` (a boolean mask) only."""
@@ -166,8 +199,17 @@ class _Problems:
             X, y, w = self.X[idx], self.y[idx], self.w[idx]
             quad, linear = self.quad[idx], self.linear[idx]
         raw = np.einsum("pmd,pd->pm", X, W)
-        loss = np.sum((np.logaddexp(0.0, raw) - y * raw) * w, axis=1)
-        grad = np.einsum("pmd,pm->pd", X, (expit(raw) - y) * w)
+        # (logaddexp(0, raw) - y raw) w and (expit(raw) - y) w, in place: the same operations
+        # in the same order, without a temporary per step
+        terms = np.logaddexp(0.0, raw)
+        residual = expit(raw)
+        raw *= y
+        terms -= raw
+        terms *= w
+        loss = np.sum(terms, axis=1)
+        residual -= y
+        residual *= w
+        grad = np.einsum("pmd,pm->pd", X, residual)
         grad += quad * W + linear
         loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
         return loss, grad
@@ -271,7 +313,7 @@ def lbfgs(problems, *, memory=10, factr=64.0):
     threshold = factr * np.finfo(float).eps
     it = 0
     while not done.all():
-        if done.mean() >= 0.1:  # drop the finished problems from the working set
+        if done.any():  # drop the finished problems: later passes copy no subset
             solution[ids[done]] = x[done]
             keep = ~done
             ids, problems, done = ids[keep], problems.subset(keep), done[keep]
@@ -333,14 +375,8 @@ def _unit_blocks(X_rows, y_rows, fit, rng, model_rows=None, n_padding=0):
         return None, classes  # diffprivlib raises: the fit fails
     X_clipped = clip_to_norm(X_rows, fit["data_norm"])
     n, d = X_clipped.shape
-    if model_rows is None:
-        noise_rows = n
-        row_weights = np.full(n, 1.0 / n)  # diffprivlib's mean over the fit's rows
-    else:
-        noise_rows = int(model_rows)
-        own = n - n_padding
-        row_weights = np.concatenate([np.full(own, (noise_rows - n_padding) / (noise_rows * own)),
-                                      np.full(n_padding, 1.0 / noise_rows)])
+    noise_rows = n if model_rows is None else int(model_rows)
+    weights = row_weights(n, model_rows, n_padding)
     positives = classes[1:] if len(classes) == 2 else classes
     epsilon = fit["epsilon"] / len(positives)
     blocks = []
@@ -349,7 +385,7 @@ def _unit_blocks(X_rows, y_rows, fit, rng, model_rows=None, n_padding=0):
                                           fit["fit_intercept"], noise_rows,
                                           d + int(fit["fit_intercept"]), rng)
         blocks.append({"X": X_clipped, "y": (y_rows == positive).astype(float),
-                       "row_weights": row_weights, "l2": 1.0 / (fit["C"] * noise_rows),
+                       "row_weights": weights, "l2": 1.0 / (fit["C"] * noise_rows),
                        "beta": beta, "delta": delta, "noise_rows": noise_rows,
                        "intercept": fit["fit_intercept"], "tol": fit["tol"],
                        "max_iter": fit["max_iter"]})
@@ -391,21 +427,130 @@ def _utility(scorer, template, classes, coef, intercept, X_test, y_test, score_p
     return float(scorer(model, X_test, y_test, **score_params))
 
 
-def batched_partition_utilities(jobs, X, y, scorer, padding, error_score, score_params=None):
+class _Rows:
+    """The rows every fit of one call draws from, prepared once for all fits.
+
+    One array: the private rows, the public padding rows, one zero row (it fills the shorter
+    problems of a stack, with weight 0); labels as codes into the sorted label set (``-1`` for
+    the zero row); each row's finiteness; the rows clipped to each ``data_norm`` (clipping is
+    row by row, so the rows of a fit clipped here are bitwise those of ``clip_to_norm`` of the
+    fit's own rows).
+    """
+
+    def __init__(self, X, y, padding):
+        X = np.asarray(X, dtype=float)
+        self.n, self.d = X.shape
+        self.n_padding = 0 if padding is None else len(padding.y)
+        pad_X = np.zeros((0, self.d)) if padding is None else np.asarray(padding.X, dtype=float)
+        self.X = np.vstack([X, pad_X, np.zeros((1, self.d))])
+        self.filler = len(self.X) - 1
+        labels = np.asarray(y) if padding is None else np.concatenate([y, np.asarray(padding.y)])
+        self.classes, codes = np.unique(labels, return_inverse=True)
+        self.codes = np.append(codes.ravel(), -1)
+        self.finite = np.isfinite(self.X).all(axis=1)
+        self._clipped = {}
+
+    def clipped(self, data_norm):
+        if data_norm not in self._clipped:
+            self._clipped[data_norm] = clip_to_norm(self.X, data_norm)
+        return self._clipped[data_norm]
+
+    def fit_rows(self, train):
+        """Row numbers of a fit on ``train`` (then the padding), its class codes and the codes
+        of its binary problems' positive classes (one-vs-rest beyond two classes, as
+        diffprivlib), or ``False`` when diffprivlib's fit fails (fewer than two classes,
+        non-finite values)."""
+        rows = np.concatenate([train, np.arange(self.n, self.n + self.n_padding)])
+        present = np.unique(self.codes[rows])
+        if len(present) < 2 or not self.finite[rows].all():
+            return False
+        return rows, present, (present[1:] if len(present) == 2 else present).tolist()
+
+
+def _stack(rows, fit_rows, units, kinds, codes, betas, deltas):
+    """The stacked :class:`_Problems`, equal array by array to ``_Problems`` of the problems'
+    :func:`_unit_blocks`.
+
+    Problem ``p`` is the binary problem of class code ``codes[p]`` on unit ``units[p]``
+    (``fit_rows[unit]``) with the noise ``(betas[p], deltas[p])``; ``kinds[p]`` indexes
+    the fit settings ``(data_norm, intercept, l2, noise_rows, model_rows, tol, max_iter)``.
+    """
+    P, d = len(units), rows.d
+    units, codes, deltas = np.asarray(units), np.asarray(codes), np.asarray(deltas)
+    settings = np.array(kinds[1], dtype=object)[np.asarray(kinds[0])]
+    used = np.unique(units)
+    m = max(len(fit_rows[u][0]) for u in used)
+    index = np.full((len(fit_rows), m), rows.filler)
+    for u in used:
+        index[u, :len(fit_rows[u][0])] = fit_rows[u][0]
+    index = index[units]
+    X = np.zeros((P, m, d + 1))
+    norms = settings[:, 0].astype(float)
+    for norm in np.unique(norms):
+        sel = np.flatnonzero(norms == norm)
+        X[sel, :, :d] = rows.clipped(float(norm))[index[sel]]
+    intercept = settings[:, 1].astype(bool)
+    X[:, :, d] = (index != rows.filler) & intercept[:, None]
+    y = (rows.codes[index] == codes[:, None]).astype(float)
+    # row weights: one row per (unit, model rows), each problem takes its own
+    keys = {}
+    weight_of = np.array([keys.setdefault((u, mr), len(keys))
+                          for u, mr in zip(units.tolist(), settings[:, 4], strict=True)])
+    table = np.zeros((len(keys), m))
+    for (u, model_rows), k in keys.items():
+        weights = row_weights(len(fit_rows[u][0]), model_rows, rows.n_padding)
+        table[k, :len(weights)] = weights
+    w = table[weight_of]
+    quad = np.empty((P, d + 1))
+    quad[:, :d] = (settings[:, 2].astype(float) + deltas)[:, None]
+    quad[:, d] = np.where(intercept, deltas, 1.0)  # no l2 on the intercept
+    noise = np.zeros((P, d + 1))
+    for p, beta in enumerate(betas):
+        noise[p, :len(beta)] = beta
+    linear = noise / settings[:, 3].astype(float)[:, None]
+    return _Problems.from_arrays(X, y, w, quad, linear, settings[:, 5].astype(float),
+                                 settings[:, 6].astype(int))
+
+
+def _accuracy_utility(scorer, present, coef, intercept, X_test, test_codes,
+                      sample_weight=None):
+    """:func:`_utility` for the accuracy scorer, with the labels as codes: the same
+    decision values, hence the same predictions and the same (weighted) accuracy."""
+    if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
+        raise ValueError("the fit failed")
+    decision = X_test @ coef.T + intercept
+    if decision.shape[1] == 1:
+        predicted = present[(decision[:, 0] > 0).astype(int)]
+    else:
+        predicted = present[decision.argmax(axis=1)]
+    correct = predicted == test_codes
+    accuracy = (np.count_nonzero(correct) / len(test_codes) if sample_weight is None
+                else float(np.average(correct, weights=sample_weight)))
+    return _scores._to_unit(accuracy, scorer.lo, scorer.hi)
+
+
+def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
+                                score_params=None):
     """Utilities of candidates on their fit units, one array per job. PRIVATE.
 
-    All fits of all jobs are solved together (:func:`lbfgs`).
+    All fits of all jobs are solved together (:func:`lbfgs`). Each fit is the one
+    :func:`_unit_blocks` describes, on its training rows plus the padding, with its noise drawn
+    from the generator of its seed; only the set-up is shared between fits (the rows clipped
+    once per ``data_norm``, one :func:`vector_mechanism` per setting, the validation rows of a
+    unit taken once for all candidates).
 
     Parameters
     ----------
-    jobs : list of (template, units, settings_of, model_rows)
+    jobs : list of (template, seeds, settings_of, model_rows)
         ``template``: a diffprivlib ``LogisticRegression`` from
-        :func:`~._fit.candidate_template`; ``units``: ``(train, test, seed)`` of each fit --
-        global row indices of its training and validation rows and the seed the one-by-one path
-        would give it (``None``: secure noise); ``settings_of``: ``n_train -> instantiate()``
-        keyword arguments; ``model_rows``: the rows of the returned model when the fits are
-        that model in miniature (its epsilon and ``C`` from ``settings_of``), else ``None``
-        (module docstring).
+        :func:`~._fit.candidate_template`; ``seeds``: the seed of each unit's fit, the seed the
+        one-by-one path would give it (an int array, or ``None``: secure noise);
+        ``settings_of``: ``n_train -> instantiate()`` keyword arguments; ``model_rows``: the rows
+        of the returned model when the fits are that model in miniature (its epsilon and ``C``
+        from ``settings_of``), else ``None`` (module docstring).
+    units : list of (train, test)
+        Global row indices of each fit's training and validation rows (every job fits every
+        unit).
     padding : Padding or None
         Public rows appended to every fit.
     score_params : dict or None
@@ -413,53 +558,93 @@ def batched_partition_utilities(jobs, X, y, scorer, padding, error_score, score_
         rows; they never reach a fit).
     """
     error = float(error_score)
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y)
-    pad_X = None if padding is None else np.asarray(padding.X, dtype=float)
-    pad_y = None if padding is None else np.asarray(padding.y)
-    outs = [np.full(len(units), error) for _, units, _, _ in jobs]
+    rows = _Rows(X, y, padding)
+    outs = [np.full(len(units), error) for _ in jobs]
     generator = np.random.RandomState()
-    blocks, owners = [], []
-    for job, (template, units, settings_of, model_rows) in enumerate(jobs):
-        fits = {}
-        for u, (train, _test, seed) in enumerate(units):
+    mechanisms, kinds = {}, {}
+    fit_rows = [None] * len(units)
+    units_of, kind_of, codes, betas, deltas = [], [], [], [], []
+    owners = []
+    for job, (template, seeds, settings_of, model_rows) in enumerate(jobs):
+        fits, noise = {}, {}
+        # the generator each one-by-one fit would get: diffprivlib's check_random_state of the
+        # seed the search gives the estimator (its root component: _derived_seed(seed, ""))
+        noise_seeds = None if seeds is None else derived_seeds(seeds).tolist()
+        for u, (train, _test) in enumerate(units):
             try:
-                if len(train) not in fits:
-                    fits[len(train)] = _fit_settings(template, settings_of(len(train)))
-                X_rows, y_rows = X[train], y[train]
-                if pad_X is not None:
-                    X_rows = np.vstack([X_rows, pad_X])
-                    y_rows = np.concatenate([y_rows, pad_y])
-                unit_blocks, classes = _unit_blocks(
-                    X_rows, y_rows, fits[len(train)], _noise_generator(seed, generator),
-                    model_rows, 0 if pad_y is None else len(pad_y))
+                n_train = len(train)
+                if n_train not in fits:
+                    fits[n_train] = _fit_settings(template, settings_of(n_train))
+                if fit_rows[u] is None:
+                    fit_rows[u] = rows.fit_rows(train)
+                if fit_rows[u] is False:
+                    continue  # diffprivlib raises: the fit fails
+                fit_indices, present, positives = fit_rows[u]
+                noise_rows = len(fit_indices) if model_rows is None else int(model_rows)
+                key = (n_train, len(positives), noise_rows)
+                if key not in noise:  # the mechanism and the settings of these fits
+                    fit = fits[n_train]
+                    setting = (fit["epsilon"] / len(positives), fit["C"], fit["data_norm"],
+                               fit["fit_intercept"], noise_rows,
+                               rows.d + int(fit["fit_intercept"]))
+                    if setting not in mechanisms:
+                        mechanisms[setting] = vector_mechanism(
+                            *setting, None if seeds is None else generator)
+                    kind = (fit["data_norm"], fit["fit_intercept"],
+                            1.0 / (fit["C"] * noise_rows), noise_rows, model_rows, fit["tol"],
+                            fit["max_iter"])
+                    noise[key] = (mechanisms[setting], kinds.setdefault(kind, len(kinds)))
+                mechanism, kind = noise[key]
+                if noise_seeds is not None:
+                    generator.seed(noise_seeds[u])
+                drawn = [perturbation(mechanism) for _ in positives]
             except Exception:
                 continue
-            if unit_blocks is not None:
-                owners.append((job, u, classes, len(blocks), len(unit_blocks)))
-                blocks += unit_blocks
-    if not blocks:
+            owners.append((job, u, present, len(units_of), len(drawn)))
+            units_of += [u] * len(drawn)
+            kind_of += [kind] * len(drawn)
+            codes += positives
+            for beta, delta in drawn:
+                betas.append(beta)
+                deltas.append(delta)
+    if not owners:
         return outs
+    stacked = _stack(rows, fit_rows, units_of, (kind_of, list(kinds)), codes, betas, deltas)
     try:
-        solution = lbfgs(_Problems(blocks))
+        solution = lbfgs(stacked)
     except Exception:
         # never expected; if it happens, one fit's failure must not fail the others (the
         # sensitivity of the aggregate rests on it): solve every fit alone
-        solution = np.full((len(blocks), X.shape[1] + 1), np.nan)
+        solution = np.full((stacked.P, rows.d + 1), np.nan)
         for _, _, _, first, count in owners:
+            alone = np.zeros(stacked.P, bool)
+            alone[first:first + count] = True
             try:
-                solution[first:first + count] = lbfgs(_Problems(blocks[first:first + count]))
+                solution[first:first + count] = lbfgs(stacked.subset(alone))
             except Exception:
                 pass  # NaN coefficients: its utility becomes error_score below
-    d = X.shape[1]
-    for job, u, classes, first, count in owners:
+    d = rows.d
+    X = np.asarray(X, dtype=float)
+    accuracy = _is_accuracy(scorer)
+    validation = {}
+    for job, u, present, first, count in owners:
         theta = solution[first:first + count]
-        test = jobs[job][1][u][1]
+        if u not in validation:
+            test = units[u][1]
+            X_test = X[test]
+            validation[u] = (X_test, np.asarray(y)[test], rows.codes[test],
+                             bool(np.isfinite(X_test).all()))
+        X_test, y_test, test_codes, finite = validation[u]
         try:
-            params = (_check_method_params(X, params=score_params, indices=test)
-                      if score_params else None)
-            outs[job][u] = _utility(scorer, jobs[job][0], classes, theta[:, :d], theta[:, d],
-                                    X[test], y[test], params)
+            params = (_check_method_params(X, params=score_params, indices=units[u][1])
+                      if score_params else {})
+            if accuracy and finite and set(params) <= {"sample_weight"}:
+                outs[job][u] = _accuracy_utility(scorer, present, theta[:, :d], theta[:, d],
+                                                 X_test, test_codes,
+                                                 params.get("sample_weight"))
+            else:
+                outs[job][u] = _utility(scorer, jobs[job][0], rows.classes[present],
+                                        theta[:, :d], theta[:, d], X_test, y_test, params)
         except Exception:
             outs[job][u] = error
     return outs

@@ -222,10 +222,15 @@ def _fit_units(parts, cv, y, seeds, split_params=None):
     ``error_score``. Runs silenced (a user's splitter sees the partition's labels).
     """
     units = []
+    # the generator of seeds.rng("split", j), re-seeded in place: the same state as a new
+    # RandomState of that seed, without building one per partition
+    generator = np.random.RandomState()
+    split_seeds = seeds.seeds("split", np.arange(len(parts))).tolist()
     with silenced():
         for j, rows in enumerate(parts):
+            generator.seed(split_seeds[j])
             try:
-                splits = _inner_splits(cv, rows, y, seeds.rng("split", j), split_params)
+                splits = _inner_splits(cv, rows, y, generator, split_params)
             except Exception:
                 continue
             units += [(j, r, train, test) for r, (train, test) in enumerate(splits)]
@@ -254,15 +259,18 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
         def settings_of(n_train):
             return _partition_fit_settings(*settings, n_samples, n_train)
 
+    owners = np.array([j for j, _, _, _ in units], dtype=np.int64)
+    splits = np.array([r for _, r, _, _ in units], dtype=np.int64)
     jobs = []
     for i, template in group:
-        fit_units = [(train, test, (seeds.seed("fit", i, j) + r) % (2**32)
-                      if seeds.seeded else None) for j, r, train, test in units]
-        jobs.append((template, fit_units, settings_of, model_rows))
+        # seeds.seed("fit", i, j) + r for every unit, computed at once
+        fit_seeds = ((seeds.seeds("fit", i, owners) + splits) % (2**32)
+                     if seeds.seeded else None)
+        jobs.append((template, fit_seeds, settings_of, model_rows))
     with silenced():
-        utilities = batched_partition_utilities(jobs, X, y, scorer, padding, error_score,
-                                                score_params)
-    owners = [j for j, _, _, _ in units]
+        utilities = batched_partition_utilities(
+            jobs, [(train, test) for _, _, train, test in units], X, y, scorer, padding,
+            error_score, score_params)
     counts = np.bincount(owners, minlength=n_parts)
     out = np.full((len(group), n_parts), float(error_score))
     for row, values in zip(out, utilities, strict=True):
@@ -278,13 +286,32 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
 BATCH_BYTES = 16 * 2**20
 
 
-def _candidate_groups(n_candidates, bytes_per_candidate, n_jobs):
+def _candidate_groups(n_candidates, bytes_per_candidate, n_jobs, candidates=None):
     """Groups of candidate indices: as few as the memory cap allows, a multiple of ``n_jobs``,
-    at most one per candidate; candidates dealt round-robin so that every group mixes the
-    grid's fast and slow candidates (neighbours in a grid share their parameters)."""
+    at most one per candidate, of sizes that differ by at most one.
+
+    Candidates that share a parameter value tend to cost alike (a grid's fast and slow corners),
+    so every group should mix the values: with ``candidates`` (their parameter dicts, public),
+    each in turn joins the group with room that holds the fewest candidates sharing one of its
+    values -- a grid ``C x data_norm`` dealt to two groups becomes a checkerboard; without,
+    round-robin by index (which on a grid whose last axis has an even length gives one group
+    half of that axis's values).
+    """
     n_groups = max(1, -(-n_candidates * bytes_per_candidate // BATCH_BYTES))
     n_groups = min(n_candidates, -(-n_groups // n_jobs) * n_jobs)
-    return [np.arange(g, n_candidates, n_groups) for g in range(n_groups)]
+    if candidates is None or n_groups == 1:
+        return [np.arange(g, n_candidates, n_groups) for g in range(n_groups)]
+    room = [n_candidates // n_groups + (g < n_candidates % n_groups) for g in range(n_groups)]
+    members = [[] for _ in range(n_groups)]
+    shared = [{} for _ in range(n_groups)]  # per group: how many members hold each value
+    for i, params in enumerate(candidates):
+        values = [(name, repr(value)) for name, value in sorted(params.items())]
+        g = min((g for g in range(n_groups) if len(members[g]) < room[g]),
+                key=lambda g: (sum(shared[g].get(v, 0) for v in values), len(members[g]), g))
+        members[g].append(i)
+        for v in values:
+            shared[g][v] = shared[g].get(v, 0) + 1
+    return [np.array(m) for m in members]
 
 
 def _partition_fit_settings(inner_epsilon, inner_params, epsilon_scale, n_samples, n_train):
@@ -401,7 +428,7 @@ class PartitionEvaluator:
             rows = sum(len(train) + (len(self.padding) if self.padding else 0)
                        for _, _, train, _ in units)
             groups = _candidate_groups(len(templates), rows * (X.shape[1] + 1) * 8,
-                                       effective_n_jobs(self.n_jobs))
+                                       effective_n_jobs(self.n_jobs), candidates)
             with many_small_fits():
                 blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                     delayed(_candidates_utilities)(
