@@ -198,19 +198,16 @@ class Store:
 
 
 def merge_results(store: Store, other: dict) -> None:
-    """Take every method result and crossover entry of ``other`` (another results file, e.g.
-    one method rerun with ``--suffix``) into ``store``, replacing the same entries; save."""
+    """Take every method result of ``other`` (another results file, e.g. one method rerun with
+    ``--suffix``) into ``store``, cell by cell and crossover entry by entry, replacing the same
+    methods; save."""
     store.refresh()
-    for key, cell in other.get("cells", {}).items():
-        mine = store.report["cells"].setdefault(
-            key, {k: v for k, v in cell.items() if k != "methods"} | {"methods": {}})
-        mine["methods"].update(cell["methods"])
-        store.mark("cells", key)
-    for key, entry in other.get("crossover", {}).items():
-        mine = store.report["crossover"].setdefault(
-            key, {k: v for k, v in entry.items() if k != "methods"} | {"methods": {}})
-        mine["methods"].update(entry["methods"])
-        store.mark("crossover", key)
+    for part in ("cells", "crossover"):
+        for key, entry in other.get(part, {}).items():
+            mine = store.report[part].setdefault(
+                key, {k: v for k, v in entry.items() if k != "methods"} | {"methods": {}})
+            mine["methods"].update(entry["methods"])
+            store.mark(part, key)
     store.save()
 
 

@@ -374,25 +374,8 @@ def check_routed_metadata(params: dict, n_samples: int, destination: str, *,
                     "metadata can be split with the rows. Nothing was charged.")
 
 
-def check_weights_domain(weights: list) -> None:
-    """Refuse non-finite or negative sample weights with a fixed message (:class:`DomainError`).
-
-    Reads the weights (private: a weight is part of its record) for this one purpose, after
-    the budget check and before any private computation; nothing is charged. Weights already
-    passed :func:`check_routed_metadata` (numeric, 1-d).
-    """
-    for value in weights:
-        if value is None or not _is_array_like(value):
-            continue
-        w = np.asarray(value, dtype=float)
-        if not (np.isfinite(w).all() and (w >= 0).all()):
-            raise DomainError(
-                "sample_weight must be finite and non-negative (no value or position is named "
-                "here because this check reads the private data). Nothing was charged.")
-
-
 # --------------------------------------------------------------------------------------------
-# Domain check (the only function here that reads the data)
+# Domain checks (the only functions here that read the data)
 # --------------------------------------------------------------------------------------------
 
 
@@ -433,6 +416,23 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
                 f"X contains {what} values, which the estimator does not accept. Impute or "
                 "clip them with public constants before the search (no position is named here "
                 "because this check reads the private data).")
+
+
+def check_weights_domain(weights: list) -> None:
+    """Refuse non-finite or negative sample weights with a fixed message (:class:`DomainError`).
+
+    Reads the weights (private: a weight is part of its record) for this one purpose, after
+    the budget check and before any private computation; nothing is charged. Weights already
+    passed :func:`check_routed_metadata` (numeric, 1-d).
+    """
+    for value in weights:
+        if value is None or not _is_array_like(value):
+            continue
+        w = np.asarray(value, dtype=float)
+        if not (np.isfinite(w).all() and (w >= 0).all()):
+            raise DomainError(
+                "sample_weight must be finite and non-negative (no value or position is named "
+                "here because this check reads the private data). Nothing was charged.")
 
 
 # --------------------------------------------------------------------------------------------

@@ -92,30 +92,20 @@ DIST = {"var_smoothing": [1e-9, 1e-3]}
 BOX = {"var_smoothing": (1e-9, 1e-1, "log")}
 
 
-def grid(**kw):
-    space = kw.pop("space", GRID)
-    kw.setdefault("classes", [0, 1])
-    fit_params = kw.pop("fit_params", {})
-    return lambda est, X, y, acc: DPGridSearchCV(est, space, accountant=acc, **kw).fit(X, y,
-                                                                          **fit_params)
+def _search(cls, space, **defaults):
+    """``fit(**kw)``: a case's call of ``cls`` (space, ``classes=[0, 1]`` and ``defaults``
+    unless ``kw`` sets them; ``fit_params`` go to ``fit``)."""
+    def make(**kw):
+        kw = {"space": space, "classes": [0, 1], **defaults, **kw}
+        search_space, fit_params = kw.pop("space"), kw.pop("fit_params", {})
+        return lambda est, X, y, acc: cls(est, search_space, accountant=acc, **kw).fit(
+            X, y, **fit_params)
+    return make
 
 
-def rand(**kw):
-    space = kw.pop("space", DIST)
-    kw.setdefault("classes", [0, 1])
-    kw.setdefault("n_iter", 2)
-    fit_params = kw.pop("fit_params", {})
-    return lambda est, X, y, acc: DPRandomSearchCV(est, space, accountant=acc, **kw).fit(X, y,
-                                                                          **fit_params)
-
-
-def gibo(**kw):
-    space = kw.pop("space", BOX)
-    kw.setdefault("classes", [0, 1])
-    kw.setdefault("n_iter", 1)
-    fit_params = kw.pop("fit_params", {})
-    return lambda est, X, y, acc: DPGIBOSearchCV(est, space, accountant=acc, **kw).fit(X, y,
-                                                                          **fit_params)
+grid = _search(DPGridSearchCV, GRID)
+rand = _search(DPRandomSearchCV, DIST, n_iter=2)
+gibo = _search(DPGIBOSearchCV, BOX, n_iter=1)
 
 
 def fit_with(search, X=None, y=None):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from diffprivlib.mechanisms import Vector
 from diffprivlib.models import GaussianNB, LogisticRegression
+from diffprivlib.validation import clip_to_norm
 from scipy import optimize, stats
 from sklearn.datasets import make_classification
 from sklearn.pipeline import make_pipeline
@@ -18,14 +19,66 @@ from skdptune._public import make_padding
 from skdptune._seeding import SeedPlan
 from skdptune.evaluation._batched import (
     _Problems,
-    _unit_blocks,
     lbfgs,
+    perturbation,
+    row_weights,
     supports_batched_fits,
-    vector_perturbation,
+    vector_mechanism,
 )
 from skdptune.evaluation._fit import candidate_template
 from skdptune.evaluation._partitions import PartitionEvaluator
 from skdptune.evaluation._scores import check_bounded_scorer
+
+
+# -- the plain reference: one fit's problems built on their own, as diffprivlib's fit does ----
+def vector_perturbation(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
+    """``(beta, delta)`` of one objective perturbation from a fresh diffprivlib Vector."""
+    return perturbation(vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows,
+                                         dimension, rng))
+
+
+def _unit_blocks(X_rows, y_rows, fit, rng, model_rows=None, n_padding=0):
+    """The binary problems of one fit (one, or one per class for one-vs-rest), or ``None``:
+    its own rows (ending with ``n_padding`` padding rows) clipped, fresh noise per problem;
+    ``model_rows``: the returned model's rows N when the fit is its miniature."""
+    classes = np.unique(y_rows)
+    if len(classes) < 2 or not np.isfinite(X_rows).all():
+        return None, classes  # diffprivlib raises: the fit fails
+    X_clipped = clip_to_norm(X_rows, fit["data_norm"])
+    n, d = X_clipped.shape
+    noise_rows = n if model_rows is None else int(model_rows)
+    weights = row_weights(n, model_rows, n_padding)
+    positives = classes[1:] if len(classes) == 2 else classes
+    epsilon = fit["epsilon"] / len(positives)
+    blocks = []
+    for positive in positives:
+        beta, delta = vector_perturbation(epsilon, fit["C"], fit["data_norm"],
+                                          fit["fit_intercept"], noise_rows,
+                                          d + int(fit["fit_intercept"]), rng)
+        blocks.append({"X": X_clipped, "y": (y_rows == positive).astype(float),
+                       "row_weights": weights, "l2": 1.0 / (fit["C"] * noise_rows),
+                       "beta": beta, "delta": delta, "noise_rows": noise_rows,
+                       "intercept": fit["fit_intercept"], "tol": fit["tol"],
+                       "max_iter": fit["max_iter"]})
+    return blocks, classes
+
+
+def _problems(blocks):
+    """The stacked problems of ``blocks``, laid out one by one."""
+    P, m, d = len(blocks), max(len(b["y"]) for b in blocks), blocks[0]["X"].shape[1]
+    X, y, w = np.zeros((P, m, d + 1)), np.zeros((P, m)), np.zeros((P, m))
+    quad, linear = np.zeros((P, d + 1)), np.zeros((P, d + 1))
+    for p, b in enumerate(blocks):
+        n = len(b["y"])
+        X[p, :n, :d] = b["X"]
+        X[p, :n, d] = 1.0 if b["intercept"] else 0.0
+        y[p, :n] = b["y"]
+        w[p, :n] = b["row_weights"]
+        quad[p, :d] = b["l2"] + b["delta"]
+        quad[p, d] = b["delta"] if b["intercept"] else 1.0  # no l2 on the intercept
+        linear[p, :len(b["beta"])] = b["beta"] / b["noise_rows"]
+    return _Problems(X, y, w, quad, linear, np.array([b["tol"] for b in blocks]),
+                     np.array([b["max_iter"] for b in blocks]))
 
 
 def _data(n=1500, d=5, classes=2, seed=0):
@@ -77,12 +130,12 @@ def test_batched_noise_is_the_one_by_one_fits_noise():
     fit = {"epsilon": 0.7, "C": 0.3, "data_norm": 1.5, "fit_intercept": True, "tol": 1e-10,
            "max_iter": 1000}
     blocks, classes = _unit_blocks(X.astype(float), y, fit, np.random.RandomState(seed_of_fit))
-    theta = lbfgs(_Problems(blocks))[0]
+    theta = lbfgs(_problems(blocks))[0]
     np.testing.assert_allclose(theta[:-1], est.coef_[0], atol=2e-3)
     np.testing.assert_allclose(theta[-1], est.intercept_[0], atol=2e-3)
     # a different seed gives a different model (the check above can fail)
     other, _ = _unit_blocks(X.astype(float), y, fit, np.random.RandomState(seed_of_fit + 1))
-    assert np.abs(lbfgs(_Problems(other))[0] - theta).max() > 1e-2
+    assert np.abs(lbfgs(_problems(other))[0] - theta).max() > 1e-2
 
 
 def test_noise_norm_follows_diffprivlibs_vector_mechanism():
@@ -115,7 +168,7 @@ def test_lockstep_lbfgs_reaches_scipys_optimum():
     blocks = []
     for part in np.array_split(np.arange(400), 4):
         blocks += _unit_blocks(X[part], y[part], fit, rng)[0]
-    problems = _Problems(blocks)
+    problems = _problems(blocks)
     ours = lbfgs(problems)
     for p in range(problems.P):
         def objective(theta, p=p):
@@ -170,7 +223,7 @@ def test_miniature_on_all_rows_is_the_returned_model():
     assert mini[0]["l2"] == own[0]["l2"] and mini[0]["delta"] == own[0]["delta"]
     est = LogisticRegression(epsilon=0.8, data_norm=1.5, C=0.5, tol=1e-10, max_iter=1000,
                              random_state=np.random.RandomState(3)).fit(Xp, yp)
-    theta = lbfgs(_Problems(mini))[0]
+    theta = lbfgs(_problems(mini))[0]
     np.testing.assert_allclose(theta[:-1], est.coef_[0], atol=2e-3)
 
 
@@ -196,7 +249,7 @@ def test_miniature_has_the_returned_models_noise_ridge_and_padding_weight():
     s = np.sqrt(2.0 ** 2 + 1)
     expected_delta = (0.25 * s / np.expm1(1.0 / 4) - 1 / 25.0) / N  # diffprivlib, n = N
     assert np.isclose(b["delta"], expected_delta, rtol=1e-9)
-    problems = _Problems(blocks)
+    problems = _problems(blocks)
     np.testing.assert_allclose(problems.linear[0], b["beta"] / N)
     # the old stand-in (epsilon and C times N / m on the partition's own rows) misses the
     # regime: no delta, a much smaller noise -- the reason for the miniature
@@ -286,8 +339,6 @@ def _reference_utilities(evaluator, X, y, candidates, miniature, solved=None):
     (``X[train]`` then the padding), clipped, a fresh diffprivlib ``Vector`` per binary
     problem drawing from ``RandomState`` of the fit's seed, then the same stacked solve and the
     same utility. Shape ``(len(candidates), k)``."""
-    from diffprivlib.validation import clip_to_norm
-
     from skdptune._estimators import _derived_seed
     from skdptune.evaluation._batched import _utility
     from skdptune.evaluation._partitions import _fit_units
@@ -333,7 +384,7 @@ def _reference_utilities(evaluator, X, y, candidates, miniature, solved=None):
                                "delta": float(g1[0] - g0[0]), "noise_rows": N,
                                "intercept": est.fit_intercept, "tol": est.tol,
                                "max_iter": est.max_iter})
-    problems = _Problems(blocks)
+    problems = _problems(blocks)
     if solved is not None:
         solved.append(problems)
     solution = lbfgs(problems)
@@ -402,7 +453,6 @@ def test_one_vector_mechanism_reseeded_draws_like_fresh_ones():
     """vector_mechanism is built once per setting and re-seeded per fit through the generator
     it holds: diffprivlib must keep that generator (check_random_state returns a RandomState as
     is). If an upgrade copied it, the draws would stop following the seeds and this fails."""
-    from skdptune.evaluation._batched import perturbation, vector_mechanism
 
     generator = np.random.RandomState()
     shared = vector_mechanism(0.5, 4.0, 2.0, True, 1000, 6, generator)

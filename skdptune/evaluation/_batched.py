@@ -120,19 +120,14 @@ def perturbation(mechanism):
     return grad_at_zero * n_rows, float(grad_at_one[0] - grad_at_zero[0])
 
 
-def vector_perturbation(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
-    """``(beta, delta)`` of one diffprivlib objective perturbation (``Vector`` mechanism):
-    :func:`perturbation` of a fresh :func:`vector_mechanism`."""
-    return perturbation(vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows,
-                                         dimension, rng))
-
-
 def row_weights(n_rows, model_rows=None, n_padding=0):
     """Weights of one fit's rows in its empirical risk (the last ``n_padding`` are padding).
 
     ``model_rows=None``: diffprivlib's mean over the fit's rows. Otherwise the miniature of a
-    model on ``model_rows`` rows: ``1 / N`` per padding row, the rest shared by the partition's
-    own rows (:func:`_unit_blocks`).
+    model on ``N = model_rows`` rows (padding included): its empirical risk in expectation --
+    ``1 / N`` per padding row, as in that model, and the partition's mean loss standing for the
+    rest, ``(N - n_padding) / N``. (With equal weights, a few padding rows would pin the
+    intercept of a 75-row partition fit as they never do in the returned model.)
     """
     if model_rows is None:
         return np.full(n_rows, 1.0 / n_rows)
@@ -149,47 +144,19 @@ def row_weights(n_rows, model_rows=None, n_padding=0):
 class _Problems:
     """``P`` independent binary problems, rows padded to a common length (weight 0)."""
 
-    def __init__(self, blocks):
-        P = len(blocks)
-        m = max(len(b["y"]) for b in blocks)
-        d = blocks[0]["X"].shape[1]
-        # one column for the intercept in every problem: a problem without one has a zero
-        # column there and a unit quadratic term, so that coordinate stays 0
-        X, y, w = np.zeros((P, m, d + 1)), np.zeros((P, m)), np.zeros((P, m))
-        quad, linear = np.zeros((P, d + 1)), np.zeros((P, d + 1))
-        for p, b in enumerate(blocks):
-            n = len(b["y"])
-            X[p, :n, :d] = b["X"]
-            X[p, :n, d] = 1.0 if b["intercept"] else 0.0
-            y[p, :n] = b["y"]
-            w[p, :n] = b["row_weights"]
-            quad[p, :d] = b["l2"] + b["delta"]
-            quad[p, d] = b["delta"] if b["intercept"] else 1.0  # no l2 on the intercept
-            linear[p, :len(b["beta"])] = b["beta"] / b["noise_rows"]
-        self._set(X, y, w, quad, linear, np.array([b["tol"] for b in blocks]),
-                  np.array([b["max_iter"] for b in blocks]))
-
-    @classmethod
-    def from_arrays(cls, X, y, w, quad, linear, tol, max_iter):
-        """The problems of the stacked arrays (shapes ``(P, m, D)``, ``(P, m)``, ``(P, m)``,
-        ``(P, D)``, ``(P, D)``, ``(P,)``, ``(P,)``), laid out as :meth:`__init__` does."""
-        out = object.__new__(cls)
-        out._set(X, y, w, quad, linear, tol, max_iter)
-        return out
-
-    def _set(self, X, y, w, quad, linear, tol, max_iter):
+    def __init__(self, X, y, w, quad, linear, tol, max_iter):
+        """Stacked arrays: rows ``X`` ``(P, m, D)`` (the last column the intercept's: a problem
+        without one has zeros there and a unit quadratic term, so that coordinate stays 0),
+        labels ``y`` and row weights ``w`` ``(P, m)``, quadratic and linear terms ``(P, D)``,
+        ``tol`` and ``max_iter`` ``(P,)``."""
         self.X, self.y, self.w, self.quad, self.linear = X, y, w, quad, linear
         self.tol, self.max_iter = tol, max_iter
         self.P, self.D = X.shape[0], X.shape[2]
 
     def subset(self, keep):
         """The problems ``keep`` (a boolean mask) only."""
-        out = object.__new__(_Problems)
-        out.X, out.y, out.w = self.X[keep], self.y[keep], self.w[keep]
-        out.quad, out.linear = self.quad[keep], self.linear[keep]
-        out.tol, out.max_iter = self.tol[keep], self.max_iter[keep]
-        out.P, out.D = len(out.X), self.D
-        return out
+        return _Problems(self.X[keep], self.y[keep], self.w[keep], self.quad[keep],
+                         self.linear[keep], self.tol[keep], self.max_iter[keep])
 
     def loss_gradient(self, W, idx):
         """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``."""
@@ -359,39 +326,6 @@ def lbfgs(problems, *, memory=10, factr=64.0):
 # --------------------------------------------------------------------------------------------
 
 
-def _unit_blocks(X_rows, y_rows, fit, rng, model_rows=None, n_padding=0):
-    """The binary problems of one fit (one, or one per class for one-vs-rest), or ``None``.
-
-    ``X_rows`` ends with ``n_padding`` public padding rows. ``model_rows``: the rows ``N`` of
-    the model this fit stands in for (padding included), or ``None`` for the fit's own rows.
-    In the miniature, the noise and the ridge are that model's, and so is its empirical risk in
-    expectation: the padding rows weigh ``1 / N`` each, as in the returned model, and the
-    partition's mean loss stands for the rest, ``(N - n_padding) / N``. (With equal weights,
-    a few padding rows would pin the intercept of a 75-row partition fit as they never do in
-    the returned model.)
-    """
-    classes = np.unique(y_rows)
-    if len(classes) < 2 or not np.isfinite(X_rows).all():
-        return None, classes  # diffprivlib raises: the fit fails
-    X_clipped = clip_to_norm(X_rows, fit["data_norm"])
-    n, d = X_clipped.shape
-    noise_rows = n if model_rows is None else int(model_rows)
-    weights = row_weights(n, model_rows, n_padding)
-    positives = classes[1:] if len(classes) == 2 else classes
-    epsilon = fit["epsilon"] / len(positives)
-    blocks = []
-    for positive in positives:
-        beta, delta = vector_perturbation(epsilon, fit["C"], fit["data_norm"],
-                                          fit["fit_intercept"], noise_rows,
-                                          d + int(fit["fit_intercept"]), rng)
-        blocks.append({"X": X_clipped, "y": (y_rows == positive).astype(float),
-                       "row_weights": weights, "l2": 1.0 / (fit["C"] * noise_rows),
-                       "beta": beta, "delta": delta, "noise_rows": noise_rows,
-                       "intercept": fit["fit_intercept"], "tol": fit["tol"],
-                       "max_iter": fit["max_iter"]})
-    return blocks, classes
-
-
 def _is_accuracy(scorer) -> bool:
     return getattr(scorer, "scorer", None) is getattr(_scores, "_accuracy", False)
 
@@ -468,8 +402,8 @@ class _Rows:
 
 
 def _stack(rows, fit_rows, units, kinds, codes, betas, deltas):
-    """The stacked :class:`_Problems`, equal array by array to ``_Problems`` of the problems'
-    :func:`_unit_blocks`.
+    """The stacked :class:`_Problems` (tests/test_batched.py builds every problem the plain way,
+    fit by fit, and checks the arrays are equal).
 
     Problem ``p`` is the binary problem of class code ``codes[p]`` on unit ``units[p]``
     (``fit_rows[unit]``) with the noise ``(betas[p], deltas[p])``; ``kinds[p]`` indexes
@@ -508,7 +442,7 @@ def _stack(rows, fit_rows, units, kinds, codes, betas, deltas):
     for p, beta in enumerate(betas):
         noise[p, :len(beta)] = beta
     linear = noise / settings[:, 3].astype(float)[:, None]
-    return _Problems.from_arrays(X, y, w, quad, linear, settings[:, 5].astype(float),
+    return _Problems(X, y, w, quad, linear, settings[:, 5].astype(float),
                                  settings[:, 6].astype(int))
 
 
@@ -533,8 +467,8 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
                                 score_params=None):
     """Utilities of candidates on their fit units, one array per job. PRIVATE.
 
-    All fits of all jobs are solved together (:func:`lbfgs`). Each fit is the one
-    :func:`_unit_blocks` describes, on its training rows plus the padding, with its noise drawn
+    All fits of all jobs are solved together (:func:`lbfgs`). Each fit is the one the module
+    docstring describes, on its training rows plus the padding, with its noise drawn
     from the generator of its seed; only the set-up is shared between fits (the rows clipped
     once per ``data_norm``, one :func:`vector_mechanism` per setting, the validation rows of a
     unit taken once for all candidates).
