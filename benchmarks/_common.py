@@ -125,7 +125,7 @@ def pyplot():
 def timed_fit(estimator, X, y, single_blas: bool = False) -> float:
     """Wall-clock seconds of ``estimator.fit(X, y)``, optionally under single-threaded BLAS.
 
-    skdptune runs its many small fits with one BLAS thread (``many_small_fits``); timing a
+    skdptune runs its many small fits with one BLAS thread (``single_threaded_blas``); timing a
     scikit-learn search both ways separates that effect from the algorithms' own cost.
     """
     from threadpoolctl import threadpool_limits

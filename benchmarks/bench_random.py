@@ -16,7 +16,7 @@ through ``python -m benchmarks.run``). Writes ``results/random_*.md`` / ``.json`
   (tuning NOT private; reference only).
 * **runtime** -- ``DPRandomSearchCV`` / ``RandomizedSearchCV(cv=5)`` with the same (expected)
   number of candidates, ``n_jobs`` 1 and 2, repetitions interleaved (the machine is shared:
-  ratios, not seconds). skdptune fits under single-threaded BLAS (``many_small_fits``), so
+  ratios, not seconds). skdptune fits under single-threaded BLAS (``single_threaded_blas``), so
   ``RandomizedSearchCV`` is timed both as is and under ``threadpool_limits(1, "blas")``.
 * **privacy** -- epsilon at ``delta = 1e-6`` against ``E[K]`` for every law, the shape of
   Papernot & Steinke's Figure 4 (and the Renyi curves of their Figure 3). Their setting (a

@@ -38,7 +38,7 @@ from ._estimators import (
 from ._pareto_math import hvpoi, hypervolume, pareto_mask, probability_of_improvement
 from ._seeding import SeedPlan
 from ._space import BoxSpace, check_box_space
-from .evaluation._fit import many_small_fits
+from .evaluation._fit import single_threaded_blas
 from .evaluation._scores import check_bounded_scorer
 
 __all__ = ["NotPrivateWarning", "ParetoFront", "ParetoPoint", "privacy_utility_front"]
@@ -339,8 +339,8 @@ def privacy_utility_front(
     anti_ideal = _resolve_anti_ideal(anti_ideal, box, privacy_of, estimator, scoring, seeds)
     utility_of = _UtilityOracle(estimator, X, y, scoring, cv, n_repeats, n_jobs, seeds)
 
-    # one BLAS thread: the fits and the GP algebra are small (see many_small_fits)
-    with many_small_fits():
+    # one BLAS thread: the fits and the GP algebra are small (see single_threaded_blas)
+    with single_threaded_blas():
         records = _optimise(box, privacy_of, utility_of, anti_ideal, seeds,
                             n_initial=n_initial, n_total=n_initial + n_iter, verbose=verbose)
     return ParetoFront(anti_ideal=anti_ideal, space=box, **records)

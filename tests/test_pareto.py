@@ -25,7 +25,7 @@ from skdptune._pareto_math import (
 )
 from skdptune._seeding import SeedPlan
 from skdptune._space import BoxSpace
-from skdptune.evaluation._fit import many_small_fits
+from skdptune.evaluation._fit import single_threaded_blas
 from skdptune.pareto import NotPrivateWarning, _optimise, _propose
 
 ANTI = (10.0, 0.0)
@@ -174,7 +174,7 @@ def test_bo_beats_random_sampling_on_a_smooth_trade_off(seed):
     privacy_of, utility_of = _toy_oracles()
 
     def final_hypervolume(n_initial):
-        with many_small_fits():
+        with single_threaded_blas():
             rec = _optimise(box, privacy_of, utility_of, ANTI, SeedPlan(seed),
                             n_initial=n_initial, n_total=16, verbose=0)
         return hypervolume(np.column_stack([rec["epsilon"], rec["utility"]]), ANTI)

@@ -36,7 +36,7 @@ import numpy as np
 from diffprivlib.mechanisms import Laplace
 from joblib import Parallel, delayed
 
-from ._fit import all_or_fail, candidate_template, fit_and_example_utilities, many_small_fits
+from ._fit import all_or_fail, candidate_template, fit_and_example_utilities, single_threaded_blas
 
 __all__ = ["HoldoutEvaluator", "holdout_split"]
 
@@ -110,7 +110,7 @@ class HoldoutEvaluator:
         """
         train, validation = split
         seeded = seeds.seeded
-        with many_small_fits():
+        with single_threaded_blas():
             outputs = Parallel(n_jobs=self.n_jobs)(
                 delayed(_noisy_run)(
                     candidate_template(self.estimator, params), X, y, train, validation,

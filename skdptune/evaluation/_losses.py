@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from joblib import Parallel, delayed
 
-from ._fit import all_or_fail, candidate_template, fit_and_example_utilities, many_small_fits
+from ._fit import all_or_fail, candidate_template, fit_and_example_utilities, single_threaded_blas
 
 __all__ = ["LossEvaluator", "train_chunks"]
 
@@ -79,7 +79,7 @@ class LossEvaluator:
         ``settings[j]`` is fitted on ``rows[j]`` with seed ``seeds[j]`` (``None``: secure
         noise).
         """
-        with many_small_fits():
+        with single_threaded_blas():
             outputs = Parallel(n_jobs=self.n_jobs)(
                 delayed(_losses_at)(
                     candidate_template(self.estimator, params), X, y, fit_rows, validation,

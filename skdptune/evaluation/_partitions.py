@@ -55,7 +55,7 @@ from ._fit import (
     candidate_template,
     failure_utility,
     fit_and_utility,
-    many_small_fits,
+    single_threaded_blas,
 )
 
 __all__ = ["PartitionEvaluator", "auto_n_partitions", "check_inner_splitter",
@@ -429,7 +429,7 @@ class PartitionEvaluator:
                        for _, _, train, _ in units)
             groups = _candidate_groups(len(templates), rows * (X.shape[1] + 1) * 8,
                                        effective_n_jobs(self.n_jobs), candidates)
-            with many_small_fits():
+            with single_threaded_blas():
                 blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                     delayed(_candidates_utilities)(
                         [(i, templates[i]) for i in group], X, y, len(parts), units,
@@ -444,7 +444,7 @@ class PartitionEvaluator:
             return out
         n_chunks = min(len(parts), 4 * effective_n_jobs(self.n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
-        with many_small_fits():
+        with single_threaded_blas():
             blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
                 delayed(_chunk_utilities)(
                     templates, X, y, chunk, parts, self.scorer, self.cv, self.padding, fit_params,
