@@ -90,7 +90,12 @@ from ._public import (
 )
 from ._seeding import SeedPlan
 from .accounting import PrivacyReport, privacy_report
-from .evaluation._fit import fit_on_rows, prepare_clone, single_threaded_blas
+from .evaluation._fit import (
+    candidate_templates,
+    fit_on_rows,
+    prepare_clone,
+    single_threaded_blas,
+)
 from .evaluation._scores import split_scoring
 from .events import EpsilonDeltaEvent, PrivacyEvent
 from .exceptions import PrivacyLeakError
@@ -485,7 +490,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         check_routed_metadata(score_params, n_samples, "the scorer")
         check_routed_metadata(split_params, n_samples, "the inner splitter")
         candidates = self._dry_run_candidates()
-        classes = resolve_classes(self.classes, self.estimator, candidates)
+        # the space's values are set here (scikit-learn's error for one that does not fit)
+        templates = candidate_templates(self.estimator, candidates or [{}])
+        classes = resolve_classes(self.classes, self.estimator, templates)
         y = check_public_shapes(X, y, classes, self.estimator)
         fill = choose_object_fill(self.estimator, candidates[0] if candidates else {}, X, y,
                                   classes, fit_params)
@@ -496,7 +503,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_split_params(split_params, public)
         plan.split_params, plan.score_params = split_params, score_params
         with single_threaded_blas():  # tiny synthetic fits: single-threaded BLAS is much faster
-            domain = dry_run(self.estimator, candidates, X, y, classes, fit_params,
+            domain = dry_run(self.estimator, candidates, templates, X, y, classes, fit_params,
                              _flat_scorers(plan.scorers), padding, fill,
                              scorer_params={"scoring": score_params})
 

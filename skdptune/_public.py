@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone, is_classifier
+from sklearn.base import is_classifier
 from sklearn.utils.validation import _num_samples
 
 from ._estimators import iter_dp_components
@@ -68,12 +68,7 @@ DRY_RUN_MAX_FITS = 200
 # --------------------------------------------------------------------------------------------
 
 
-def _with_params(estimator: Any, params: dict) -> Any:
-    """An unfitted copy of ``estimator`` with ``params`` set (a candidate of the space)."""
-    return clone(estimator).set_params(**clone(params, safe=False))
-
-
-def resolve_classes(classes: Any, estimator: Any, candidates: list | None = None
+def resolve_classes(classes: Any, estimator: Any, templates: list | None = None
                     ) -> np.ndarray | None:
     """The public label set of a classifier: the search's ``classes`` or the estimator's own.
 
@@ -81,7 +76,8 @@ def resolve_classes(classes: Any, estimator: Any, candidates: list | None = None
     information. Both given and different is an error. A non-classifier takes no label set.
     The search is over a classifier when the estimator **or any candidate** of the space is one
     (a pipeline whose last step the space sets): its fits then need the declared label set and
-    the padding, or the returned model's ``classes_`` would come from the data.
+    the padding, or the returned model's ``classes_`` would come from the data. ``templates``:
+    the candidates' :func:`~skdptune.evaluation._fit.candidate_templates`.
 
     Returns
     -------
@@ -89,7 +85,7 @@ def resolve_classes(classes: Any, estimator: Any, candidates: list | None = None
         Sorted unique labels (as ``np.unique`` orders them, which is the order ``classes_`` of
         the fitted models takes), or ``None`` for a non-classifier.
     """
-    variants = [estimator] + [_with_params(estimator, params) for params in candidates or []]
+    variants = [estimator] + list(templates or [])
     own = [np.unique(np.asarray(c.get_params()["classes"]))
            for variant in variants for _, c in iter_dp_components(variant)
            if c.get_params(deep=False).get("classes") is not None]
@@ -525,18 +521,22 @@ class DryRunResult:
     allow_nan: bool
 
 
-def dry_run(estimator: Any, candidates: list[dict], X: Any, y: Any, classes: np.ndarray | None,
-            fit_params: dict, scorers: dict[str, Any], padding: Padding | None,
-            fill: Any = "", scorer_params: dict[str, dict] | None = None) -> DryRunResult:
+def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: Any,
+            classes: np.ndarray | None, fit_params: dict, scorers: dict[str, Any],
+            padding: Padding | None, fill: Any = "",
+            scorer_params: dict[str, dict] | None = None) -> DryRunResult:
     """Fit and score every candidate (up to a cap) on synthetic data with the public format.
 
-    Raises ``ValueError`` naming the candidate and quoting the error -- which is about
-    synthetic data, hence public. Warnings are silenced (they concern synthetic data). Goes
-    through :func:`skdptune.evaluation._fit.fit_on_rows`, the path of the private fits, with
-    the same padding rows. ``scorer_params`` maps a scorer's name to the metadata it gets
-    (row-aligned arrays replaced by ones), so that a scorer that cannot take them fails here.
+    ``templates``: the candidates' :func:`~skdptune.evaluation._fit.candidate_templates`
+    (building them checked that the space's values can be set; without candidates, the
+    estimator's own). Raises ``ValueError`` naming the candidate and quoting the error --
+    which is about synthetic data, hence public. Warnings are silenced (they concern synthetic
+    data). Goes through :func:`skdptune.evaluation._fit.fit_on_rows`, the path of the private
+    fits, with the same padding rows. ``scorer_params`` maps a scorer's name to the metadata it
+    gets (row-aligned arrays replaced by ones), so that a scorer that cannot take them fails
+    here.
     """
-    from .evaluation._fit import candidate_template, fit_on_rows, instantiate
+    from .evaluation._fit import fit_on_rows, instantiate
     from .exceptions import PrivacyLeakError
 
     X_syn, y_syn = synthetic_dataset(X, y, classes, fill=fill)
@@ -544,15 +544,10 @@ def dry_run(estimator: Any, candidates: list[dict], X: Any, y: Any, classes: np.
     score_syn = {name: synthetic_fit_params(params, _num_samples(X), _num_samples(X_syn))
                  for name, params in (scorer_params or {}).items() if params}
     checked = candidates if candidates else [{}]
-    for i, params in enumerate(checked):
-        where = f"candidate {params!r}" if params else "the estimator"
-        try:
-            template = candidate_template(estimator, params)
-        except ValueError as exc:
-            raise ValueError(f"The search space does not fit the estimator ({where}): "
-                             f"{exc}") from None
+    for i, (params, template) in enumerate(zip(checked, templates, strict=True)):
         if i >= DRY_RUN_MAX_FITS:
-            continue
+            break
+        where = f"candidate {params!r}" if params else "the estimator"
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -574,8 +569,8 @@ def dry_run(estimator: Any, candidates: list[dict], X: Any, y: Any, classes: np.
                 f"and scored on a synthetic dataset with the public format of X and y "
                 f"({type(exc).__name__}: {exc}). Nothing was charged."
             ) from exc
-    return DryRunResult(allow_nan=_accepts_nan(estimator, checked[0], X, y, classes,
-                                               params_syn, padding, fill))
+    return DryRunResult(allow_nan=_accepts_nan(templates[0], X, y, classes, params_syn,
+                                               padding, fill))
 
 
 def _check_score(value: Any, name: str) -> None:
@@ -583,9 +578,10 @@ def _check_score(value: Any, name: str) -> None:
         raise TypeError(f"the {name} returned an array of shape {np.shape(value)}")
 
 
-def _accepts_nan(estimator, params, X, y, classes, params_syn, padding, fill) -> bool:
-    """Whether the estimator fits a synthetic dataset with a missing value (public question)."""
-    from .evaluation._fit import fit_on_rows, prepare_clone
+def _accepts_nan(template, X, y, classes, params_syn, padding, fill) -> bool:
+    """Whether the first candidate fits a synthetic dataset with a missing value (public
+    question; ``template`` is its :func:`~skdptune.evaluation._fit.candidate_template`)."""
+    from .evaluation._fit import fit_on_rows, instantiate
 
     X_nan, y_syn = synthetic_dataset(X, y, classes, nan=True, fill=fill)
     blocks = _numeric_blocks(X_nan)
@@ -594,7 +590,7 @@ def _accepts_nan(estimator, params, X, y, classes, params_syn, padding, fill) ->
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = fit_on_rows(prepare_clone(estimator, params, seed=0), X_nan, y_syn, None,
+            model = fit_on_rows(instantiate(template, seed=0), X_nan, y_syn, None,
                                 params_syn, padding=padding)
             model.predict(X_nan) if hasattr(model, "predict") else model.transform(X_nan)
     except Exception:

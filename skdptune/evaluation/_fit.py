@@ -46,6 +46,7 @@ from ..exceptions import PrivacyLeakError, PrivateFitError
 __all__ = [
     "all_or_fail",
     "candidate_template",
+    "candidate_templates",
     "failure_utility",
     "fit_and_utility",
     "fit_and_example_utilities",
@@ -89,6 +90,47 @@ def candidate_template(estimator, params):
     est = clone(estimator)
     est.set_params(**clone(params, safe=False))
     return for_inner_fits(with_throwaway_accountants(est))
+
+
+#: the parameters :func:`candidate_template` sets after the candidate's values
+_PREPARED_PARAMETERS = frozenset({"accountant", "random_state", "verbose"})
+
+
+def _holds_estimator(value):
+    if hasattr(value, "get_params") or hasattr(value, "fit"):
+        return True
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (list, tuple, set)) or (isinstance(value, np.ndarray)
+                                                 and value.dtype == object):
+        return any(_holds_estimator(item) for item in value)
+    return False
+
+
+def candidate_templates(estimator, candidates):
+    """``[candidate_template(estimator, params) for params in candidates]``, built cheaply.
+
+    ``clone``, ``set_params`` and the preparation of :func:`candidate_template` each walk the
+    estimator's signature; for many candidates most of that walk is repeated. A candidate that
+    sets plain values (no estimator) of parameters other than ``accountant``, ``random_state``
+    and ``verbose`` -- which the preparation sets, and nothing else does -- gets a copy of the
+    estimator's own template with its values set: the preparation commutes with such values,
+    so the copy is its template. Other candidates, and one whose values the copy rejects (for
+    scikit-learn's message), go through :func:`candidate_template`.
+    """
+    base, templates = None, []
+    for params in candidates:
+        if not any(key.rpartition("__")[2] in _PREPARED_PARAMETERS or _holds_estimator(value)
+                   for key, value in params.items()):
+            if base is None:
+                base = candidate_template(estimator, {})
+            try:
+                templates.append(copy.deepcopy(base).set_params(**clone(params, safe=False)))
+                continue
+            except Exception:
+                pass  # candidate_template raises it with the estimator's own repr
+        templates.append(candidate_template(estimator, params))
+    return templates
 
 
 def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, row_factor=None):

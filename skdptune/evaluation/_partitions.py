@@ -52,7 +52,7 @@ from .._private import silenced
 from ._batched import batched_partition_utilities, supports_batched_fits
 from ._fit import (
     PreparedTemplate,
-    candidate_template,
+    candidate_templates,
     failure_utility,
     fit_and_utility,
     single_threaded_blas,
@@ -421,7 +421,7 @@ class PartitionEvaluator:
         error_score = (self.error_score if self.error_score == "raise"
                        else failure_utility(self.error_score))
         parts = self.partitions(n_samples)
-        templates = [candidate_template(self.estimator, params) for params in candidates]
+        templates = candidate_templates(self.estimator, candidates)
         settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
         if self.batched and supports_batched_fits(templates, X, fit_params, error_score):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)

@@ -1,0 +1,64 @@
+"""skdptune.evaluation._fit: the templates every inner fit is copied from."""
+
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
+from sklearn.pipeline import Pipeline
+
+from skdptune.evaluation._fit import candidate_template, candidate_templates
+
+
+def _described(estimator):
+    """The parameters of ``estimator`` with each accountant as its state (a fresh copy is
+    equal to another fresh one) and each estimator as its class."""
+    out = {}
+    for key, value in estimator.get_params(deep=True).items():
+        if isinstance(value, BudgetAccountant):
+            value = ("accountant", value.epsilon, value.delta, tuple(value.spent_budget))
+        elif hasattr(value, "get_params"):
+            value = type(value)
+        elif key.rpartition("__")[2] == "steps":
+            value = [(name, type(step)) for name, step in value]
+        out[key] = value
+    return out
+
+
+@pytest.mark.parametrize("estimator, candidates", [
+    (LogisticRegression(epsilon=1.0, data_norm=2.0, random_state=3, verbose=1,
+                        accountant=BudgetAccountant(epsilon=5.0)),
+     [{"C": 0.1, "data_norm": 1.0}, {"C": 1.0, "random_state": 5}, {"verbose": 2},
+      {"accountant": BudgetAccountant(epsilon=3.0)}, {}]),
+    (Pipeline([("scaler", StandardScaler(bounds=(-1.0, 1.0), random_state=1)),
+               ("lr", LogisticRegression(epsilon=1.0, data_norm=2.0))]),
+     [{"lr__C": 0.1, "scaler__epsilon": 0.5}, {"scaler": "passthrough"},
+      {"lr": GaussianNB(bounds=(-1.0, 1.0), random_state=2)}, {"lr__C": 10.0}]),
+], ids=["model", "pipeline"])
+def test_candidate_templates_equal_one_template_per_candidate(estimator, candidates):
+    """The copies of one template with plain values set are the candidates' own templates;
+    values the preparation overrides (seeds, verbosity, accountants) and estimators go the
+    long way. Every template is its own object, with its own fresh accountants."""
+    fast = candidate_templates(estimator, candidates)
+    slow = [candidate_template(estimator, params) for params in candidates]
+    assert [_described(t) for t in fast] == [_described(t) for t in slow]
+    accountants = [value for t in fast for key, value in t.get_params(deep=True).items()
+                   if isinstance(value, BudgetAccountant)]
+    assert len({id(a) for a in accountants}) == len(accountants) > 0
+    assert all(a.spent_budget == [] for a in accountants)
+    # not trivial: the candidates' values were set and the preparation applied
+    params = [t.get_params(deep=True) for t in fast]
+    if isinstance(estimator, LogisticRegression):
+        assert params[0]["C"] == 0.1 and params[1]["random_state"] is None
+        assert params[2]["verbose"] == 0 and params[4]["data_norm"] == 2.0
+    else:
+        assert params[0]["scaler__epsilon"] == 0.5 and params[0]["scaler__random_state"] is None
+        assert params[1]["scaler"] == "passthrough" and params[2]["lr__random_state"] is None
+
+
+def test_candidate_templates_raise_scikit_learns_error():
+    """A value the estimator rejects raises what candidate_template raises (its message)."""
+    estimator = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    with pytest.raises(ValueError) as expected:
+        candidate_template(estimator, {"lr__C": 1.0})
+    with pytest.raises(ValueError) as raised:
+        candidate_templates(estimator, [{"C": 1.0}, {"lr__C": 1.0}])
+    assert str(raised.value) == str(expected.value)
