@@ -467,6 +467,11 @@ def test_one_vector_mechanism_reseeded_draws_like_fresh_ones():
         draws.append(beta)
     assert not np.array_equal(draws[0], draws[1])
     np.testing.assert_array_equal(draws[0], draws[2])
+    # diffprivlib's parameter checks still run, on the first draw of a mechanism
+    broken = vector_mechanism(0.5, 4.0, 2.0, True, 1000, 6, generator)
+    broken.n = 0
+    with pytest.raises(ValueError, match="n must be strictly positive"):
+        perturbation(broken)
 
 
 def test_candidate_groups_mix_every_parameter_value():
