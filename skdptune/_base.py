@@ -505,7 +505,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         with single_threaded_blas():  # tiny synthetic fits: single-threaded BLAS is much faster
             domain = dry_run(self.estimator, candidates, templates, X, y, classes, fit_params,
                              _flat_scorers(plan.scorers), padding, fill,
-                             scorer_params={"scoring": score_params})
+                             scorer_params={"scoring": score_params}, n_jobs=self.n_jobs)
 
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)

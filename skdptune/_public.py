@@ -524,43 +524,38 @@ class DryRunResult:
 def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: Any,
             classes: np.ndarray | None, fit_params: dict, scorers: dict[str, Any],
             padding: Padding | None, fill: Any = "",
-            scorer_params: dict[str, dict] | None = None) -> DryRunResult:
+            scorer_params: dict[str, dict] | None = None, n_jobs: int | None = None
+            ) -> DryRunResult:
     """Fit and score every candidate (up to a cap) on synthetic data with the public format.
 
     ``templates``: the candidates' :func:`~skdptune.evaluation._fit.candidate_templates`
     (building them checked that the space's values can be set; without candidates, the
-    estimator's own). Raises ``ValueError`` naming the candidate and quoting the error --
-    which is about synthetic data, hence public. Warnings are silenced (they concern synthetic
-    data). Goes through :func:`skdptune.evaluation._fit.fit_on_rows`, the path of the private
-    fits, with the same padding rows. ``scorer_params`` maps a scorer's name to the metadata it
-    gets (row-aligned arrays replaced by ones), so that a scorer that cannot take them fails
-    here.
+    estimator's own). Raises ``ValueError`` naming the first candidate, in order, that fails
+    and quoting its error -- which is about synthetic data, hence public. Warnings are silenced
+    (they concern synthetic data). Goes through :func:`skdptune.evaluation._fit.fit_on_rows`,
+    the path of the private fits, with the same padding rows. ``scorer_params`` maps a scorer's
+    name to the metadata it gets (row-aligned arrays replaced by ones), so that a scorer that
+    cannot take them fails here.
+
+    With ``n_jobs`` other than 1 the candidates are fitted in joblib workers, one task per
+    worker (every ``n_jobs``-th candidate: a grid's costly values are spread evenly); each task
+    reports the first candidate of its share that failed, and the earliest of these is fitted
+    again here, so that the error raised -- its message and its cause -- is the one a
+    sequential run raises. The synthetic fits are public: they may run anywhere.
     """
-    from .evaluation._fit import fit_on_rows, instantiate
     from .exceptions import PrivacyLeakError
 
     X_syn, y_syn = synthetic_dataset(X, y, classes, fill=fill)
     params_syn = synthetic_fit_params(fit_params, _num_samples(X), _num_samples(X_syn))
     score_syn = {name: synthetic_fit_params(params, _num_samples(X), _num_samples(X_syn))
                  for name, params in (scorer_params or {}).items() if params}
-    checked = candidates if candidates else [{}]
-    for i, (params, template) in enumerate(zip(checked, templates, strict=True)):
-        if i >= DRY_RUN_MAX_FITS:
-            break
-        where = f"candidate {params!r}" if params else "the estimator"
+    checked = (candidates if candidates else [{}])[:DRY_RUN_MAX_FITS]
+    synthetic = (X_syn, y_syn, params_syn, padding, scorers, score_syn)
+    start = _first_failure_in_workers(templates[:len(checked)], synthetic, n_jobs)
+    for i in range(start, len(checked)):
+        where = f"candidate {checked[i]!r}" if checked[i] else "the estimator"
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                model = fit_on_rows(instantiate(template, seed=i), X_syn, y_syn, None,
-                                    params_syn, padding=padding)
-                for name, scorer in scorers.items():
-                    # without y, scorer(estimator, X), as scikit-learn's searches call it
-                    if name in score_syn:
-                        value = scorer(model, X_syn, y_syn, **score_syn[name])
-                    else:
-                        value = (scorer(model, X_syn) if y_syn is None
-                                 else scorer(model, X_syn, y_syn))
-                    _check_score(value, name)
+            _dry_fit(templates[i], i, *synthetic)
         except PrivacyLeakError:
             raise
         except Exception as exc:  # a configuration mistake: public, report it and charge nothing
@@ -571,6 +566,56 @@ def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: 
             ) from exc
     return DryRunResult(allow_nan=_accepts_nan(templates[0], X, y, classes, params_syn,
                                                padding, fill))
+
+
+def _dry_fit(template, i, X_syn, y_syn, params_syn, padding, scorers, score_syn) -> None:
+    """Fit candidate ``i`` on the synthetic dataset and call every scorer; silenced."""
+    from .evaluation._fit import fit_on_rows, instantiate
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = fit_on_rows(instantiate(template, seed=i), X_syn, y_syn, None, params_syn,
+                            padding=padding)
+        for name, scorer in scorers.items():
+            # without y, scorer(estimator, X), as scikit-learn's searches call it
+            if name in score_syn:
+                value = scorer(model, X_syn, y_syn, **score_syn[name])
+            else:
+                value = scorer(model, X_syn) if y_syn is None else scorer(model, X_syn, y_syn)
+            _check_score(value, name)
+
+
+def _first_failing(share, synthetic) -> int | None:
+    """The first of the ``(i, template)`` pairs ``share`` whose dry fit fails (a joblib task)."""
+    for i, template in share:
+        try:
+            _dry_fit(template, i, *synthetic)
+        except Exception:
+            return i
+    return None
+
+
+def _first_failure_in_workers(templates, synthetic, n_jobs) -> int:
+    """Where the sequential dry run must start: the first candidate that failed in the joblib
+    workers (``len(templates)``: none), or 0 when the workers are not used (``n_jobs`` 1, a
+    single candidate) or cannot be (e.g. an estimator that does not pickle)."""
+    from joblib import Parallel, delayed, effective_n_jobs
+
+    n_tasks = min(effective_n_jobs(n_jobs), len(templates))
+    if n_tasks < 2:
+        return 0
+    shares = [[(i, templates[i]) for i in range(task, len(templates), n_tasks)]
+              for task in range(n_tasks)]
+    try:
+        # the workers silence themselves; this context also restores the filters if a
+        # thread-based backend runs the tasks in this process
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            firsts = Parallel(n_jobs=n_jobs)(delayed(_first_failing)(share, synthetic)
+                                             for share in shares)
+    except Exception:
+        return 0
+    return min((i for i in firsts if i is not None), default=len(templates))
 
 
 def _check_score(value: Any, name: str) -> None:

@@ -415,6 +415,42 @@ def test_invalid_candidate_is_a_configuration_error_charging_nothing(data):
     assert acc.spent_budget == []
 
 
+def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, monkeypatch):
+    """With n_jobs=2 the dry run's fits run in the joblib workers, one share each: the error
+    is the first in candidate order (candidates 1 and 2 fail, in different shares), with the
+    message and cause of a sequential run, before anything is charged; a clean grid is not
+    fitted again in this process."""
+    import os
+
+    from skdptune import _public
+
+    X, y = data
+    here, real = [], _public._dry_fit
+
+    def spy(template, i, *synthetic):
+        here.append((os.getpid(), i))  # a worker process appends to its own copy
+        return real(template, i, *synthetic)
+
+    monkeypatch.setattr(_public, "_dry_fit", spy)
+    raised, fitted_here = [], []
+    for n_jobs in (1, 2):
+        acc = BudgetAccountant()
+        with pytest.raises(ValueError, match="Dry run failed") as info:
+            fit(X, y, grid={"var_smoothing": [1e-9, -1.0, -2.0]}, accountant=acc,
+                n_jobs=n_jobs)
+        assert acc.spent_budget == []
+        raised.append((str(info.value), type(info.value.__cause__), str(info.value.__cause__)))
+        fitted_here.append([i for pid, i in here if pid == os.getpid()])
+        here.clear()
+    assert raised[0] == raised[1] and "-1.0" in raised[0][0]
+    assert fitted_here == [[0, 1], [1]]  # n_jobs=2: only the first failure, fitted again here
+    search = fit(X, y, grid=GRID, n_jobs=2)
+    assert here == [] and search.best_params_ in [{"var_smoothing": v}
+                                                  for v in GRID["var_smoothing"]]
+    fit(X, y, grid=GRID, n_jobs=1)
+    assert [i for _, i in here] == [0, 1, 2]
+
+
 def test_too_few_rows_for_partitions(data):
     X, y = data
     with pytest.raises(ValueError, match="min_partition_size"):
