@@ -36,7 +36,12 @@ import numpy as np
 from diffprivlib.mechanisms import Laplace
 from joblib import Parallel, delayed
 
-from ._fit import all_or_fail, candidate_template, fit_and_example_utilities, single_threaded_blas
+from ._fit import (
+    all_or_fail,
+    candidate_templates,
+    fit_and_example_utilities,
+    single_threaded_blas,
+)
 
 __all__ = ["HoldoutEvaluator", "holdout_split"]
 
@@ -113,12 +118,12 @@ class HoldoutEvaluator:
         with single_threaded_blas():
             outputs = Parallel(n_jobs=self.n_jobs)(
                 delayed(_noisy_run)(
-                    candidate_template(self.estimator, params), X, y, train, validation,
+                    template, X, y, train, validation,
                     self.score, fit_params, self.error_score == "raise", self.epsilon_score,
                     seeds.seed("fit", r) if seeded else None,
                     seeds.noise_seed("score", r), self.epsilon_scale, self.padding,
                 )
-                for r, params in enumerate(candidates)
+                for r, template in enumerate(candidate_templates(self.estimator, candidates))
             )
         outputs = all_or_fail(outputs)
         scores = np.array([s for s, _ in outputs], dtype=float)

@@ -26,7 +26,12 @@ from __future__ import annotations
 import numpy as np
 from joblib import Parallel, delayed
 
-from ._fit import all_or_fail, candidate_template, fit_and_example_utilities, single_threaded_blas
+from ._fit import (
+    all_or_fail,
+    candidate_templates,
+    fit_and_example_utilities,
+    single_threaded_blas,
+)
 
 __all__ = ["LossEvaluator", "train_chunks"]
 
@@ -82,11 +87,12 @@ class LossEvaluator:
         with single_threaded_blas():
             outputs = Parallel(n_jobs=self.n_jobs)(
                 delayed(_losses_at)(
-                    candidate_template(self.estimator, params), X, y, fit_rows, validation,
+                    template, X, y, fit_rows, validation,
                     self.score, fit_params, self.error_score == "raise", self.epsilon_fit,
                     seed, self.padding,
                 )
-                for params, fit_rows, seed in zip(settings, rows, seeds, strict=True)
+                for template, fit_rows, seed in zip(
+                    candidate_templates(self.estimator, settings), rows, seeds, strict=True)
             )
         outputs = all_or_fail(outputs)
         return np.column_stack([losses for losses, _ in outputs]), [m for _, m in outputs]
