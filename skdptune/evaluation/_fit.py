@@ -71,11 +71,11 @@ def single_threaded_blas():
     Parallelism belongs to joblib here. A multi-threaded BLAS on the tiny matrices of a
     partition fit spends its time synchronising threads: diffprivlib's LogisticRegression on
     30 rows measured 0.26 s per fit with the default OpenBLAS threads and 0.012 s with one
-    thread on the 2-core machines of this project. The refit on all rows is no different: on
-    these tall, narrow arrays (thousands of rows, tens of features) it took 3 to 5 times longer
-    with two OpenBLAS threads than with one while other processes ran (24,420 x 15: 0.40 s vs
-    0.085 s), with the same coefficients bit for bit. (loky workers already limit their
-    threads.)
+    thread on the 2-core machines of this project. The refit on all rows too: on these tall,
+    narrow arrays (thousands of rows, tens of features) two OpenBLAS threads took 3 to 5 times
+    longer than one while other processes ran (24,420 x 15: 0.40 s vs 0.085 s) and saved at
+    most 5 ms on an idle machine; the coefficients are the same bit for bit. (loky workers
+    already limit their threads.)
     """
     return _threadpools().limit(limits=1, user_api="blas")
 
