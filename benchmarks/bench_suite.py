@@ -62,11 +62,17 @@ METHODS = {
     "grid_before": "DPGridSearchCV before issue 7 (½ tuning, C not rescaled)",
     "random": "DPRandomSearchCV refit=True, logarithmic law",
     "random_norefit": "DPRandomSearchCV refit=False, logarithmic law (the defaults before issue 7)",
-    "random_geometric": "DPRandomSearchCV defaults (geometric law, refit=False)",
+    "random_geometric": "DPRandomSearchCV geometric law, refit=False, n_iter=10 (the defaults "
+                        "before n_iter=None)",
+    "random_geometric_30": "DPRandomSearchCV geometric law, refit=False, n_iter=30",
+    "random_geometric_50": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None: "
+                           "E[K] = 50)",
+    "random_geometric_100": "DPRandomSearchCV geometric law, refit=False, n_iter=100",
     "fixed10": "naive fixed-10, refit=True",
     "fixed10_norefit": "naive fixed-10, refit=False",
 }
-SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric", "fixed10",
+SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric",
+            "random_geometric_30", "random_geometric_50", "random_geometric_100", "fixed10",
             "fixed10_norefit")
 #: DPGridSearchCV before issue 7: half of the total for the tuning (and no C rescaling)
 GRID_TUNING_SHARE = 0.5
@@ -75,7 +81,8 @@ TEST_SIZE = 0.25
 EPSILONS = (1.0, 2.0, 4.0)
 CROSSOVER_EPSILON = 2.0
 CROSSOVER_SIZES = (2000, 8000, 32000, 128000, None)  # None: all training rows
-CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit", "random_geometric")
+CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit", "random_geometric",
+                     "random_geometric_50")
 #: timed fits: DPGridSearchCV at n_jobs 1 and 2, GridSearchCV(cv=5) as is and under 1-thread BLAS
 TIMINGS = ("dp_1", "dp_2", "gridsearchcv_1", "gridsearchcv_1_1blas")
 
@@ -102,13 +109,17 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
     if method == "grid_before":
         return DPGridSearchCV(estimator, space, epsilon=total_epsilon,
                               tuning_share=GRID_TUNING_SHARE, inner_params="same", **common)
-    laws = {"random": ("logarithmic", True), "random_norefit": ("logarithmic", False),
-            "random_geometric": ("geometric", False),
-            "fixed10": ("fixed", True), "fixed10_norefit": ("fixed", False)}
+    laws = {"random": ("logarithmic", True, N_ITER),
+            "random_norefit": ("logarithmic", False, N_ITER),
+            "random_geometric": ("geometric", False, N_ITER),
+            "random_geometric_30": ("geometric", False, 30),
+            "random_geometric_50": ("geometric", False, None),  # the library's default
+            "random_geometric_100": ("geometric", False, 100),
+            "fixed10": ("fixed", True, N_ITER), "fixed10_norefit": ("fixed", False, N_ITER)}
     if method not in laws:
         raise ValueError(f"unknown search {method!r}; expected one of {sorted(laws)}")
-    distribution, refit = laws[method]
-    return DPRandomSearchCV(estimator, space, n_iter=N_ITER, distribution=distribution,
+    distribution, refit, n_iter = laws[method]
+    return DPRandomSearchCV(estimator, space, n_iter=n_iter, distribution=distribution,
                             epsilon=total_epsilon, refit=refit, **common)
 
 
@@ -394,7 +405,7 @@ def gap_table(report: dict) -> str:
 
 
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
-DEFAULT_SEARCH = "random_geometric"
+DEFAULT_SEARCH = "random_geometric_50"
 
 
 def goal_table(report: dict) -> str:
@@ -500,7 +511,8 @@ def markdown(report: dict, suffix: str) -> str:
         "the columns). diffprivlib `LogisticRegression`, 20 candidates (C x data_norm, "
         "benchmarks/_tasks.py); held-out test accuracy (stratified 25 % test split per seed); "
         f"DPRandomSearchCV and the naive baseline with n_iter = {config.get('n_iter', N_ITER)}"
-        "; DPRandomSearchCV with its defaults (geometric law, `refit=False`) and the "
+        " unless the method says otherwise; DPRandomSearchCV with its defaults (geometric law, "
+        "`refit=False`, `n_iter=None`: E[K] = 50), with E[K] = 10, 30 and 100, and with the "
         "logarithmic law (the defaults before issue 7); DPGridSearchCV with its defaults "
         "(`tuning_share=\"auto\"`, partition fits as the returned model in miniature) and as "
         "before issue 7 ("

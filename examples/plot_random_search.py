@@ -9,8 +9,8 @@ private:
 
 * one *run* draws a candidate, fits the DP model on a fixed 80 % of the rows and releases a
   noisy accuracy on the other 20 % -- ``eps_Q``-DP by parallel composition;
-* the number of runs ``K`` is random (logarithmic law, ``E[K] = n_iter``) and only the best
-  run is released -- ``2 * eps_Q``-DP in total, whatever ``K`` turned out to be;
+* the number of runs ``K`` is random (geometric law, the default, ``E[K] = n_iter``) and only
+  the best run is released -- ``3 * eps_Q``-DP in total, whatever ``K`` turned out to be;
 * with ``refit=True`` the winner is refitted on all rows (``eps_Q`` more); with ``refit=False``
   the winning run's model is returned at no extra cost.
 

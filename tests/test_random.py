@@ -123,6 +123,32 @@ def test_default_law_is_geometric_at_three_eps_q(data):
     assert fixed.privacy_spent_.epsilon == pytest.approx(3 * 0.4)
 
 
+@pytest.mark.parametrize("distribution, eta, expected", [
+    ("geometric", None, 50), ("logarithmic", None, 50), ("negative_binomial", 0.5, 50),
+    ("poisson", None, 10), ("fixed", None, 10)])
+def test_default_n_iter_depends_on_whether_it_sets_the_cost(distribution, eta, expected):
+    """n_iter=None: E[K] = 50 where the cost does not depend on it, scikit-learn's 10 where it
+    does; it stays None (scikit-learn's parameter contract) and an explicit value wins."""
+    s = DPRandomSearchCV(nb(), SPACE, distribution=distribution, eta=eta)
+    assert s.n_iter is None and s.get_params()["n_iter"] is None
+    assert s._repetition().mean == expected
+    assert DPRandomSearchCV(nb(), SPACE, distribution=distribution, eta=eta,
+                            n_iter=7)._repetition().mean == 7
+
+
+def test_default_n_iter_leaves_the_geometric_cost_unchanged(data):
+    """The geometric law's cost is 3 eps_Q whatever E[K]: the larger default costs time only
+    (the same total as at n_iter=3, and about E[K] = 50 runs on average)."""
+    X, y = data
+    default = search(estimator=nb(0.4), n_iter=None)
+    assert default.planned_privacy(len(y)).epsilon == pytest.approx(3 * 0.4)
+    assert default.planned_privacy(len(y)).epsilon == pytest.approx(
+        search(estimator=nb(0.4), n_iter=3).planned_privacy(len(y)).epsilon)
+    rng = np.random.default_rng(0)
+    draws = [default._repetition().sample(rng) for _ in range(4000)]
+    assert np.mean(draws) == pytest.approx(50, rel=0.08)
+
+
 def test_refit_false_keeps_the_winning_model(data):
     X, y = data
     s = search(refit=False, n_iter=3).fit(X, y)
