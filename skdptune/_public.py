@@ -541,7 +541,8 @@ def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: 
     worker (every ``n_jobs``-th candidate: a grid's costly values are spread evenly); each task
     reports the first candidate of its share that failed, and the earliest of these is fitted
     again here, so that the error raised -- its message and its cause -- is the one a
-    sequential run raises. The synthetic fits are public: they may run anywhere.
+    sequential run raises. The first candidate is always fitted here too (the returned model
+    is fitted in this process). The synthetic fits are public: they may run anywhere.
     """
     from .exceptions import PrivacyLeakError
 
@@ -552,7 +553,10 @@ def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: 
     checked = (candidates if candidates else [{}])[:DRY_RUN_MAX_FITS]
     synthetic = (X_syn, y_syn, params_syn, padding, scorers, score_syn)
     start = _first_failure_in_workers(templates[:len(checked)], synthetic, n_jobs)
-    for i in range(start, len(checked)):
+    # the first candidate is always fitted here as well: the returned model is fitted in this
+    # process, whose state (warning filters, numpy's error settings, monkeypatches) a worker
+    # may not share
+    for i in dict.fromkeys([0, *range(start, len(checked))]):
         where = f"candidate {checked[i]!r}" if checked[i] else "the estimator"
         try:
             _dry_fit(templates[i], i, *synthetic)
@@ -598,18 +602,25 @@ def _first_failing(share, synthetic) -> int | None:
 def _first_failure_in_workers(templates, synthetic, n_jobs) -> int:
     """Where the sequential dry run must start: the first candidate that failed in the joblib
     workers (``len(templates)``: none), or 0 when the workers are not used (``n_jobs`` 1, a
-    single candidate) or cannot be (e.g. an estimator that does not pickle)."""
-    from joblib import Parallel, delayed, effective_n_jobs
+    single candidate, a thread-based backend) or cannot be (e.g. an estimator that does not
+    pickle).
+
+    The workers get scikit-learn's configuration (``sklearn.utils.parallel``), as the private
+    fits do. Threads are never used: warning filters are process-wide, and threads entering and
+    leaving ``catch_warnings`` concurrently can drop the filter that turns diffprivlib's
+    ``PrivacyLeakWarning`` into an error (these small fits gain nothing from threads anyway).
+    """
+    from joblib import effective_n_jobs
+    from joblib.parallel import get_active_backend
+    from sklearn.utils.parallel import Parallel, delayed
 
     n_tasks = min(effective_n_jobs(n_jobs), len(templates))
-    if n_tasks < 2:
+    if n_tasks < 2 or getattr(get_active_backend()[0], "uses_threads", False):
         return 0
     shares = [[(i, templates[i]) for i in range(task, len(templates), n_tasks)]
               for task in range(n_tasks)]
     try:
-        # the workers silence themselves; this context also restores the filters if a
-        # thread-based backend runs the tasks in this process
-        with warnings.catch_warnings():
+        with warnings.catch_warnings():  # the workers silence themselves too
             warnings.simplefilter("ignore")
             firsts = Parallel(n_jobs=n_jobs)(delayed(_first_failing)(share, synthetic)
                                              for share in shares)

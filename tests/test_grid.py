@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression
+from diffprivlib.models import StandardScaler as DPStandardScaler
 from diffprivlib.utils import BudgetError
+from joblib import parallel_backend
+from sklearn import config_context
 from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline
@@ -443,12 +446,37 @@ def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, monkeypatc
         fitted_here.append([i for pid, i in here if pid == os.getpid()])
         here.clear()
     assert raised[0] == raised[1] and "-1.0" in raised[0][0]
-    assert fitted_here == [[0, 1], [1]]  # n_jobs=2: only the first failure, fitted again here
+    # n_jobs=2: the first candidate (the returned model is fitted here) and the first failure
+    assert fitted_here == [[0, 1], [0, 1]]
     search = fit(X, y, grid=GRID, n_jobs=2)
-    assert here == [] and search.best_params_ in [{"var_smoothing": v}
-                                                  for v in GRID["var_smoothing"]]
+    assert [i for _, i in here] == [0] and search.best_params_ in [
+        {"var_smoothing": v} for v in GRID["var_smoothing"]]
+    here.clear()
     fit(X, y, grid=GRID, n_jobs=1)
     assert [i for _, i in here] == [0, 1, 2]
+    here.clear()
+    # a thread-based backend: the dry run stays sequential (warning filters are process-wide)
+    with parallel_backend("threading", n_jobs=2):
+        fit(X, y, grid=GRID, n_jobs=2)
+    assert [i for _, i in here] == [0, 1, 2]
+
+
+def test_parallel_dry_run_sees_the_scikit_learn_configuration(data):
+    """The workers of the dry run get scikit-learn's configuration, as the private fits do: a
+    pipeline that only works without ``transform_output="pandas"`` fails the dry run with
+    n_jobs=2 as with n_jobs=1 -- a configuration error, charging nothing -- instead of passing
+    it in a worker and failing in the private region (charged)."""
+    X, y = data
+    pipe = Pipeline([("scale", DPStandardScaler(bounds=(-1.0, 1.0), epsilon=0.5)),
+                     ("first_two", FunctionTransformer(lambda Z: Z[:, :2])),
+                     ("clf", lr())])
+    for n_jobs in (1, 2):
+        acc = BudgetAccountant()
+        with config_context(transform_output="pandas"):
+            with pytest.raises(ValueError, match="Dry run failed"):
+                fit(X, y, estimator=pipe, grid={"clf__C": [0.1, 1.0]}, accountant=acc,
+                    n_jobs=n_jobs)
+        assert acc.spent_budget == []
 
 
 def test_too_few_rows_for_partitions(data):

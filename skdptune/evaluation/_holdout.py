@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 from diffprivlib.mechanisms import Laplace
-from joblib import Parallel, delayed
+from sklearn.utils.parallel import Parallel, delayed
 
 from ._fit import (
     all_or_fail,

@@ -24,7 +24,7 @@ of the data, into a train part and a validation part of ``m`` rows.
 from __future__ import annotations
 
 import numpy as np
-from joblib import Parallel, delayed
+from sklearn.utils.parallel import Parallel, delayed
 
 from ._fit import (
     all_or_fail,

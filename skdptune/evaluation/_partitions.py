@@ -43,9 +43,10 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import effective_n_jobs
 from sklearn.model_selection import KFold
 from sklearn.utils import _safe_indexing
+from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
 from .._private import silenced
