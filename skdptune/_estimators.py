@@ -1048,8 +1048,10 @@ def leak_warnings_as_errors() -> Iterator[None]:
 
     Warning filters are per process and do not travel to joblib workers: enter this context
     *inside* the function that runs in the worker (around the ``fit``), not around the
-    ``Parallel`` call. Warning filters are not thread-safe either (joblib's threading backend):
-    :func:`check_leak_free_configuration` is the primary guard, this is the safety net.
+    ``Parallel`` call. They are not thread-safe either: the searches never run their fits in
+    threads of the calling process and keep this filter in front of every list they install
+    (``skdptune._private``, "Threads"). :func:`check_leak_free_configuration` is the primary
+    guard, this is the safety net.
 
     Examples
     --------

@@ -38,6 +38,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import _num_samples
 
 from ._estimators import iter_dp_components
+from ._private import uses_threads
 from .exceptions import DomainError
 
 __all__ = [
@@ -606,16 +607,13 @@ def _first_failure_in_workers(templates, synthetic, n_jobs) -> int:
     pickle).
 
     The workers get scikit-learn's configuration (``sklearn.utils.parallel``), as the private
-    fits do. Threads are never used: warning filters are process-wide, and threads entering and
-    leaving ``catch_warnings`` concurrently can drop the filter that turns diffprivlib's
-    ``PrivacyLeakWarning`` into an error (these small fits gain nothing from threads anyway).
+    fits do. Threads are never used, as for the private fits (``skdptune._private``, "Threads").
     """
     from joblib import effective_n_jobs
-    from joblib.parallel import get_active_backend
     from sklearn.utils.parallel import Parallel, delayed
 
     n_tasks = min(effective_n_jobs(n_jobs), len(templates))
-    if n_tasks < 2 or getattr(get_active_backend()[0], "uses_threads", False):
+    if n_tasks < 2 or uses_threads():
         return 0
     shares = [[(i, templates[i]) for i in range(task, len(templates), n_tasks)]
               for task in range(n_tasks)]

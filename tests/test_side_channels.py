@@ -10,6 +10,7 @@ of the private outputs). The statistical version of item 1 is in
 import io
 import pickle
 import re
+import threading
 import traceback
 import warnings
 from contextlib import redirect_stdout
@@ -19,14 +20,16 @@ import pytest
 import scipy.sparse as sp
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression
-from diffprivlib.utils import BudgetError
+from diffprivlib.utils import BudgetError, PrivacyLeakWarning
+from joblib import parallel_backend
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skdptune import DPGridSearchCV, DPRandomSearchCV
-from skdptune.exceptions import DomainError, PrivateFitError
+from skdptune._estimators import leak_warnings_as_errors
+from skdptune.exceptions import DomainError, PrivacyLeakError, PrivateFitError
 
 SPACE = {"C": [0.1, 1.0, 10.0]}
 
@@ -170,6 +173,131 @@ def test_item3_worker_functions_are_silent():
         _noisy_run(template, X, y_d, np.arange(150), np.arange(150, 200), AccuracyScore(), {},
                    False, 1.0, 0, 0, None, None)
     assert [str(w.message) for w in caught] == ["sentinel: recording works"]
+
+
+# -- threads: warning filters are one list per process ---------------------------------------
+def _in_threads(first, second):
+    """Run ``first`` and ``second`` in two threads of this process; their return values."""
+    results = {}
+    threads = [threading.Thread(target=lambda k=k, f=f: results.__setitem__(k, f()))
+               for k, f in (("first", first), ("second", second))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    return results
+
+
+def _leak_outcome(meanwhile):
+    """Whether diffprivlib's warning, emitted inside a fit's ``leak_warnings_as_errors`` after
+    ``meanwhile()`` (another thread's moves), is still an error."""
+    try:
+        with leak_warnings_as_errors():
+            meanwhile()
+            warnings.warn("bounds read off the data", PrivacyLeakWarning, stacklevel=1)
+    except PrivacyLeakError:
+        return "error"
+    return "missed"
+
+
+def test_a_concurrent_silenced_thread_cannot_hide_a_leak():
+    """Another thread entering ``silenced`` during a fit (a worker process with several
+    threads) installs a list in front of the fit's filters: it must keep the leak an error."""
+    from skdptune._private import silenced
+
+    fit_in, other_in, fit_done = (threading.Event() for _ in range(3))
+
+    def fit():
+        with silenced():
+            outcome = _leak_outcome(lambda: (fit_in.set(), other_in.wait(5)))
+        fit_done.set()
+        return outcome
+
+    def other():
+        fit_in.wait(5)
+        with silenced():
+            other_in.set()
+            fit_done.wait(5)
+
+    with warnings.catch_warnings():  # a worker process's own filters
+        warnings.simplefilter("default")
+        assert _in_threads(fit, other)["first"] == "error"
+
+
+def test_a_thread_leaving_early_cannot_drop_the_leak_filter():
+    """A thread that leaves its ``silenced`` first restores the list it saved, in front of a
+    fit still running in another thread: inside ``run_private`` that list must still make the
+    leak an error."""
+    from skdptune._private import run_private, silenced
+
+    early_in, fit_in, early_out = (threading.Event() for _ in range(3))
+
+    def early():
+        with silenced():
+            early_in.set()
+            fit_in.wait(5)
+        early_out.set()
+
+    def fit():
+        early_in.wait(5)
+        with silenced():
+            return _leak_outcome(lambda: (fit_in.set(), early_out.wait(5)))
+
+    assert run_private(_in_threads, early, fit)["second"] == "error"
+
+
+def test_a_leak_outside_a_fit_leaves_the_private_region_as_a_leak_error():
+    """A ``PrivacyLeakWarning`` raised in the private region outside a fit's own filter (the
+    region's filter makes it an error) leaves as ``PrivacyLeakError``, raised afresh."""
+    from skdptune._private import run_private
+
+    with pytest.raises(PrivacyLeakError, match="^diffprivlib raised PrivacyLeakWarning: b") as info:
+        run_private(warnings.warn, "bounds read off the data", PrivacyLeakWarning)
+    assert info.value.__context__ is None and info.value.__cause__ is None
+
+
+def test_private_fits_never_run_in_threads(monkeypatch):
+    """Under a thread-based joblib backend the private fits run one after the other in the
+    thread that entered the private region (its filters stay the only ones in play), with
+    results identical to n_jobs=1."""
+    import threading as th
+
+    from skdptune import DPGIBOSearchCV
+    from skdptune.evaluation import _holdout, _losses, _partitions
+
+    threads = []
+
+    def spy(module, name):
+        real = getattr(module, name)
+
+        def recorded(*args, **kwargs):
+            threads.append(th.current_thread() is th.main_thread())
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, recorded)
+
+    for module, name in ((_holdout, "_noisy_run"), (_losses, "_losses_at"),
+                         (_partitions, "_candidates_utilities"),
+                         (_partitions, "_chunk_utilities")):
+        spy(module, name)
+    X, y_d, _ = neighbours(1200)
+    y_d[:600] = 1
+    searches = [
+        lambda: rand(random_state=0, n_iter=4),
+        lambda: grid(random_state=0),
+        lambda: grid(random_state=0, estimator=GaussianNB(bounds=(-1.0, 1.0)),
+                     space={"var_smoothing": [1e-9, 1e-3]}),
+        lambda: DPGIBOSearchCV(lr(), {"C": (0.1, 10.0)}, n_iter=2, random_state=0,
+                               classes=[0, 1], accountant=BudgetAccountant()),
+    ]
+    for make in searches:
+        with parallel_backend("threading", n_jobs=2):
+            threaded = make().set_params(n_jobs=2).fit(X, y_d)
+        assert threads and all(threads), type(threaded).__name__
+        threads.clear()
+        alone = make().set_params(n_jobs=1).fit(X, y_d)
+        assert threaded.best_params_ == alone.best_params_
+        np.testing.assert_array_equal(threaded.predict_proba(X), alone.predict_proba(X))
 
 
 # -- item 4: the label set leaks ---------------------------------------------------------------

@@ -36,6 +36,7 @@ import numpy as np
 from diffprivlib.mechanisms import Laplace
 from sklearn.utils.parallel import Parallel, delayed
 
+from .._private import private_n_jobs
 from ._fit import (
     all_or_fail,
     candidate_templates,
@@ -116,7 +117,7 @@ class HoldoutEvaluator:
         train, validation = split
         seeded = seeds.seeded
         with single_threaded_blas():
-            outputs = Parallel(n_jobs=self.n_jobs)(
+            outputs = Parallel(n_jobs=private_n_jobs(self.n_jobs))(
                 delayed(_noisy_run)(
                     template, X, y, train, validation,
                     self.score, fit_params, self.error_score == "raise", self.epsilon_score,

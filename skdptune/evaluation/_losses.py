@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
+from .._private import private_n_jobs
 from ._fit import (
     all_or_fail,
     candidate_templates,
@@ -85,7 +86,7 @@ class LossEvaluator:
         noise).
         """
         with single_threaded_blas():
-            outputs = Parallel(n_jobs=self.n_jobs)(
+            outputs = Parallel(n_jobs=private_n_jobs(self.n_jobs))(
                 delayed(_losses_at)(
                     template, X, y, fit_rows, validation,
                     self.score, fit_params, self.error_score == "raise", self.epsilon_fit,

@@ -49,7 +49,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
-from .._private import silenced
+from .._private import private_n_jobs, silenced
 from ._batched import batched_partition_utilities, supports_batched_fits
 from ._fit import (
     PreparedTemplate,
@@ -423,15 +423,16 @@ class PartitionEvaluator:
                        else failure_utility(self.error_score))
         parts = self.partitions(n_samples)
         templates = candidate_templates(self.estimator, candidates)
+        n_jobs = private_n_jobs(self.n_jobs)
         settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
         if self.batched and supports_batched_fits(templates, X, fit_params, error_score):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)
             rows = sum(len(train) + (len(self.padding) if self.padding else 0)
                        for _, _, train, _ in units)
             groups = _candidate_groups(len(templates), rows * (X.shape[1] + 1) * 8,
-                                       effective_n_jobs(self.n_jobs), candidates)
+                                       effective_n_jobs(n_jobs), candidates)
             with single_threaded_blas():
-                blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
+                blocks = Parallel(n_jobs=n_jobs, pre_dispatch=self.pre_dispatch)(
                     delayed(_candidates_utilities)(
                         [(i, templates[i]) for i in group], X, y, len(parts), units,
                         self.scorer, self.padding, error_score, self.seeds, settings,
@@ -443,10 +444,10 @@ class PartitionEvaluator:
             for group, block in zip(groups, blocks, strict=True):
                 out[group] = block
             return out
-        n_chunks = min(len(parts), 4 * effective_n_jobs(self.n_jobs))
+        n_chunks = min(len(parts), 4 * effective_n_jobs(n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         with single_threaded_blas():
-            blocks = Parallel(n_jobs=self.n_jobs, pre_dispatch=self.pre_dispatch)(
+            blocks = Parallel(n_jobs=n_jobs, pre_dispatch=self.pre_dispatch)(
                 delayed(_chunk_utilities)(
                     templates, X, y, chunk, parts, self.scorer, self.cv, self.padding, fit_params,
                     error_score, self.seeds, settings, n_samples, split_params, score_params,
