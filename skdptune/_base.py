@@ -74,7 +74,7 @@ from ._estimators import (
     seeded_dp_components,
     strip_nonprivate_attributes,
 )
-from ._private import run_private
+from ._private import one_fit_at_a_time, run_private
 from ._public import (
     PublicInfo,
     check_budget,
@@ -258,7 +258,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "error_score='raise' lets exceptions from fits on private data escape, which "
                 "voids the differential privacy guarantee. Use it for debugging only.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=5,
             )
         elif not (0.0 <= float(self.error_score) <= 1.0 or math.isnan(self.error_score)):
             raise ValueError(
@@ -434,7 +434,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"The diffprivlib component(s) {names} carry their own random_state. A fixed "
                 "seed gives every fit the same, reproducible noise (known noise is no noise) "
                 f"and makes repeated runs dependent, so inside the search it is ignored: {how}.",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=5)
 
     def _dry_run_candidates(self) -> list[dict]:
         """Candidates to try on synthetic data: a grid's points, or seeded draws (public)."""
@@ -474,6 +474,12 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self : object
             The fitted search.
         """
+        # one search's fit at a time per process: warning filters are process-wide
+        # (skdptune._private, "Threads")
+        with one_fit_at_a_time():
+            return self._fit(X, y, **fit_params)
+
+    def _fit(self, X, y=None, **fit_params):
         # 1. public checks: nothing is read, nothing is charged
         self._check_error_score()
         self._check_sklearn_options()

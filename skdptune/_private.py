@@ -9,7 +9,7 @@ Everything between "the private data is read" and "the results are released" run
   from inside (an exception's message, its chained causes and the locals of its frames may all
   describe the data);
 * :class:`~skdptune.exceptions.PrivacyLeakError`, raised afresh in the same way (it reflects the
-  configuration; its message is diffprivlib's fixed text about missing bounds), and
+  configuration; its message is fixed, ``LEAK_MESSAGE``), and
   ``BaseException``\\ s that are not errors (``KeyboardInterrupt``);
 * nothing else: every warning raised inside is discarded, in this process by
   :func:`run_private`, in joblib workers by :func:`silenced`, which the worker-side functions
@@ -17,26 +17,31 @@ Everything between "the private data is read" and "the results are released" run
   ``PrivacyLeakWarning``, which both turn into an error.
 
 **Threads.** Python's warning filters (before 3.14) are one list per process, and
-``catch_warnings`` replaces it on entry and restores the list it saved on exit. Fits running
-in threads of one process therefore share filters, and a thread that leaves its context
+``catch_warnings`` replaces it on entry and restores the list it saved on exit. Code running
+in threads of one process therefore shares filters, and a thread that leaves its context
 restores a list that may predate another thread's: a worker's "discard everything" could then
 sit in front of another worker's "``PrivacyLeakWarning`` is an error", or the error filter
 could disappear mid-fit (an audit of the dry run missed 2 leaky fits in 3,000 under joblib's
-threading backend). Two rules close this:
+threading backend; a review found the same with two searches fitted in two threads, and with
+dask's in-process workers). Four rules close this for skdptune's own code:
 
-* every filter list the private region installs has the error filter for
-  ``PrivacyLeakWarning`` in front (:func:`run_private`, :func:`silenced`,
-  :func:`~skdptune._estimators.leak_warnings_as_errors`), so a list restored by any thread
-  still turns the warning into an error, whatever the interleaving of those contexts;
-* the private fits never run in threads of the process that entered :func:`run_private`:
-  under a thread-based joblib backend they run one after the other in this thread
-  (:func:`private_n_jobs`). The code inside a fit (scikit-learn, scipy, a user's estimator)
-  may enter ``catch_warnings`` too, and in threads its lists -- "ignore" in front, say --
-  could be restored over another fit's.
+* every filter list ``fit`` installs has the error filter for ``PrivacyLeakWarning`` in front
+  (:func:`run_private`, :func:`silenced`, the dry run,
+  :func:`~skdptune._estimators.leak_warnings_as_errors`), so a list restored by any of them
+  still turns the warning into an error;
+* one search's ``fit`` at a time per process (:func:`one_fit_at_a_time`): searches fitted in
+  several threads run their ``fit`` one after the other, so one cannot restore, mid-fit of
+  another, the list that predates its own;
+* one worker task at a time per process inside :func:`silenced` (whatever runs the tasks in
+  threads: joblib's threading backend, dask's in-process or multi-threaded workers), so the
+  tasks' contexts -- and those the code inside a fit enters (scikit-learn, scipy, a user's
+  estimator) -- nest instead of interleaving;
+* under a thread-based joblib backend the tasks run in the calling thread in the first place
+  (:func:`private_n_jobs`): the fits are Python-heavy under one BLAS thread and gain little
+  from threads.
 
-What is left: a backend that runs several of these tasks in threads of one *worker* process
-(e.g. a dask cluster with several threads per worker) can restore that worker's own filters
-mid-fit. The primary guard does not depend on filters:
+What is left is code outside skdptune that enters ``catch_warnings`` in another thread of the
+same process while a search fits. The primary guard does not depend on filters:
 :func:`~skdptune._estimators.check_leak_free_configuration` refuses a leaky configuration
 before the data is read; the filters are its safety net.
 
@@ -48,6 +53,7 @@ is set to 0 (:func:`skdptune.evaluation._fit.candidate_template`).
 from __future__ import annotations
 
 import contextlib
+import threading
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -56,8 +62,8 @@ from diffprivlib.utils import PrivacyLeakWarning
 
 from .exceptions import PrivacyLeakError, PrivateFitError
 
-__all__ = ["FAILURE_MESSAGE", "private_n_jobs", "run_private", "silenced",
-           "uses_threads"]
+__all__ = ["FAILURE_MESSAGE", "LEAKS", "LEAK_MESSAGE", "discard_all_but_leaks",
+           "one_fit_at_a_time", "private_n_jobs", "run_private", "silenced", "uses_threads"]
 
 FAILURE_MESSAGE = (
     "The private part of fit failed. The cause is not released, because it may depend on the "
@@ -67,8 +73,31 @@ FAILURE_MESSAGE = (
 )
 
 
-def _discard_all_but_leaks() -> None:
-    """Filters of the private region: discard every warning, but make diffprivlib's
+#: What a private handler must let through (never turn into ``error_score`` or a failure): a
+#: leak is about the configuration, and the region reports it as ``PrivacyLeakError``.
+LEAKS = (PrivacyLeakError, PrivacyLeakWarning)
+
+#: The message of a leak found after the data was read. Fixed: a warning's own text could be
+#: written by any component and describe the data.
+LEAK_MESSAGE = (
+    "A component read a privacy parameter off the private data (diffprivlib's "
+    "PrivacyLeakWarning) during fit, so its result was discarded. Give every diffprivlib "
+    "component its bounds / data_norm / classes explicitly (docs/privacy.md)."
+)
+
+_FIT_LOCK = threading.RLock()
+_TASK_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def one_fit_at_a_time() -> Iterator[None]:
+    """Hold the process-wide lock of a search's ``fit`` (re-entrant; see "Threads" above)."""
+    with _FIT_LOCK:
+        yield
+
+
+def discard_all_but_leaks() -> None:
+    """Filters of ``fit``: discard every warning, but make diffprivlib's
     ``PrivacyLeakWarning`` an error -- that filter in front (see "Threads" above)."""
     warnings.simplefilter("ignore")
     warnings.simplefilter("error", PrivacyLeakWarning)
@@ -99,10 +128,10 @@ def silenced() -> Iterator[None]:
     ``PrivacyLeakError``).
 
     Enter it in the function that runs in a joblib worker, around everything that touches the
-    private data.
+    private data. One task at a time per process holds it (see "Threads" above).
     """
-    with warnings.catch_warnings():
-        _discard_all_but_leaks()
+    with _TASK_LOCK, warnings.catch_warnings():
+        discard_all_but_leaks()
         yield
 
 
@@ -125,26 +154,25 @@ def run_private(function: Callable[..., Any], *args: Any, debug: bool = False,
     PrivacyLeakError
         Raised afresh (same message, no chained exception or inner frames); also for a
         ``PrivacyLeakWarning`` raised outside a fit's
-        :func:`~skdptune._estimators.leak_warnings_as_errors`.
+        :func:`~skdptune._estimators.leak_warnings_as_errors`. Its message is ``LEAK_MESSAGE``
+        (fixed) either way.
     """
-    leak_message = None
+    leaked = False
     failed = False
     with warnings.catch_warnings():
-        _discard_all_but_leaks()
+        discard_all_but_leaks()
         try:
             return function(*args, **kwargs)
-        except PrivacyLeakError as exc:
-            leak_message = str(exc)  # diffprivlib's fixed text about the configuration
-        except PrivacyLeakWarning as exc:
-            leak_message = f"diffprivlib raised PrivacyLeakWarning: {exc}"
+        except LEAKS:
+            leaked = True
         except Exception:
             if debug:
                 raise
             failed = True
     # raised here, outside the except blocks: no __context__, and no frame from inside (their
     # locals may hold private intermediate values such as exact utilities)
-    if leak_message is not None:
-        raise PrivacyLeakError(leak_message)
+    if leaked:
+        raise PrivacyLeakError(LEAK_MESSAGE)
     if failed:
         raise PrivateFitError(FAILURE_MESSAGE)
     raise AssertionError("unreachable")  # pragma: no cover

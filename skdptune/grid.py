@@ -330,7 +330,7 @@ class DPGridSearchCV(BaseDPSearchCV):
                 f"may be {error:.2f} below the best on the [0, 1] utility scale (95% bound; "
                 f"above {HOPELESS_SELECTION_ERROR}). Use more rows (more partitions), fewer "
                 "candidates, a larger epsilon or tuning_share, or DPRandomSearchCV.",
-                UserWarning, stacklevel=4)
+                UserWarning, stacklevel=6)
 
     def _plan_tuning(self, public, seeds):
         candidates = list(ParameterGrid(self.param_grid))

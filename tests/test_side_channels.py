@@ -176,16 +176,24 @@ def test_item3_worker_functions_are_silent():
 
 
 # -- threads: warning filters are one list per process ---------------------------------------
-def _in_threads(first, second):
-    """Run ``first`` and ``second`` in two threads of this process; their return values."""
-    results = {}
-    threads = [threading.Thread(target=lambda k=k, f=f: results.__setitem__(k, f()))
-               for k, f in (("first", first), ("second", second))]
+def _in_threads(*functions):
+    """Run ``functions`` in threads of this process; their return values, in order."""
+    results = [None] * len(functions)
+
+    def target(k, f):
+        results[k] = f()
+
+    threads = [threading.Thread(target=target, args=(k, f)) for k, f in enumerate(functions)]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(10)
+        thread.join(60)
+        assert not thread.is_alive()
     return results
+
+
+def _wait(event):
+    assert event.wait(30), "the interleaving was not reached"
 
 
 def _leak_outcome(meanwhile):
@@ -200,59 +208,109 @@ def _leak_outcome(meanwhile):
     return "missed"
 
 
-def test_a_concurrent_silenced_thread_cannot_hide_a_leak():
-    """Another thread entering ``silenced`` during a fit (a worker process with several
-    threads) installs a list in front of the fit's filters: it must keep the leak an error."""
-    from skdptune._private import silenced
-
-    fit_in, other_in, fit_done = (threading.Event() for _ in range(3))
-
-    def fit():
-        with silenced():
-            outcome = _leak_outcome(lambda: (fit_in.set(), other_in.wait(5)))
-        fit_done.set()
-        return outcome
-
-    def other():
-        fit_in.wait(5)
-        with silenced():
-            other_in.set()
-            fit_done.wait(5)
-
-    with warnings.catch_warnings():  # a worker process's own filters
-        warnings.simplefilter("default")
-        assert _in_threads(fit, other)["first"] == "error"
+@pytest.fixture
+def own_filters():
+    """Restore this process's warning filters whatever a thread left behind."""
+    saved = warnings.filters[:]
+    yield
+    warnings.filters[:] = saved
+    warnings._filters_mutated()
 
 
-def test_a_thread_leaving_early_cannot_drop_the_leak_filter():
-    """A thread that leaves its ``silenced`` first restores the list it saved, in front of a
-    fit still running in another thread: inside ``run_private`` that list must still make the
-    leak an error."""
+@pytest.mark.parametrize("saved", ["the worker task's silenced", "run_private"])
+def test_a_stale_list_restored_by_another_thread_keeps_the_leak_an_error(saved, own_filters):
+    """Code outside skdptune in another thread (a dask comm thread, a user's library) that
+    leaves ``catch_warnings`` restores the list it saved -- one of ours, the worker task's or
+    ``run_private``'s: that list must still make the leak an error for a fit in progress."""
     from skdptune._private import run_private, silenced
 
-    early_in, fit_in, early_out = (threading.Event() for _ in range(3))
+    fit_in, outside_in, fit_in_leak, outside_out = (threading.Event() for _ in range(4))
+    outside_first = saved == "run_private"
 
-    def early():
-        with silenced():
-            early_in.set()
-            fit_in.wait(5)
-        early_out.set()
+    def outside():
+        if not outside_first:
+            _wait(fit_in)
+        with warnings.catch_warnings():  # saves the list current now
+            outside_in.set()
+            _wait(fit_in_leak)
+        outside_out.set()
 
     def fit():
-        early_in.wait(5)
+        if outside_first:
+            _wait(outside_in)
         with silenced():
-            return _leak_outcome(lambda: (fit_in.set(), early_out.wait(5)))
+            fit_in.set()
+            _wait(outside_in)
+            return _leak_outcome(lambda: (fit_in_leak.set(), _wait(outside_out)))
 
-    assert run_private(_in_threads, early, fit)["second"] == "error"
+    if outside_first:
+        assert run_private(_in_threads, outside, fit)[1] == "error"
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")  # a worker process's own filters
+            assert _in_threads(outside, fit)[1] == "error"
+
+
+def test_worker_tasks_take_turns_in_a_process(own_filters):
+    """Tasks that run in threads of one process (dask's in-process or multi-threaded workers)
+    enter ``silenced`` one at a time, so their filter contexts nest."""
+    from skdptune._private import silenced
+
+    first_in, second_trying, second_in = (threading.Event() for _ in range(3))
+
+    def first():
+        with silenced():
+            first_in.set()
+            _wait(second_trying)
+            overlapped = second_in.wait(1.0)
+            return overlapped, _leak_outcome(lambda: None)
+
+    def second():
+        _wait(first_in)
+        second_trying.set()
+        with silenced():
+            second_in.set()
+
+    overlapped, outcome = _in_threads(first, second)[0]
+    assert not overlapped and outcome == "error"
+
+
+def test_searches_fitted_in_threads_take_turns(monkeypatch, own_filters):
+    """Two searches fitted in two threads of one process (a user's thread pool) run their
+    ``fit`` one after the other: one cannot restore, in the middle of the other's fits, the
+    filters that predate its own ``fit``."""
+    import time
+
+    from skdptune.evaluation import _holdout
+
+    events, real = [], _holdout._noisy_run
+
+    def recorded(*args, **kwargs):
+        events.append(threading.get_ident())
+        time.sleep(0.02)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_holdout, "_noisy_run", recorded)
+    X, y_d, _ = neighbours(600)
+    y_d[:300] = 1
+
+    def fit():
+        return rand(random_state=0, n_iter=6, distribution="fixed", n_jobs=1).fit(X, y_d)
+
+    _in_threads(fit, fit)
+    switches = sum(a != b for a, b in zip(events[:-1], events[1:], strict=True))
+    assert len(events) == 12 and switches == 1
 
 
 def test_a_leak_outside_a_fit_leaves_the_private_region_as_a_leak_error():
     """A ``PrivacyLeakWarning`` raised in the private region outside a fit's own filter (the
-    region's filter makes it an error) leaves as ``PrivacyLeakError``, raised afresh."""
+    region's filter makes it an error) leaves as ``PrivacyLeakError``, raised afresh, with a
+    fixed message."""
     from skdptune._private import run_private
 
-    with pytest.raises(PrivacyLeakError, match="^diffprivlib raised PrivacyLeakWarning: b") as info:
-        run_private(warnings.warn, "bounds read off the data", PrivacyLeakWarning)
+    with pytest.raises(PrivacyLeakError, match="^A component read a privacy parameter") as info:
+        run_private(warnings.warn, "row 7 has age 93", PrivacyLeakWarning)
+    assert "93" not in str(info.value)  # a fixed message: the warning's text is not released
     assert info.value.__context__ is None and info.value.__cause__ is None
 
 

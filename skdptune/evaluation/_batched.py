@@ -55,6 +55,7 @@ from diffprivlib.validation import clip_to_norm
 from scipy.special import expit
 from sklearn.utils.validation import _check_method_params
 
+from .._private import LEAKS
 from .._seeding import derived_seeds
 from . import _scores
 from ._fit import instantiate
@@ -552,6 +553,8 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
                 if noise_seeds is not None:
                     generator.seed(noise_seeds[u])
                 drawn = [perturbation(mechanism) for _ in positives]
+            except LEAKS:
+                raise
             except Exception:
                 continue
             owners.append((job, u, present, len(units_of), len(drawn)))
@@ -599,6 +602,8 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
             else:
                 outs[job][u] = _utility(scorer, jobs[job][0], rows.classes[present],
                                         theta[:, :d], theta[:, d], X_test, y_test, params)
+        except LEAKS:
+            raise
         except Exception:
             outs[job][u] = error
     return outs

@@ -49,7 +49,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
-from .._private import private_n_jobs, silenced
+from .._private import LEAKS, private_n_jobs, silenced
 from ._batched import batched_partition_utilities, supports_batched_fits
 from ._fit import (
     PreparedTemplate,
@@ -160,6 +160,8 @@ def _partition_utility(prepared, X, y, rows, scorer, cv, padding, fit_params, er
     rng = np.random.RandomState(split_seed)
     try:
         splits = _inner_splits(cv, rows, y, rng, split_params)
+    except LEAKS:
+        raise
     except Exception:
         # a user's splitter that fails on this partition: a failure is an output in [0, 1]
         if error_score == "raise":
@@ -170,6 +172,8 @@ def _partition_utility(prepared, X, y, rows, scorer, cv, padding, fit_params, er
         seed = None if fit_seed is None else (fit_seed + r) % (2**32)
         try:
             template = prepared(len(train))
+        except LEAKS:
+            raise
         except Exception:
             if error_score == "raise":
                 raise
@@ -232,6 +236,8 @@ def _fit_units(parts, cv, y, seeds, split_params=None):
             generator.seed(split_seeds[j])
             try:
                 splits = _inner_splits(cv, rows, y, generator, split_params)
+            except LEAKS:
+                raise
             except Exception:
                 continue
             units += [(j, r, train, test) for r, (train, test) in enumerate(splits)]
