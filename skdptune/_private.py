@@ -37,8 +37,9 @@ dask's in-process workers). Four rules close this for skdptune's own code:
   tasks' contexts -- and those the code inside a fit enters (scikit-learn, scipy, a user's
   estimator) -- nest instead of interleaving;
 * under a thread-based joblib backend the tasks run in the calling thread in the first place
-  (:func:`private_n_jobs`): the fits are Python-heavy under one BLAS thread and gain little
-  from threads.
+  (:func:`private_n_jobs`). The task lock already makes them take turns there; this only
+  avoids starting threads that would wait for it (the fits are Python-heavy under one BLAS
+  thread and gained little from threads anyway).
 
 What is left is code outside skdptune that enters ``catch_warnings`` in another thread of the
 same process while a search fits. The primary guard does not depend on filters:
@@ -114,9 +115,8 @@ def private_n_jobs(n_jobs):
     """``n_jobs`` for a ``Parallel`` call of private fits: 1 under a thread-based backend.
 
     With ``n_jobs=1`` joblib runs the tasks in this thread, one after the other, whatever the
-    active backend; the fits then never share warning filters with a concurrent thread (see
-    "Threads" above). The private fits are Python-heavy and run single-threaded BLAS, so
-    threads gained them little anyway.
+    active backend. In threads they would take turns on :func:`silenced`'s lock anyway (see
+    "Threads" above); this saves starting threads that would only wait.
     """
     return 1 if uses_threads() else n_jobs
 

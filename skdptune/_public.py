@@ -38,7 +38,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import _num_samples
 
 from ._estimators import iter_dp_components
-from ._private import discard_all_but_leaks, uses_threads
+from ._private import discard_all_but_leaks, silenced, uses_threads
 from .exceptions import DomainError
 
 __all__ = [
@@ -505,8 +505,7 @@ def choose_object_fill(estimator: Any, params: dict, X: Any, y: Any,
         padding = make_padding(X, y, classes, fill)
         params_syn = synthetic_fit_params(fit_params, _num_samples(X), _num_samples(X_syn))
         try:
-            with warnings.catch_warnings():
-                discard_all_but_leaks()
+            with silenced():
                 fit_on_rows(prepare_clone(estimator, params, seed=0), X_syn, y_syn, None,
                             params_syn, padding=padding)
         except Exception:
@@ -577,8 +576,7 @@ def _dry_fit(template, i, X_syn, y_syn, params_syn, padding, scorers, score_syn)
     """Fit candidate ``i`` on the synthetic dataset and call every scorer; silenced."""
     from .evaluation._fit import fit_on_rows, instantiate
 
-    with warnings.catch_warnings():
-        discard_all_but_leaks()
+    with silenced():
         model = fit_on_rows(instantiate(template, seed=i), X_syn, y_syn, None, params_syn,
                             padding=padding)
         for name, scorer in scorers.items():
@@ -618,7 +616,9 @@ def _first_failure_in_workers(templates, synthetic, n_jobs) -> int:
     shares = [[(i, templates[i]) for i in range(task, len(templates), n_tasks)]
               for task in range(n_tasks)]
     try:
-        with warnings.catch_warnings():  # the workers silence themselves too
+        # not silenced(), whose task lock a worker thread may need: the workers silence
+        # themselves (_dry_fit)
+        with warnings.catch_warnings():
             discard_all_but_leaks()
             firsts = Parallel(n_jobs=n_jobs)(delayed(_first_failing)(share, synthetic)
                                              for share in shares)
@@ -642,8 +642,7 @@ def _accepts_nan(template, X, y, classes, params_syn, padding, fill) -> bool:
     if not blocks or not np.isnan(blocks[0]).any():
         return False
     try:
-        with warnings.catch_warnings():
-            discard_all_but_leaks()
+        with silenced():
             model = fit_on_rows(instantiate(template, seed=0), X_nan, y_syn, None,
                                 params_syn, padding=padding)
             model.predict(X_nan) if hasattr(model, "predict") else model.transform(X_nan)

@@ -210,11 +210,10 @@ def _leak_outcome(meanwhile):
 
 @pytest.fixture
 def own_filters():
-    """Restore this process's warning filters whatever a thread left behind."""
-    saved = warnings.filters[:]
-    yield
-    warnings.filters[:] = saved
-    warnings._filters_mutated()
+    """Restore this process's warning filters whatever a thread left behind (the list saved
+    on entry is put back on exit)."""
+    with warnings.catch_warnings():
+        yield
 
 
 @pytest.mark.parametrize("saved", ["the worker task's silenced", "run_private"])
