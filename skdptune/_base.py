@@ -25,8 +25,10 @@ a step of it. In order:
    the private outputs: warnings are discarded, and a failure leaves as ``PrivateFitError``
    with a fixed message.
 5. **Charge once.** The user's accountant is charged exactly ``privacy_spent_``, also when the
-   region failed (the data was read), except for ``PrivacyLeakError`` (the configuration). Then
-   the released outputs are stored as attributes.
+   region failed (the data was read), ``PrivacyLeakError`` from the region included (the
+   configuration check of step 1 refuses diffprivlib's leaky configurations with no charge; a
+   leak found later may depend on the data). Then the released outputs are stored as
+   attributes.
 
 The accountant is a shared ledger: :meth:`BaseDPSearchCV.__sklearn_clone__` keeps the same
 object in clones (``cross_val_score``, nested searches), so each fit of each clone charges it.
@@ -98,7 +100,6 @@ from .evaluation._fit import (
 )
 from .evaluation._scores import split_scoring
 from .events import EpsilonDeltaEvent, PrivacyEvent
-from .exceptions import PrivacyLeakError
 
 __all__ = ["BaseDPSearchCV", "TuningPlan", "TuningResult"]
 
@@ -525,12 +526,11 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         check_weights_domain([fit_params.get("sample_weight"),
                               score_params.get("sample_weight")])
 
-        # 4. the private region; 5. charge once, also on failure (the data was read)
+        # 4. the private region; 5. charge once, also on failure (the data was read) -- a
+        # PrivacyLeakError from here included: whether a component warns may depend on the data
         try:
             result, model = run_private(self._private_fit, plan, X, y, fit_params, seeds,
                                         padding, debug=self.error_score == "raise")
-        except PrivacyLeakError:
-            raise
         except BaseException:
             accountant.spend(report.epsilon, report.delta)
             raise

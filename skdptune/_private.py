@@ -8,8 +8,10 @@ Everything between "the private data is read" and "the results are released" run
   ``except`` block so that it has no ``__cause__``, no ``__context__`` and no traceback frame
   from inside (an exception's message, its chained causes and the locals of its frames may all
   describe the data);
-* :class:`~skdptune.exceptions.PrivacyLeakError`, raised afresh in the same way (it reflects the
-  configuration; its message is fixed, ``LEAK_MESSAGE``), and
+* :class:`~skdptune.exceptions.PrivacyLeakError`, raised afresh in the same way (with
+  diffprivlib's components it reflects the configuration, but a custom one may warn depending
+  on the data, so ``fit`` charges the budget as for a failure; its message is fixed,
+  ``LEAK_MESSAGE``), and
   ``BaseException``\\ s that are not errors (``KeyboardInterrupt``);
 * nothing else: every warning raised inside is discarded, in this process by
   :func:`run_private`, in joblib workers by :func:`silenced`, which the worker-side functions
@@ -74,8 +76,8 @@ FAILURE_MESSAGE = (
 )
 
 
-#: What a private handler must let through (never turn into ``error_score`` or a failure): a
-#: leak is about the configuration, and the region reports it as ``PrivacyLeakError``.
+#: What a private handler must let through (never turn into ``error_score`` or a failure): the
+#: region reports a leak as ``PrivacyLeakError``, whatever the path it took.
 LEAKS = (PrivacyLeakError, PrivacyLeakWarning)
 
 #: The message of a leak found after the data was read. Fixed: a warning's own text could be

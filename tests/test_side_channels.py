@@ -132,6 +132,42 @@ def test_a_failure_inside_leaves_as_a_fixed_error_and_charges(make):
     assert acc.spent_budget == [(planned, 0.0)]
 
 
+def _warns_on_marked_rows(X):
+    """Row-wise; a custom component whose ``PrivacyLeakWarning`` depends on the data."""
+    X = np.asarray(X)
+    if (X[:, -1] == 1.0).any():  # never in the synthetic data of the dry run
+        warnings.warn(f"read {X[X[:, -1] == 1.0][0, 0]!r} off the data", PrivacyLeakWarning,
+                      stacklevel=1)
+    return X
+
+
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.parametrize("make", [grid, rand])
+def test_a_leak_found_after_the_data_was_read_is_charged(make):
+    """Neighbours that differ in one marked row: one fits, the other stops with
+    ``PrivacyLeakError`` -- and both charge the same planned cost (the leak is data-dependent
+    here, so it is a residual bit of the same kind as ``PrivateFitError``, never a free one)."""
+    X, y, _ = neighbours(300, seed=1)
+    X[:, -1] = 0.0
+    X_marked = X.copy()
+    X_marked[7, -1] = 1.0
+    pipe = Pipeline([("ft", FunctionTransformer(_warns_on_marked_rows)), ("clf", lr())])
+    spent = []
+    for data in (X, X_marked):
+        acc = BudgetAccountant()
+        search = make(estimator=pipe, space=PIPE_SPACE, accountant=acc, random_state=0)
+        if data is X:
+            search.fit(data, y)
+            planned = search.privacy_spent_
+        else:
+            with pytest.raises(PrivacyLeakError, match="^A component read") as info:
+                search.fit(data, y)
+            assert info.value.__context__ is None and info.value.__cause__ is None
+            assert "off the data" not in str(info.value)
+        spent.append(acc.spent_budget)
+    assert spent[0] == spent[1] == [(planned.epsilon, planned.delta)]
+
+
 def test_error_score_raise_lets_the_original_out_for_debugging():
     X, y, _ = neighbours(300, seed=1)
     X[:, -1] = 1.0
