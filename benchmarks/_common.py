@@ -122,6 +122,28 @@ def pyplot():
     return plt
 
 
+def _spin(n: int) -> int:
+    """Pure-Python arithmetic: CPU time, no memory traffic and no shared state."""
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+
+def timed_cpu_job(n_jobs: int, n_tasks: int = 8, size: int = 1_000_000) -> float:
+    """Wall-clock seconds of ``n_tasks`` equal, independent CPU-bound tasks through joblib.
+
+    The time at ``n_jobs=1`` over the time at ``n_jobs=2`` is what the machine gives a perfectly
+    parallel job of the same length as a search's fit (workers warm, no serial part): the
+    ceiling against which a search's own speed-up is read on a shared machine.
+    """
+    from sklearn.utils.parallel import Parallel, delayed
+
+    start = time.perf_counter()
+    Parallel(n_jobs=n_jobs)(delayed(_spin)(size) for _ in range(n_tasks))
+    return time.perf_counter() - start
+
+
 def timed_fit(estimator, X, y, single_blas: bool = False) -> float:
     """Wall-clock seconds of ``estimator.fit(X, y)``, optionally under single-threaded BLAS.
 

@@ -44,6 +44,7 @@ from benchmarks._common import (
     padding,
     pyplot,
     save_figure,
+    timed_fit,
     write_result,
 )
 from benchmarks.calibrate_grid import (
@@ -157,14 +158,6 @@ def plain_search(X, n_jobs: int) -> GridSearchCV:
     grid = runtime_grid(X.shape[1])
     return GridSearchCV(LogisticRegression(epsilon=0.5, data_norm=float(np.sqrt(X.shape[1]))),
                         grid, cv=5, n_jobs=n_jobs)
-
-
-def timed_fit(search, X, y, single_blas: bool = False) -> float:
-    """Seconds of ``search.fit(X, y)`` (optionally with single-threaded BLAS)."""
-    start = time.perf_counter()
-    with threadpool_limits(limits=1 if single_blas else None, user_api="blas"):
-        search.fit(X, y)
-    return time.perf_counter() - start
 
 
 def runtime_repetition(X, y) -> dict:

@@ -42,6 +42,7 @@ and whatever the run needs) and ``_run_tuning(plan, X, y, fit_params, seeds)``, 
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import time
@@ -249,9 +250,36 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     # -- helpers -------------------------------------------------------------------------------
     def _log(self, level: int, message: str) -> None:
-        """Print public progress information (never a score) when ``verbose >= level``."""
+        """Print public progress information (never a score) when ``verbose >= level``; inside
+        the private region, hold it until the region succeeds (:meth:`_holding_lines`)."""
         if self.verbose >= level:
-            print(f"[{type(self).__name__}] {message}", flush=True)
+            line = f"[{type(self).__name__}] {message}"
+            if self._held_lines is not None:
+                self._held_lines.append(line)
+            else:
+                print(line, flush=True)
+
+    #: lines held back while the private region runs (``None``: print at once)
+    _held_lines: list[str] | None = None
+
+    @contextlib.contextmanager
+    def _holding_lines(self, hold: bool):
+        """Hold the ``verbose`` lines of the private region, print them if it succeeds, drop
+        them if it fails.
+
+        Printed as they came, the lines before a failure would show where the failure happened
+        (which iteration, the refit), hence something about the record that caused it, beyond
+        the one bit "the fit failed". ``hold=False`` (``error_score="raise"``, debugging)
+        prints them at once.
+        """
+        self._held_lines = [] if hold else None
+        try:
+            yield
+            lines = self._held_lines or []
+        finally:
+            vars(self).pop("_held_lines", None)
+        for line in lines:
+            print(line, flush=True)
 
     def _check_error_score(self):
         if self.error_score == "raise":
@@ -528,9 +556,11 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         # 4. the private region; 5. charge once, also on failure (the data was read) -- a
         # PrivacyLeakError from here included: whether a component warns may depend on the data
+        debug = self.error_score == "raise"
         try:
-            result, model = run_private(self._private_fit, plan, X, y, fit_params, seeds,
-                                        padding, debug=self.error_score == "raise")
+            with self._holding_lines(hold=not debug):
+                result, model = run_private(self._private_fit, plan, X, y, fit_params, seeds,
+                                            padding, debug=debug)
         except BaseException:
             accountant.spend(report.epsilon, report.delta)
             raise

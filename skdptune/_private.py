@@ -11,8 +11,11 @@ Everything between "the private data is read" and "the results are released" run
 * :class:`~skdptune.exceptions.PrivacyLeakError`, raised afresh in the same way (with
   diffprivlib's components it reflects the configuration, but a custom one may warn depending
   on the data, so ``fit`` charges the budget as for a failure; its message is fixed,
-  ``LEAK_MESSAGE``), and
-  ``BaseException``\\ s that are not errors (``KeyboardInterrupt``);
+  ``LEAK_MESSAGE``);
+* a ``BaseException`` that is not an error (``KeyboardInterrupt``, ``SystemExit``): a new one
+  of the same kind, raised in the same way (the frames of an interrupted fit hold exact
+  private values, which a debugger, ``sys.last_traceback`` or a crash reporter that records
+  locals would show); ``SystemExit`` with the fixed failure message;
 * nothing else: every warning raised inside is discarded, in this process by
   :func:`run_private`, in joblib workers by :func:`silenced`, which the worker-side functions
   enter themselves (warning filters do not travel to worker processes) -- except diffprivlib's
@@ -161,6 +164,7 @@ def run_private(function: Callable[..., Any], *args: Any, debug: bool = False,
     """
     leaked = False
     failed = False
+    stopped = None
     with warnings.catch_warnings():
         discard_all_but_leaks()
         try:
@@ -171,10 +175,28 @@ def run_private(function: Callable[..., Any], *args: Any, debug: bool = False,
             if debug:
                 raise
             failed = True
+        except BaseException as exc:  # Ctrl-C, sys.exit: stop, but without the inner frames
+            if debug:
+                raise
+            stopped = type(exc)
     # raised here, outside the except blocks: no __context__, and no frame from inside (their
     # locals may hold private intermediate values such as exact utilities)
     if leaked:
         raise PrivacyLeakError(LEAK_MESSAGE)
     if failed:
         raise PrivateFitError(FAILURE_MESSAGE)
+    if stopped is not None:
+        raise _fresh(stopped)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _fresh(stop: type[BaseException]) -> BaseException:
+    """A new ``BaseException`` of the kind that stopped the region, with no value from inside
+    (``SystemExit`` keeps a failure status and gets the fixed message; a kind that cannot be
+    built without arguments becomes ``PrivateFitError``)."""
+    if issubclass(stop, SystemExit):
+        return SystemExit(FAILURE_MESSAGE)
+    try:
+        return stop()
+    except Exception:
+        return PrivateFitError(FAILURE_MESSAGE)

@@ -376,21 +376,43 @@ def check_routed_metadata(params: dict, n_samples: int, destination: str, *,
 # --------------------------------------------------------------------------------------------
 
 
+def _as_numbers(values: np.ndarray) -> np.ndarray | None:
+    """An object array as floats (``None`` becomes NaN, as in scikit-learn's ``check_array``),
+    or ``None`` when it holds anything else (strings: categorical data)."""
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        return None
+
+
 def _numeric_blocks(X: Any) -> list[np.ndarray]:
+    """The numeric values of ``X``, as float blocks. Numbers held in an object array or column
+    count too: numpy and pandas infer an object dtype from the values (one ``None`` in a list of
+    rows), so the format alone cannot tell that a record is outside the domain."""
     if hasattr(X, "iloc") and hasattr(X, "columns"):
         numeric = X.select_dtypes(include=["number"])
-        return [numeric.to_numpy(dtype=float, na_value=np.nan)] if numeric.shape[1] else []
+        blocks = [numeric.to_numpy(dtype=float, na_value=np.nan)] if numeric.shape[1] else []
+        for name in X.select_dtypes(include=["object"]).columns:
+            block = _as_numbers(X[name].to_numpy())
+            if block is not None:
+                blocks.append(block)
+        return blocks
     if sp.issparse(X):
         return [np.asarray(X.data)] if X.dtype.kind in "biuf" else []
     array = np.asarray(X) if not isinstance(X, np.ndarray) else X
+    if array.dtype.kind == "O":
+        block = _as_numbers(array)
+        return [] if block is None else [block]
     return [array] if array.dtype.kind in "biuf" else []
 
 
 def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool) -> None:
     """Refuse a dataset outside the declared domain, with a fixed message.
 
-    The domain: labels in ``classes`` (classifiers), 1-d labels, and numeric features that are
-    finite (NaN allowed when the estimator accepts it, as found by the dry run). A dataset
+    The domain: labels in ``classes`` (classifiers), 1-d labels, numeric targets that are
+    finite (the other estimators, when ``y`` is given), and numeric features that are finite
+    (NaN allowed when the estimator accepts it, as found by the dry run; numbers in an object
+    array or column included). A dataset
     outside it raises :class:`DomainError`, whose message names the violated rule only -- no
     value, no count, no row. The guarantee of the search is a statement about datasets of this
     domain (see docs/privacy.md); nothing is charged.
@@ -404,6 +426,15 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
                 "y contains a label that is not in the declared classes (a label you did not "
                 "declare, or a continuous target). The label set is public information of the "
                 "privacy contract; declare every label y may take (no value is named here "
+                "because this check reads the private data).")
+    elif y is not None:
+        target = np.asarray(y)
+        target = _as_numbers(target) if target.dtype.kind not in "biuf" else target
+        if target is None or not np.isfinite(target).all():
+            raise DomainError(
+                "The target y must be numeric and finite (no missing or infinite values): a "
+                "search over an estimator that is not a classifier regresses on it. Impute or "
+                "clip it with public constants before the search (no position is named here "
                 "because this check reads the private data).")
     for block in _numeric_blocks(X):
         bad = np.isinf(block) if allow_nan else ~np.isfinite(block)

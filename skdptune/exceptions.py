@@ -93,7 +93,8 @@ class DomainError(ValueError):
     """The data lie outside the domain the privacy guarantee is stated on.
 
     Raised by :func:`skdptune._public.check_domain` -- a label outside the declared ``classes``,
-    non-finite features the estimator does not accept -- with a fixed message (no value, no
+    a non-finite target (estimators other than classifiers), non-finite features the estimator
+    does not accept -- with a fixed message (no value, no
     count, no position), after the budget check and before any private computation. Nothing is
     charged: differential privacy is a statement about the datasets of a domain, and this error
     says only that the dataset is not one of them (docs/privacy.md).

@@ -27,7 +27,7 @@ from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skdptune import DPGridSearchCV, DPRandomSearchCV
+from skdptune import ArrayRange, DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 from skdptune._estimators import leak_warnings_as_errors
 from skdptune.exceptions import DomainError, PrivacyLeakError, PrivateFitError
 
@@ -457,6 +457,133 @@ def test_non_finite_features_are_outside_the_domain():
     with pytest.raises(DomainError, match="NaN"):
         grid(accountant=acc).fit(X, y_d)
     assert acc.spent_budget == []
+
+
+def _regressor_search(make, acc):
+    """A regression search of each kind (a diffprivlib ``LinearRegression``)."""
+    from diffprivlib.models import LinearRegression
+
+    reg = LinearRegression(bounds_X=(-1.0, 1.0), bounds_y=(-3.0, 3.0))
+    common = {"classes": None, "accountant": acc, "random_state": 0}
+    if make == "gibo":
+        return DPGIBOSearchCV(reg, {"bounds_y": ArrayRange([-5, 1], [-1, 5], as_tuple=True)},
+                              n_iter=2, scoring="squared_error", score_clip=4.0, **common)
+    kw = {"scoring": "squared_error", "score_clip": 4.0} if make is rand else {}
+    return make(estimator=reg, space={"fit_intercept": [True, False]}, **kw, **common)
+
+
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.parametrize("make", [grid, rand, "gibo"])
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_a_regressors_non_finite_target_is_outside_the_domain(make, value):
+    """A regressor's target is part of the domain like the features: one non-finite target
+    must not decide, inside the private part, between a model and ``PrivateFitError``."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(300, 3))
+    y = X @ [1.0, -1.0, 0.5] + 0.1 * rng.randn(300)
+    _regressor_search(make, BudgetAccountant()).fit(X, y)
+    y[7] = value
+    acc = BudgetAccountant()
+    with pytest.raises(DomainError, match="target") as info:
+        _regressor_search(make, acc).fit(X, y)
+    assert "7" not in str(info.value)
+    assert acc.spent_budget == []
+
+
+@pytest.mark.parametrize("missing", [None, np.nan])
+def test_numbers_in_an_object_array_are_checked_like_numbers(missing):
+    """A list of rows with one ``None`` becomes an object array (numpy infers the dtype from the
+    values): its numbers are still checked, so the one record cannot make the fit fail."""
+    X, y_d, _ = neighbours(300)
+    rows = X.tolist()
+    rows[5][1] = missing
+    acc = BudgetAccountant()
+    with pytest.raises(DomainError, match="NaN"):
+        DPGIBOSearchCV(lr(), {"C": (0.1, 10.0, "log")}, n_iter=2, classes=[0, 1],
+                       accountant=acc, random_state=0).fit(rows, y_d.tolist())
+    assert acc.spent_budget == []
+
+
+def _fails_on_marked_rows(X):
+    """Row-wise; raises when it meets a marked row (last feature 1), in fit or in predict."""
+    X = np.asarray(X)
+    if (X[:, -1] == 1.0).any():
+        raise ValueError("a marked row")
+    return X
+
+
+def test_a_failed_fit_prints_the_same_wherever_the_failing_record_is():
+    """``verbose`` lines of the private part are held back until it succeeds: printed as they
+    came, the lines before a failure would show which iteration's rows -- or the refit --
+    held the failing record (the disjoint chunks of DPGIBOSearchCV, one per iteration)."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(200, 3))
+    X[:, -1] = 0.0
+    y = (X[:, 0] > 0).astype(int)
+    pipe = Pipeline([("ft", FunctionTransformer(_fails_on_marked_rows)), ("clf", lr())])
+    printed = set()
+    for row in range(0, 200, 7):
+        X_marked = X.copy()
+        X_marked[row, -1] = 1.0
+        search = DPGIBOSearchCV(pipe, {"clf__C": (0.1, 10.0, "log")}, n_iter=4, batch_size=1,
+                                train_split="disjoint", classes=[0, 1], verbose=1,
+                                accountant=BudgetAccountant(), random_state=0)
+        out = io.StringIO()
+        with redirect_stdout(out), pytest.raises(PrivateFitError):
+            search.fit(X_marked, y)
+        printed.add(out.getvalue())
+    assert len(printed) == 1
+    assert "budget checked" in printed.pop()  # the lines before the private part do print
+    out = io.StringIO()
+    with redirect_stdout(out):  # and a fit that succeeds prints everything, in order
+        DPGIBOSearchCV(pipe, {"clf__C": (0.1, 10.0, "log")}, n_iter=4, batch_size=1,
+                       train_split="disjoint", classes=[0, 1], verbose=1,
+                       accountant=BudgetAccountant(), random_state=0).fit(X, y)
+    lines = out.getvalue().splitlines()
+    assert "budget checked" in lines[0] and sum("iteration" in line for line in lines) == 4
+    assert "refitting" in lines[-1]
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])
+def test_an_interrupt_leaves_the_private_region_without_its_frames(stop):
+    """A ``BaseException`` that is not an error (Ctrl-C) leaves as a fresh one of the same kind:
+    its traceback would hold the frames of the private part, whose locals are exact private
+    values (a debugger, ``sys.last_traceback`` or a crash reporter shows them)."""
+    from skdptune._private import run_private
+
+    def private_part():
+        exact_losses = np.arange(5.0)  # noqa: F841 -- what the frame would expose
+        raise stop("row 7")
+
+    with pytest.raises(stop) as info:
+        run_private(private_part)
+    err = info.value
+    assert err.__context__ is None and err.__cause__ is None and "row 7" not in str(err)
+    assert "private_part" not in [f.f_code.co_name for f, _ in traceback.walk_tb(err.__traceback__)]
+    with pytest.raises(stop) as info:  # error_score="raise" (debugging) lets the original out
+        run_private(private_part, debug=True)
+    assert "row 7" in str(info.value)
+
+
+def _interrupts_on_marked_rows(X):
+    X = np.asarray(X)
+    if (X[:, -1] == 1.0).any():
+        raise KeyboardInterrupt
+    return X
+
+
+def test_an_interrupted_fit_is_charged():
+    X, y, _ = neighbours(300, seed=1)
+    X[:, -1] = np.where(np.arange(300) % 2 == 0, 1.0, 0.0)
+    y[::3] = 1
+    pipe = Pipeline([("ft", FunctionTransformer(_interrupts_on_marked_rows)), ("clf", lr())])
+    acc = BudgetAccountant()
+    with pytest.raises(KeyboardInterrupt) as info:
+        rand(estimator=pipe, space=PIPE_SPACE, accountant=acc, random_state=0).fit(X, y)
+    assert "_interrupts_on_marked_rows" not in "".join(
+        traceback.format_tb(info.value.__traceback__))
+    planned = rand(random_state=0).fit(X, y).privacy_spent_
+    assert acc.spent_budget == [(planned.epsilon, planned.delta)]
 
 
 # -- item 5: the hidden number of runs K leaks -------------------------------------------------
