@@ -82,7 +82,8 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         Query points ``b`` per step; ``None``: ``min(d + 1, 4)``. ``M = T * b`` model fits
         (plus one for the returned model when ``refit=False``).
     train_split : {"shared", "disjoint"}, default="shared"
-        How the ``M`` fits use the train rows (see above).
+        How the ``M`` fits use the train rows (see above). ``"disjoint"`` needs at least ``M``
+        train rows (one per chunk), checked before the data is read.
     clip : float, default=0.5
         l2 clipping norm ``B`` of the per-example gradients (loss units per unit of the cube).
     learning_rate : float, default=0.1
@@ -299,6 +300,12 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         train, validation = holdout_split(public.n_samples, self.validation_size,
                                           seeds.rng("split"))
         if self.train_split == "disjoint":
+            if len(train) < costs["n_fits"]:  # public: n, validation_size and the settings
+                raise ValueError(
+                    f"train_split='disjoint' splits the {len(train)} train rows into "
+                    f"{costs['n_fits']} chunks, one per fit, so some fits would get no rows. "
+                    "Use train_split='shared', fewer iterations or a smaller batch_size, or "
+                    "more rows. Nothing was charged.")
             rows = train_chunks(train, costs["n_fits"], seeds.rng("partition"))
         else:
             rows = [train] * costs["n_fits"]

@@ -270,3 +270,13 @@ def test_step_rule_reads_only_released_quantities(data, momentum):
     assert s.best_params_ == box.from_unit(theta)
     # the search's step rule is built from the public sigma and its own parameters only
     assert s._step_rule(sigma).noise_scale == sigma
+
+
+def test_disjoint_chunks_without_rows_are_refused_before_anything_is_charged(data):
+    """More fits than train rows would leave a chunk empty, and the fit on it fail after the
+    budget was spent; the sizes are public, so this is refused before the data is read."""
+    X, y = data
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="no rows"):
+        gibo(n_iter=20, batch_size=4, train_split="disjoint", accountant=acc).fit(X[:50], y[:50])
+    assert acc.spent_budget == []
