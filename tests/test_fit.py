@@ -62,3 +62,34 @@ def test_candidate_templates_raise_scikit_learns_error():
     with pytest.raises(ValueError) as raised:
         candidate_templates(estimator, [{"C": 1.0}, {"lr__C": 1.0}])
     assert str(raised.value) == str(expected.value)
+
+
+def _kind(value):
+    import numpy as np
+
+    return type(value).__name__, isinstance(value, np.memmap)
+
+
+def test_data_travels_to_workers_by_value_up_to_the_limit(monkeypatch):
+    """joblib memory-maps arrays over 1 MB and, after the call, often waits 0.1 s to delete the
+    map's folder; the evaluators send data up to ``BY_VALUE_MAX_BYTES`` by value instead."""
+    import pickle
+
+    import numpy as np
+    import pandas as pd
+    import scipy.sparse as sp
+    from joblib import Parallel, delayed
+
+    from skdptune.evaluation import _fit
+
+    X = np.random.RandomState(0).rand(40_000, 8)  # 2.6 MB: joblib would memory-map it
+    assert _fit.for_workers(X, 1) is X  # one process: the data itself
+    sent = _fit.for_workers(X, 2)
+    assert _fit.received(sent) is X and _fit.received(X) is X
+    assert Parallel(n_jobs=2)(delayed(_kind)(v) for v in (sent, X)) == [
+        ("ndarray", False), ("memmap", True)]
+    for value in (pd.DataFrame(X), sp.random(2000, 50, density=0.1, format="csr")):
+        arrived = pickle.loads(pickle.dumps(_fit.for_workers(value, 2)))
+        assert type(arrived) is type(value)
+    monkeypatch.setattr(_fit, "BY_VALUE_MAX_BYTES", X.nbytes - 1)
+    assert _fit.for_workers(X, 2) is X  # larger data keeps joblib's memory map

@@ -41,6 +41,8 @@ from ._fit import (
     all_or_fail,
     candidate_templates,
     fit_and_example_utilities,
+    for_workers,
+    received,
     single_threaded_blas,
 )
 
@@ -65,6 +67,7 @@ def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsi
 
     The exact score stays here; nothing is printed or warned.
     """
+    X, y = received(X), received(y)
     output = fit_and_example_utilities(template, X, y, train, validation, score, fit_params,
                                        debug=debug, padding=padding, seed=fit_seed,
                                        epsilon_scale=epsilon_scale)
@@ -116,10 +119,12 @@ class HoldoutEvaluator:
         """
         train, validation = split
         seeded = seeds.seeded
+        n_jobs = private_n_jobs(self.n_jobs)
+        X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
         with single_threaded_blas():
-            outputs = Parallel(n_jobs=private_n_jobs(self.n_jobs))(
+            outputs = Parallel(n_jobs=n_jobs)(
                 delayed(_noisy_run)(
-                    template, X, y, train, validation,
+                    template, X_sent, y_sent, train, validation,
                     self.score, fit_params, self.error_score == "raise", self.epsilon_score,
                     seeds.seed("fit", r) if seeded else None,
                     seeds.noise_seed("score", r), self.epsilon_scale, self.padding,

@@ -31,6 +31,8 @@ from ._fit import (
     all_or_fail,
     candidate_templates,
     fit_and_example_utilities,
+    for_workers,
+    received,
     single_threaded_blas,
 )
 
@@ -46,6 +48,7 @@ def train_chunks(train: np.ndarray, n_chunks: int, rng) -> list[np.ndarray]:
 def _losses_at(template, X, y, rows, validation, score, fit_params, debug, epsilon_fit,
                seed, padding):
     """``(losses on the validation rows, model)`` of one fit, or ``None`` if it failed."""
+    X, y = received(X), received(y)
     output = fit_and_example_utilities(template, X, y, rows, validation, score, fit_params,
                                        debug=debug, padding=padding, seed=seed,
                                        epsilon_total=epsilon_fit)
@@ -85,10 +88,12 @@ class LossEvaluator:
         ``settings[j]`` is fitted on ``rows[j]`` with seed ``seeds[j]`` (``None``: secure
         noise).
         """
+        n_jobs = private_n_jobs(self.n_jobs)
+        X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
         with single_threaded_blas():
-            outputs = Parallel(n_jobs=private_n_jobs(self.n_jobs))(
+            outputs = Parallel(n_jobs=n_jobs)(
                 delayed(_losses_at)(
-                    template, X, y, fit_rows, validation,
+                    template, X_sent, y_sent, fit_rows, validation,
                     self.score, fit_params, self.error_score == "raise", self.epsilon_fit,
                     seed, self.padding,
                 )

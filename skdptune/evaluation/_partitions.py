@@ -56,6 +56,8 @@ from ._fit import (
     candidate_templates,
     failure_utility,
     fit_and_utility,
+    for_workers,
+    received,
     single_threaded_blas,
 )
 
@@ -196,6 +198,7 @@ def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_par
     per chunk. Seeds depend on (candidate, partition) only, never on the chunking. Runs
     silenced: no warning leaves the worker.
     """
+    X, y = received(X), received(y)
     out = np.empty((len(templates), len(chunk)))
     cache = {}
 
@@ -253,6 +256,7 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
     (candidate, partition, split) only); they go through
     :func:`~._batched.batched_partition_utilities`. Runs silenced.
     """
+    X, y = received(X), received(y)
     inner_epsilon, inner_params, epsilon_scale = settings
     if inner_epsilon == "scaled" and inner_params == "scaled":
         # the returned model in miniature, exactly: its epsilon, C and rows (_batched)
@@ -437,10 +441,11 @@ class PartitionEvaluator:
                        for _, _, train, _ in units)
             groups = _candidate_groups(len(templates), rows * (X.shape[1] + 1) * 8,
                                        effective_n_jobs(n_jobs), candidates)
+            X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
             with single_threaded_blas():
                 blocks = Parallel(n_jobs=n_jobs, pre_dispatch=self.pre_dispatch)(
                     delayed(_candidates_utilities)(
-                        [(i, templates[i]) for i in group], X, y, len(parts), units,
+                        [(i, templates[i]) for i in group], X_sent, y_sent, len(parts), units,
                         self.scorer, self.padding, error_score, self.seeds, settings,
                         n_samples, score_params,
                     )
@@ -452,11 +457,13 @@ class PartitionEvaluator:
             return out
         n_chunks = min(len(parts), 4 * effective_n_jobs(n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
+        X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
         with single_threaded_blas():
             blocks = Parallel(n_jobs=n_jobs, pre_dispatch=self.pre_dispatch)(
                 delayed(_chunk_utilities)(
-                    templates, X, y, chunk, parts, self.scorer, self.cv, self.padding, fit_params,
-                    error_score, self.seeds, settings, n_samples, split_params, score_params,
+                    templates, X_sent, y_sent, chunk, parts, self.scorer, self.cv, self.padding,
+                    fit_params, error_score, self.seeds, settings, n_samples, split_params,
+                    score_params,
                 )
                 for chunk in chunks
             )
