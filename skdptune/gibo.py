@@ -111,9 +111,11 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     refit : bool, default=True
         Refit the final point on all rows (cost ``(1 - tuning_share) * epsilon``).
     n_jobs : int, default=None
-        Parallel fits within an iteration.
+        Parallel fits within an iteration (one joblib call per iteration: with fits of a few
+        milliseconds its dispatch costs more than it saves, docs/grid_search.md).
     verbose : int, default=0
-        One line per iteration: its number and the released point.
+        One line per iteration: its number and the released point (printed when the private
+        part has succeeded, docs/privacy.md).
     random_state : None, int or RandomState, default=None
         ``None``: secure noise. An int: reproducible (testing and teaching only).
     error_score : "raise" or float, default=0.0
