@@ -376,9 +376,9 @@ def check_routed_metadata(params: dict, n_samples: int, destination: str, *,
 # --------------------------------------------------------------------------------------------
 
 
-def _as_numbers(values: np.ndarray) -> np.ndarray | None:
-    """An object array as floats (``None`` becomes NaN, as in scikit-learn's ``check_array``),
-    or ``None`` when it holds anything else (strings: categorical data)."""
+def _as_numbers(values) -> np.ndarray | None:
+    """``values`` as floats (in an object array ``None`` becomes NaN, as in scikit-learn's
+    ``check_array``), or ``None`` when they hold anything else (strings: categorical data)."""
     try:
         return np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -428,8 +428,7 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
                 "privacy contract; declare every label y may take (no value is named here "
                 "because this check reads the private data).")
     elif y is not None:
-        target = np.asarray(y)
-        target = _as_numbers(target) if target.dtype.kind not in "biuf" else target
+        target = _as_numbers(y)
         if target is None or not np.isfinite(target).all():
             raise DomainError(
                 "The target y must be numeric and finite (no missing or infinite values): a "

@@ -504,14 +504,6 @@ def test_numbers_in_an_object_array_are_checked_like_numbers(missing):
     assert acc.spent_budget == []
 
 
-def _fails_on_marked_rows(X):
-    """Row-wise; raises when it meets a marked row (last feature 1), in fit or in predict."""
-    X = np.asarray(X)
-    if (X[:, -1] == 1.0).any():
-        raise ValueError("a marked row")
-    return X
-
-
 def test_a_failed_fit_prints_the_same_wherever_the_failing_record_is():
     """``verbose`` lines of the private part are held back until it succeeds: printed as they
     came, the lines before a failure would show which iteration's rows -- or the refit --
@@ -520,7 +512,7 @@ def test_a_failed_fit_prints_the_same_wherever_the_failing_record_is():
     X = rng.uniform(-1, 1, size=(200, 3))
     X[:, -1] = 0.0
     y = (X[:, 0] > 0).astype(int)
-    pipe = Pipeline([("ft", FunctionTransformer(_fails_on_marked_rows)), ("clf", lr())])
+    pipe = Pipeline([("ft", FunctionTransformer(_fails_on_private_rows)), ("clf", lr())])
     printed = set()
     for row in range(0, 200, 7):
         X_marked = X.copy()
