@@ -27,7 +27,9 @@ __all__ = ["DPGIBOSearchCV"]
 class DPGIBOSearchCV(BaseDPSearchCV):
     """Differentially private gradient-informative Bayesian optimisation (DP-GIBO).
 
-    For continuous spaces with several dimensions, where grids and random draws thin out. The
+    A local search over a continuous box, from the user's configuration. On the benchmark's
+    tasks (docs/gibo.md), up to 12 dimensions, :class:`DPRandomSearchCV` with continuous
+    distributions was at least as accurate; this is the method of the DP-GIBO paper. The
     rows are split once, independently of the data, into a train part and a validation part of
     ``m`` rows. From a start point ``theta`` -- the estimator's own parameters when they lie in
     the box (public: the configuration), else the centre of the box -- each of ``n_iter``
@@ -111,8 +113,10 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     refit : bool, default=True
         Refit the final point on all rows (cost ``(1 - tuning_share) * epsilon``).
     n_jobs : int, default=None
-        Parallel fits within an iteration (one joblib call per iteration: with fits of a few
-        milliseconds its dispatch costs more than it saves, docs/grid_search.md).
+        Parallel fits within an iteration, in one joblib pool for the whole search. An
+        iteration's ``batch_size`` fits are all that can run at once, and each iteration pays
+        about 10 ms of joblib dispatch: with fits of a few milliseconds ``n_jobs=1`` is faster
+        (docs/gibo.md, "Speed").
     verbose : int, default=0
         One line per iteration: its number and the released point (printed when the private
         part has succeeded, docs/privacy.md).
@@ -337,32 +341,33 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         step = self._step_rule(noisy.noise_scale(len(validation)))
         points, losses = np.empty((0, box.n_dims)), None  # losses: PRIVATE, never stored
         trajectory, fit = [], 0
-        for t in range(int(self.n_iter)):
-            new = gp.acquire(theta, points, batch, seeds.rng("sampling", t))
-            settings = [box.from_unit(z) for z in new]
-            new_losses, _ = evaluator.losses(
-                X, y, settings, rows[fit:fit + batch], validation, fit_params,
-                [seeds.seed("fit", fit + j) if seeds.seeded else None for j in range(batch)])
-            fit += batch
-            # the GP sees the points of this and the previous iteration
-            points = np.vstack([points, new])[-2 * batch:]
-            losses = (new_losses if losses is None
-                      else np.hstack([losses, new_losses])[:, -2 * batch:])
-            centred = losses - losses.mean(axis=1, keepdims=True)
-            gradient = noisy.step(centred @ gp.gradient_weights(theta, points),
-                                  seeds.noise_seed("selection", t))
-            theta = step(theta, gradient)  # post-processing: released gradient, public sigma
-            trajectory.append({"iteration": t + 1, "point": theta.copy(),
-                               "params": box.from_unit(theta), "gradient": gradient,
-                               "query_params": settings})
-            self._log(1, f"iteration {t + 1}/{self.n_iter}: {box.from_unit(theta)}")
-        final = box.from_unit(theta)
-        model = None
-        if not self.refit:
-            _, models = evaluator.losses(X, y, [final], rows[fit:fit + 1], validation,
-                                         fit_params,
-                                         [seeds.seed("fit", fit) if seeds.seeded else None])
-            model = models[0]
+        with evaluator.pool():
+            for t in range(int(self.n_iter)):
+                new = gp.acquire(theta, points, batch, seeds.rng("sampling", t))
+                settings = [box.from_unit(z) for z in new]
+                new_losses, _ = evaluator.losses(
+                    X, y, settings, rows[fit:fit + batch], validation, fit_params,
+                    [seeds.seed("fit", fit + j) if seeds.seeded else None for j in range(batch)])
+                fit += batch
+                # the GP sees the points of this and the previous iteration
+                points = np.vstack([points, new])[-2 * batch:]
+                losses = (new_losses if losses is None
+                          else np.hstack([losses, new_losses])[:, -2 * batch:])
+                centred = losses - losses.mean(axis=1, keepdims=True)
+                gradient = noisy.step(centred @ gp.gradient_weights(theta, points),
+                                      seeds.noise_seed("selection", t))
+                theta = step(theta, gradient)  # post-processing: released gradient, public sigma
+                trajectory.append({"iteration": t + 1, "point": theta.copy(),
+                                   "params": box.from_unit(theta), "gradient": gradient,
+                                   "query_params": settings})
+                self._log(1, f"iteration {t + 1}/{self.n_iter}: {box.from_unit(theta)}")
+            final = box.from_unit(theta)
+            model = None
+            if not self.refit:
+                _, models = evaluator.losses(X, y, [final], rows[fit:fit + 1], validation,
+                                             fit_params,
+                                             [seeds.seed("fit", fit) if seeds.seeded else None])
+                model = models[0]
         return TuningResult(candidate_params=[final], best_index=0, best_estimator=model,
                             attributes={"trajectory_": trajectory})
 

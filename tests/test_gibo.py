@@ -280,3 +280,32 @@ def test_disjoint_chunks_without_rows_are_refused_before_anything_is_charged(dat
     with pytest.raises(ValueError, match="no rows"):
         gibo(n_iter=20, batch_size=4, train_split="disjoint", accountant=acc).fit(X[:50], y[:50])
     assert acc.spent_budget == []
+
+
+@pytest.mark.parametrize("refit", [True, False])
+def test_one_joblib_pool_per_search_and_results_independent_of_n_jobs(data, monkeypatch, refit):
+    """The fits of every iteration (and, with ``refit=False``, of the final point) run in one
+    ``Parallel`` context, closed when the search ends; the results do not depend on ``n_jobs``
+    (seeds follow the fit, not the worker)."""
+    X, y = data
+    from skdptune.evaluation import _losses
+
+    pools, closed = [], []
+
+    class Counting(_losses.Parallel):
+        def __enter__(self):
+            pools.append(self)
+            return super().__enter__()
+
+        def __exit__(self, *exc):
+            closed.append(self)
+            return super().__exit__(*exc)
+
+    monkeypatch.setattr(_losses, "Parallel", Counting)
+    one = gibo(refit=refit, n_jobs=1).fit(X, y)
+    two = gibo(refit=refit, n_jobs=2).fit(X, y)
+    assert closed == pools and [p.n_jobs for p in pools] == [1, 2]
+    assert one.best_params_ == two.best_params_
+    for a, b in zip(one.trajectory_, two.trajectory_, strict=True):
+        np.testing.assert_array_equal(a["gradient"], b["gradient"])
+    np.testing.assert_array_equal(one.best_estimator_.coef_, two.best_estimator_.coef_)

@@ -25,6 +25,13 @@ With query points ``Z`` (N x d), ``K = k(Z, Z) + noise * I`` and, at the current
 * posterior covariance of the gradient: ``(s2 / l^2) I - J K^-1 J^T``. Its trace measures how
   uncertain the gradient estimate still is; GIBO places new points to minimise it (greedily, one
   point at a time, as the GIBO authors do).
+
+Adding one point ``z`` to ``Z`` changes the trace by a rank-one term (block inverse of ``K``):
+``trace(Z + z) = trace(Z) - ||g - J a||^2 / s`` with ``b = k(Z, z)``, ``a = K^-1 b``,
+``s = k(z, z) + noise - b . a`` (the Schur complement) and ``g = d/dtheta k(theta, z)``. The
+acquisition scores its random candidates with it in one vectorised pass and refines the best
+with its analytic gradient in ``z``, instead of a Cholesky factorisation per candidate and
+finite differences (the public acquisition was 45 % of a DPGIBOSearchCV fit on Adult).
 """
 
 from __future__ import annotations
@@ -113,22 +120,61 @@ class RBFGradientModel:
         theta = _check_point(theta)
         d = theta.size
         points = np.empty((0, d)) if Z is None else _check_points(Z, theta)
-        new = []
         for _ in range(int(n_points)):
-            current = np.vstack([points] + [np.atleast_2d(p) for p in new]) if new else points
-
-            def objective(z, current=current):
-                return self.gradient_covariance_trace(theta, np.vstack([current, z[None, :]]))
-
+            trace = _TraceWithOneMore(self, theta, points)
             steps = rng.standard_normal((n_candidates, d)) * self.lengthscale
             candidates = np.clip(theta[None, :] + steps, 0.0, 1.0)
-            scores = [objective(c) for c in candidates]
-            start = candidates[int(np.argmin(scores))]
-            refined = minimize(objective, start, method="L-BFGS-B", bounds=[(0.0, 1.0)] * d,
+            scores = trace.values(candidates)
+            best = int(np.argmin(scores))
+            refined = minimize(trace.value_and_gradient, candidates[best], jac=True,
+                               method="L-BFGS-B", bounds=[(0.0, 1.0)] * d,
                                options={"maxiter": 50})
-            best = refined.x if refined.fun <= min(scores) else start
-            new.append(np.clip(best, 0.0, 1.0))
-        return np.array(new).reshape(-1, d)
+            chosen = refined.x if refined.fun <= scores[best] else candidates[best]
+            points = np.vstack([points, np.clip(chosen, 0.0, 1.0)])
+        return points[len(points) - int(n_points):]
+
+
+class _TraceWithOneMore:
+    """The gradient-covariance trace at ``theta`` given the points ``Z`` and one more point, as a
+    function of that point (the rank-one update of the module docstring)."""
+
+    def __init__(self, gp: RBFGradientModel, theta: np.ndarray, Z: np.ndarray) -> None:
+        self.gp, self.theta, self.Z = gp, theta, Z
+        self.base = gp.gradient_covariance_trace(theta, Z)
+        # k(z, z) plus the diagonal _factor adds
+        self.c = gp.signal_variance * (1.0 + 1e-10) + gp.noise
+        if len(Z):
+            self.factor = gp._factor(Z)
+            self.J = gp._kernel_gradient(theta, Z)
+
+    def values(self, C: np.ndarray) -> np.ndarray:
+        """The trace after adding each row of ``C`` (m x d) on its own; shape ``(m,)``."""
+        G = self.gp._kernel_gradient(self.theta, C)  # d x m: g of every candidate
+        if not len(self.Z):
+            return self.base - np.sum(G**2, axis=0) / self.c
+        B = self.gp.kernel(self.Z, C)
+        A = cho_solve(self.factor, B)
+        U = G - self.J @ A
+        return self.base - np.sum(U**2, axis=0) / (self.c - np.sum(B * A, axis=0))
+
+    def value_and_gradient(self, z: np.ndarray) -> tuple[float, np.ndarray]:
+        """The trace after adding ``z``, and its gradient in ``z``."""
+        l2 = self.gp.lengthscale**2
+        r = z - self.theta
+        k_theta = self.gp.kernel(self.theta[None, :], z[None, :])[0, 0]
+        u = r / l2 * k_theta  # g = d/dtheta k(theta, z)
+        Du = k_theta / l2 * (np.eye(z.size) - np.outer(r, r) / l2)  # d g_p / d z_q
+        s, ds = self.c, np.zeros(z.size)
+        if len(self.Z):
+            b = self.gp.kernel(self.Z, z[None, :])[:, 0]
+            Db = -(z[None, :] - self.Z) / l2 * b[:, None]  # N x d
+            a = cho_solve(self.factor, b)
+            s = s - b @ a
+            ds = -2.0 * Db.T @ a
+            u = u - self.J @ a
+            Du = Du - self.J @ cho_solve(self.factor, Db)
+        q = u @ u
+        return float(self.base - q / s), -2.0 * (Du.T @ u) / s + q / s**2 * ds
 
 
 def _check_point(theta) -> np.ndarray:

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from skdptune.selection._gp_gradient import RBFGradientModel
+from skdptune.selection._gp_gradient import RBFGradientModel, _TraceWithOneMore
 
 
 def smooth(Z):
@@ -62,6 +62,65 @@ def test_acquisition_is_deterministic_inside_the_cube_and_informative():
     random_points = np.clip(theta + 0.3 * np.random.RandomState(0).standard_normal((3, 2)), 0, 1)
     assert gp.gradient_covariance_trace(theta, a) < gp.gradient_covariance_trace(theta,
                                                                                 random_points)
+
+
+@pytest.mark.parametrize("n_points", [0, 1, 5])
+def test_rank_one_scores_equal_the_trace_of_the_augmented_points(n_points):
+    rng = np.random.RandomState(n_points)
+    gp = RBFGradientModel(lengthscale=0.35, signal_variance=1.5, noise=0.01)
+    theta, Z = rng.uniform(size=3), rng.uniform(size=(n_points, 3))
+    C = rng.uniform(size=(40, 3))
+    trace = _TraceWithOneMore(gp, theta, Z)
+    direct = [gp.gradient_covariance_trace(theta, np.vstack([Z, c])) for c in C]
+    np.testing.assert_allclose(trace.values(C), direct, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose([trace.value_and_gradient(c)[0] for c in C], direct,
+                               rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("n_points", [0, 1, 5])
+def test_analytic_gradient_of_the_acquisition_objective(n_points):
+    rng = np.random.RandomState(10 + n_points)
+    gp = RBFGradientModel(lengthscale=0.3, noise=0.01)
+    theta, Z = rng.uniform(size=3), rng.uniform(size=(n_points, 3))
+    trace = _TraceWithOneMore(gp, theta, Z)
+    for z in rng.uniform(size=(10, 3)):
+        _, gradient = trace.value_and_gradient(z)
+        h = 1e-6
+        numeric = [(trace.value_and_gradient(z + h * e)[0]
+                    - trace.value_and_gradient(z - h * e)[0]) / (2 * h) for e in np.eye(3)]
+        np.testing.assert_allclose(gradient, numeric, rtol=1e-5, atol=1e-6)
+
+
+def _reference_acquire(gp, theta, Z, n_points, rng, n_candidates=256):
+    """The acquisition without the rank-one update: a Cholesky factorisation per candidate and
+    finite-difference L-BFGS-B (the implementation it replaced)."""
+    from scipy.optimize import minimize
+
+    points = np.empty((0, theta.size)) if Z is None else Z
+    for _ in range(n_points):
+        def objective(z, current=points):
+            return gp.gradient_covariance_trace(theta, np.vstack([current, z[None, :]]))
+        candidates = np.clip(
+            theta + rng.standard_normal((n_candidates, theta.size)) * gp.lengthscale, 0, 1)
+        scores = [objective(c) for c in candidates]
+        start = candidates[int(np.argmin(scores))]
+        refined = minimize(objective, start, method="L-BFGS-B", bounds=[(0, 1)] * theta.size,
+                           options={"maxiter": 50})
+        points = np.vstack([points, refined.x if refined.fun <= min(scores) else start])
+    return points[len(points) - n_points:]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_acquisition_is_as_informative_as_the_direct_implementation(seed):
+    rng = np.random.RandomState(seed)
+    d = 2 + seed % 3
+    gp = RBFGradientModel(lengthscale=0.3 * np.sqrt(d), noise=0.01)
+    theta, Z = rng.uniform(size=d), rng.uniform(size=(2 * seed, d))
+    fast = gp.acquire(theta, Z, 3, np.random.RandomState(seed))
+    direct = _reference_acquire(gp, theta, Z, 3, np.random.RandomState(seed))
+    assert fast.shape == direct.shape == (3, d)
+    after = [gp.gradient_covariance_trace(theta, np.vstack([Z, new])) for new in (fast, direct)]
+    assert after[0] <= after[1] * (1 + 1e-4)  # L-BFGS-B stops within its tolerances
 
 
 @pytest.mark.parametrize("kw", [{"lengthscale": 0.0}, {"lengthscale": 1.0, "noise": -1.0},
