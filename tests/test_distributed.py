@@ -8,7 +8,7 @@ from joblib import parallel_backend
 from scipy.stats import loguniform
 from sklearn.datasets import make_classification
 
-from skdptune import DPGridSearchCV, DPRandomSearchCV
+from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 
 distributed = pytest.importorskip("dask.distributed")
 
@@ -35,6 +35,9 @@ def _searches():
                        classes=[0, 1], random_state=0, n_jobs=2, accountant=BudgetAccountant()),
         DPRandomSearchCV(nb, {"var_smoothing": loguniform(1e-9, 1.0)}, n_iter=4, classes=[0, 1],
                          random_state=0, n_jobs=2, accountant=BudgetAccountant()),
+        # one joblib pool for all its iterations (LossEvaluator.pool)
+        DPGIBOSearchCV(nb, {"var_smoothing": (1e-9, 1.0, "log")}, n_iter=2, classes=[0, 1],
+                       random_state=0, n_jobs=2, accountant=BudgetAccountant()),
     ]
 
 
