@@ -309,3 +309,61 @@ def test_one_joblib_pool_per_search_and_results_independent_of_n_jobs(data, monk
     for a, b in zip(one.trajectory_, two.trajectory_, strict=True):
         np.testing.assert_array_equal(a["gradient"], b["gradient"])
     np.testing.assert_array_equal(one.best_estimator_.coef_, two.best_estimator_.coef_)
+
+
+def _joblib_files():
+    """Files in this process's joblib memory-map folders (where the private data is mapped)."""
+    import glob
+    import os
+    import tempfile
+
+    folders = [f"{root}/joblib_memmapping_folder_{os.getpid()}_*"
+               for root in ("/dev/shm", tempfile.gettempdir())]
+    return [f for pattern in folders for f in glob.glob(f"{pattern}/**", recursive=True)
+            if os.path.isfile(f)]
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_the_pool_maps_large_data_once_and_deletes_it(monkeypatch, fail):
+    """X over joblib's 1 MB threshold is memory-mapped in the pool, the results equal
+    ``n_jobs=1``'s, and no file with the data is left afterwards, also when a fit fails."""
+    from skdptune.evaluation import _losses
+    from skdptune.exceptions import PrivateFitError
+
+    X, y = make_classification(n_samples=20000, n_features=8, random_state=1)
+    X = X / 8
+    assert X.nbytes > 2**20
+    during = []
+    real = _losses.LossEvaluator.losses
+
+    def spy(self, *args, **kwargs):
+        out = real(self, *args, **kwargs)
+        during.append(len(_joblib_files()))
+        if fail:
+            raise PrivateFitError("a fit failed")
+        return out
+
+    monkeypatch.setattr(_losses.LossEvaluator, "losses", spy)
+    before = set(_joblib_files())
+    if fail:
+        with pytest.raises(PrivateFitError):
+            gibo(n_iter=2, n_jobs=2).fit(X, y)
+    else:
+        one = gibo(n_iter=2, n_jobs=1).fit(X, y)
+        two = gibo(n_iter=2, n_jobs=2).fit(X, y)
+        assert one.best_params_ == two.best_params_
+        np.testing.assert_array_equal(one.best_estimator_.coef_, two.best_estimator_.coef_)
+    assert max(during) >= 1  # the data was mapped while the pool was open
+    assert set(_joblib_files()) <= before
+
+
+def test_a_pool_entered_again_is_reused():
+    from skdptune.evaluation._losses import LossEvaluator
+
+    evaluator = LossEvaluator(None, None, epsilon_fit=1.0, error_score=0.0, n_jobs=2)
+    with evaluator.pool():
+        outer = evaluator._parallel
+        with evaluator.pool():
+            assert evaluator._parallel is outer
+        assert evaluator._parallel is outer
+    assert evaluator._parallel is None

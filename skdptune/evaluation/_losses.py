@@ -86,13 +86,17 @@ class LossEvaluator:
     def pool(self):
         """One joblib pool for every :meth:`losses` call inside (a search's iterations).
 
-        A ``Parallel`` call per iteration paid the pool's start-up and shipped the data again
-        for every fit (about 45 ms a call for Adult's 32k x 15 array with 2 workers, against
-        fits of about 30 ms). Inside one ``Parallel`` context joblib memory-maps each array over
-        1 MB once and its tasks carry a reference (11 ms a call); its temporary folder is
-        deleted when the context exits, on success or failure. One process (``n_jobs``
-        resolving to 1, a thread-based backend) runs the fits in this thread, in order.
+        A ``Parallel`` call per iteration set up joblib's backend every time (about 10 ms with
+        2 workers) and, for an array over 1 MB, memory-mapped it again and deleted the map
+        when the call returned (Adult's 32k x 15: 45 ms a call against fits of about 30 ms).
+        Inside one ``Parallel`` context the backend is set up once, and joblib maps each array
+        over 1 MB once; its temporary files are deleted when the context exits, on success or
+        failure. One process (``n_jobs`` resolving to 1, a thread-based backend) runs the fits
+        in this thread, in order. Re-entering an open pool reuses it.
         """
+        if self._parallel is not None:
+            yield self
+            return
         with single_threaded_blas(), Parallel(n_jobs=private_n_jobs(self.n_jobs)) as parallel:
             self._parallel = parallel
             try:
