@@ -87,11 +87,12 @@ class LossEvaluator:
         """One joblib pool for every :meth:`losses` call inside (a search's iterations).
 
         A ``Parallel`` call per iteration set up joblib's backend every time (about 10 ms with
-        2 workers) and, for an array over 1 MB, memory-mapped it again and deleted the map
-        when the call returned (Adult's 32k x 15: 45 ms a call against fits of about 30 ms).
-        Inside one ``Parallel`` context the backend is set up once, and joblib maps each array
-        over 1 MB once; its temporary files are deleted when the context exits, on success or
-        failure. One process (``n_jobs`` resolving to 1, a thread-based backend) runs the fits
+        2 workers) and pickled the data into every task (Adult's 32k x 15: 45 ms a call
+        against fits of about 30 ms; a memory map made per call instead sometimes waits 0.1 s
+        for its deletion, see :func:`~skdptune.evaluation._fit.for_workers`). Inside one
+        ``Parallel`` context the backend is set up once, and joblib maps each array over 1 MB
+        once (11 ms a call); its temporary files are deleted when the context exits, on success
+        or failure. One process (``n_jobs`` resolving to 1, a thread-based backend) runs the fits
         in this thread, in order. Re-entering an open pool reuses it.
         """
         if self._parallel is not None:
