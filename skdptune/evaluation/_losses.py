@@ -111,16 +111,14 @@ class LossEvaluator:
         ``settings[j]`` is fitted on ``rows[j]`` with seed ``seeds[j]`` (``None``: secure
         noise). In the open :meth:`pool`, or in one of its own.
         """
-        if self._parallel is None:
-            with self.pool():
-                return self.losses(X, y, settings, rows, validation, fit_params, seeds)
-        outputs = self._parallel(
-            delayed(_losses_at)(
-                template, X, y, fit_rows, validation, self.score, fit_params,
-                self.error_score == "raise", self.epsilon_fit, seed, self.padding,
+        with self.pool():
+            outputs = self._parallel(
+                delayed(_losses_at)(
+                    template, X, y, fit_rows, validation, self.score, fit_params,
+                    self.error_score == "raise", self.epsilon_fit, seed, self.padding,
+                )
+                for template, fit_rows, seed in zip(
+                    candidate_templates(self.estimator, settings), rows, seeds, strict=True)
             )
-            for template, fit_rows, seed in zip(
-                candidate_templates(self.estimator, settings), rows, seeds, strict=True)
-        )
         outputs = all_or_fail(outputs)
         return np.column_stack([losses for losses, _ in outputs]), [m for _, m in outputs]
