@@ -310,22 +310,26 @@ def test_worker_tasks_take_turns_in_a_process(own_filters):
     assert not overlapped and outcome == "error"
 
 
-def test_searches_fitted_in_threads_take_turns(monkeypatch, own_filters):
+@pytest.mark.parametrize("task, per_fit", [("_noisy_run", 6), ("_noisy_runs_batched", 1)])
+def test_searches_fitted_in_threads_take_turns(monkeypatch, own_filters, task, per_fit):
     """Two searches fitted in two threads of one process (a user's thread pool) run their
     ``fit`` one after the other: one cannot restore, in the middle of the other's fits, the
-    filters that predate its own ``fit``."""
+    filters that predate its own ``fit``. (Runs fitted one by one: a task per run; batched: a
+    task per search.)"""
     import time
 
     from skdptune.evaluation import _holdout
 
-    events, real = [], _holdout._noisy_run
+    if task == "_noisy_run":
+        monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args: False)
+    events, real = [], getattr(_holdout, task)
 
     def recorded(*args, **kwargs):
         events.append(threading.get_ident())
         time.sleep(0.02)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(_holdout, "_noisy_run", recorded)
+    monkeypatch.setattr(_holdout, task, recorded)
     X, y_d, _ = neighbours(600)
     y_d[:300] = 1
 
@@ -334,7 +338,7 @@ def test_searches_fitted_in_threads_take_turns(monkeypatch, own_filters):
 
     _in_threads(fit, fit)
     switches = sum(a != b for a, b in zip(events[:-1], events[1:], strict=True))
-    assert len(events) == 12 and switches == 1
+    assert len(events) == 2 * per_fit and switches == 1
 
 
 def test_a_leak_outside_a_fit_leaves_the_private_region_as_a_leak_error():
@@ -369,7 +373,8 @@ def test_private_fits_never_run_in_threads(monkeypatch):
 
         monkeypatch.setattr(module, name, recorded)
 
-    for module, name in ((_holdout, "_noisy_run"), (_losses, "_losses_at"),
+    for module, name in ((_holdout, "_noisy_run"), (_holdout, "_noisy_runs_batched"),
+                         (_losses, "_losses_at"),
                          (_partitions, "_candidates_utilities"),
                          (_partitions, "_chunk_utilities")):
         spy(module, name)

@@ -34,9 +34,13 @@ from __future__ import annotations
 
 import numpy as np
 from diffprivlib.mechanisms import Laplace
+from joblib import effective_n_jobs
+from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 
-from .._private import private_n_jobs
+from .._private import LEAKS, private_n_jobs, silenced
+from ._batched import supports_batched_fits
+from ._batched_runs import fit_runs
 from ._fit import (
     all_or_fail,
     candidate_templates,
@@ -74,11 +78,56 @@ def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsi
     if output is None:
         return None
     utilities, model = output
+    return _noisy_score(utilities, score, len(validation), epsilon_score, noise_seed), model
+
+
+def _noisy_score(utilities, score, m, epsilon_score, noise_seed) -> float:
+    """The released score of a run: the mean utility plus Laplace noise."""
     # 1/m for per-example scores; the ranking scores' own bound (docs/random_search.md)
-    mechanism = Laplace(epsilon=epsilon_score, delta=0.0,
-                        sensitivity=score.sensitivity_of_mean(len(validation)),
+    mechanism = Laplace(epsilon=epsilon_score, delta=0.0, sensitivity=score.sensitivity_of_mean(m),
                         random_state=noise_seed)
-    return float(mechanism.randomise(float(np.mean(utilities)))), model
+    return float(mechanism.randomise(float(np.mean(utilities))))
+
+
+def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score, fit_seeds,
+                        noise_seeds, epsilon_scale, padding, keys):
+    """:func:`_noisy_run` of every run of ``templates`` (a joblib task), the fits solved
+    together (:func:`~._batched_runs.fit_runs`); one by one when that path cannot run."""
+    X, y = received(X), received(y)
+    with silenced():
+        models = fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys)
+    if models is None:
+        return [_noisy_run(template, X, y, train, validation, score, {}, False, epsilon_score,
+                           fit_seed, noise_seed, epsilon_scale, padding)
+                for template, fit_seed, noise_seed in zip(templates, fit_seeds, noise_seeds,
+                                                          strict=True)]
+    X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
+    outputs = []
+    for model, noise_seed in zip(models, noise_seeds, strict=True):
+        if model is None:
+            outputs.append(None)
+            continue
+        with silenced():
+            try:
+                utilities = np.asarray(score(model, X_val, y_val), dtype=float)
+            except LEAKS:  # a configuration fact: run_private reports it
+                raise
+            except Exception:
+                outputs.append(None)
+                continue
+        outputs.append((_noisy_score(utilities, score, len(validation), epsilon_score,
+                                     noise_seed), model))
+    return outputs
+
+
+def _candidate_key(params):
+    """A hashable key of a candidate (equal keys: equal templates), or ``None``."""
+    try:
+        key = tuple(sorted((name, type(value), value) for name, value in params.items()))
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 class HoldoutEvaluator:
@@ -100,10 +149,15 @@ class HoldoutEvaluator:
     n_jobs : joblib parallelism.
     padding : Padding or None
         Public rows appended to every fit (classifiers).
+    batched : bool, default=True
+        Fit the runs of a plain diffprivlib ``LogisticRegression`` together
+        (:mod:`._batched_runs`: the same models up to the optimiser's tolerance); ``False``
+        fits every run one by one.
     """
 
     def __init__(self, estimator, score, *, epsilon_score, epsilon_scale, error_score, n_jobs,
-                 padding=None):
+                 padding=None, batched=True):
+        self.batched = batched
         self.estimator = estimator
         self.score = score
         self.epsilon_score = epsilon_score
@@ -121,16 +175,37 @@ class HoldoutEvaluator:
         seeded = seeds.seeded
         n_jobs = private_n_jobs(self.n_jobs)
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
+        templates = candidate_templates(self.estimator, candidates)
+        fit_seeds = [seeds.seed("fit", r) if seeded else None for r in range(len(templates))]
+        noise_seeds = [seeds.noise_seed("score", r) for r in range(len(templates))]
         with single_threaded_blas():
-            outputs = Parallel(n_jobs=n_jobs)(
-                delayed(_noisy_run)(
-                    template, X_sent, y_sent, train, validation,
-                    self.score, fit_params, self.error_score == "raise", self.epsilon_score,
-                    seeds.seed("fit", r) if seeded else None,
-                    seeds.noise_seed("score", r), self.epsilon_scale, self.padding,
+            if self.batched and supports_batched_fits(templates, X, fit_params,
+                                                      self.error_score):
+                # one task per worker, each solving its share of the runs together; runs of
+                # the same candidate share its prepared copy
+                keys = [_candidate_key(params) for params in candidates]
+                shares = np.array_split(np.arange(len(templates)),
+                                        min(len(templates), effective_n_jobs(n_jobs)))
+                blocks = Parallel(n_jobs=n_jobs)(
+                    delayed(_noisy_runs_batched)(
+                        [templates[r] for r in share], X_sent, y_sent, train, validation,
+                        self.score, self.epsilon_score, [fit_seeds[r] for r in share],
+                        [noise_seeds[r] for r in share], self.epsilon_scale, self.padding,
+                        [keys[r] for r in share],
+                    )
+                    for share in shares
                 )
-                for r, template in enumerate(candidate_templates(self.estimator, candidates))
-            )
+                outputs = [output for block in blocks for output in block]
+            else:
+                outputs = Parallel(n_jobs=n_jobs)(
+                    delayed(_noisy_run)(
+                        template, X_sent, y_sent, train, validation,
+                        self.score, fit_params, self.error_score == "raise", self.epsilon_score,
+                        fit_seed, noise_seed, self.epsilon_scale, self.padding,
+                    )
+                    for template, fit_seed, noise_seed in zip(templates, fit_seeds, noise_seeds,
+                                                              strict=True)
+                )
         outputs = all_or_fail(outputs)
         scores = np.array([s for s, _ in outputs], dtype=float)
         return scores, [m for _, m in outputs]

@@ -197,18 +197,44 @@ def _noisy_run_failure_as_output(real):
     return noisy_run
 
 
+def _noisy_runs_batched_failure_as_output(real):
+    """BROKEN, the batched runs (:mod:`skdptune.evaluation._batched_runs`) like
+    :func:`_noisy_run_failure_as_output`: a failed run releases ``(Laplace(0), None)``."""
+
+    def noisy_runs(templates, X, y, train, validation, score, epsilon_score, fit_seeds,
+                   noise_seeds, *args):
+        results = real(templates, X, y, train, validation, score, epsilon_score, fit_seeds,
+                       noise_seeds, *args)
+        return [result if result is not None else (float(Laplace(
+                    epsilon=epsilon_score, delta=0.0, sensitivity=1.0 / len(validation),
+                    random_state=noise_seed).randomise(0.0)), None)
+                for result, noise_seed in zip(results, noise_seeds, strict=True)]
+
+    return noisy_runs
+
+
 def _patch(mp: pytest.MonkeyPatch, variant: str) -> None:
-    if variant == "sound":
+    """``variant`` = ``name`` or ``name/one_by_one`` (the runs fitted one by one, the path of
+    every estimator but a plain ``LogisticRegression``; by default they are batched)."""
+    name, _, path = variant.partition("/")
+    if path == "one_by_one":
+        mp.setattr(holdout, "supports_batched_fits", lambda *args: False)
+    elif path:
+        raise ValueError(variant)
+    if name == "sound":
         return
     # both broken variants: no padding rows, so a train part with one class fails to fit
     mp.setattr(skdptune._base, "make_padding", lambda *args, **kwargs: None)
-    if variant == "failure_as_output":
+    if name == "failure_as_output":
         mp.setattr(holdout, "_noisy_run", _noisy_run_failure_as_output(holdout._noisy_run))
-    elif variant != "no_padding":
+        mp.setattr(holdout, "_noisy_runs_batched",
+                   _noisy_runs_batched_failure_as_output(holdout._noisy_runs_batched))
+    elif name != "no_padding":
         raise ValueError(variant)
 
 
-VARIANTS = ("sound", "no_padding", "failure_as_output")
+VARIANTS = ("sound", "no_padding", "failure_as_output", "sound/one_by_one",
+            "no_padding/one_by_one", "failure_as_output/one_by_one")
 SIDE_SEEDS = {"D": 1, "D'": 2}
 
 
@@ -294,7 +320,7 @@ def audit(variant: str, placement: str, n_runs: int) -> Audit:
                    raised_q=sum(EVENTS["fit raised"](o) for o in out_q))
     name = next((k for k, e in zip(EVENTS, events, strict=True) if e == result.family.event),
                 "?")
-    label = variant if variant == "sound" else f"BROKEN {variant}"
+    label = variant if variant.startswith("sound") else f"BROKEN {variant}"
     print(f"\n[audit side channels] {label} ({placement}, {n_runs} runs/side): "
           f"claim {result.claim:.3f}; family {result.family} on {name!r}; "
           f"split {result.split}; fits raised {result.raised_d} (D) / {result.raised_q} (D')")
@@ -330,11 +356,13 @@ def test_the_audit_places_the_record_where_the_split_puts_it():
     assert special_record(12345, "validation") in validation
 
 
+@pytest.mark.parametrize("path", ["", "/one_by_one"])
 @pytest.mark.parametrize("placement", ["train", "validation"])
-def test_sound_search_is_within_its_claim(placement):
-    result = audit("sound", placement, N_FAST)
+def test_sound_search_is_within_its_claim(placement, path):
+    sound = "sound" + path
+    result = audit(sound, placement, N_FAST)
     assert result.raised_d == result.raised_q == 0  # padding: no fit can fail
-    out = outcomes("sound", placement, "D", N_FAST) + outcomes("sound", placement, "D'", N_FAST)
+    out = outcomes(sound, placement, "D", N_FAST) + outcomes(sound, placement, "D'", N_FAST)
     assert all(o[0] == "model" and o[1] == CLASSES for o in out)
     assert result.family.epsilon_lb <= result.claim
     assert result.split.epsilon_lb <= result.claim
@@ -342,14 +370,15 @@ def test_sound_search_is_within_its_claim(placement):
         assert result.family.epsilon_lb > 0.0
 
 
-@pytest.mark.parametrize("variant", ["no_padding", "failure_as_output"])
+@pytest.mark.parametrize("variant", ["no_padding", "failure_as_output",
+                                     "no_padding/one_by_one", "failure_as_output/one_by_one"])
 def test_failure_side_channel_is_flagged(variant):
     result = audit(variant, "train", N_FAST)
     assert result.family.epsilon_lb > result.claim
     assert result.split.epsilon_lb > result.claim
     # the mechanism of the leak: with the record in the train part D never fails, D' always
     out_q = outcomes(variant, "train", "D'", N_FAST)
-    if variant == "no_padding":
+    if variant.startswith("no_padding"):
         assert result.raised_d == 0 and result.raised_q == N_FAST
         assert set(out_q) == {("raised PrivateFitError", None, None, None)}
     else:
@@ -363,9 +392,10 @@ def test_failure_side_channel_is_flagged(variant):
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("path", ["", "/one_by_one"])
 @pytest.mark.parametrize("placement", ["train", "validation", "fixed"])
-def test_slow_sound_search_is_within_its_claim(placement):
-    result = audit("sound", placement, N_SLOW)
+def test_slow_sound_search_is_within_its_claim(placement, path):
+    result = audit("sound" + path, placement, N_SLOW)
     assert result.raised_d == result.raised_q == 0
     assert result.family.epsilon_lb <= result.claim
     assert result.split.epsilon_lb <= result.claim
@@ -381,6 +411,6 @@ def test_slow_failure_side_channel_is_flagged(variant, placement):
     assert result.family.epsilon_lb > result.claim
     assert result.split.epsilon_lb > result.claim
     if placement == "fixed":  # the record is in the train part in about 80 % of the runs
-        released = result.raised_d if variant == "no_padding" else sum(
+        released = result.raised_d if variant.startswith("no_padding") else sum(
             o[0] != "model" for o in outcomes(variant, placement, "D", N_SLOW))
         assert math.isclose(released / N_SLOW, VALIDATION_SIZE, abs_tol=0.05)

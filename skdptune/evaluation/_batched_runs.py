@@ -1,0 +1,231 @@
+"""The runs of a repetition search on diffprivlib's ``LogisticRegression``, fitted together.
+
+One run of :class:`~skdptune.DPRandomSearchCV` (the base algorithm ``Q``, :mod:`._holdout`)
+fits a candidate on the train part plus the public padding rows and scores it on the
+validation part. Every run fits *the same rows*; runs differ only in their settings (``C``,
+``data_norm``, ``epsilon`` ...) and their noise. Fitted one by one, a run on a few thousand rows
+costs mostly diffprivlib's and scipy's fixed costs (validation, a Python-level L-BFGS loop), and
+a search with many runs is thousands of them. Here the runs' objectives -- each exactly
+diffprivlib's (:mod:`._batched`) -- are minimised together by :func:`~._batched.lbfgs`, every
+run with its own memory, line search and stopping rules; a pass over the rows is one matrix
+product per clipping norm for all runs (``rows x features`` times ``features x runs``), so the
+rows are never copied per run.
+
+**What a run releases is unchanged.** Its model is the ``LogisticRegression`` instance the
+one-by-one path would fit (the same :func:`~._fit.instantiate`: the same parameters, seed and
+epsilon scale), with the fitted attributes diffprivlib's ``fit`` sets (``classes_``, ``coef_``,
+``intercept_``, ``n_features_in_``; ``n_iter_`` is not set: a released model never carries it,
+:func:`skdptune._estimators.strip_nonprivate_attributes`) and its throwaway accountant charged as
+diffprivlib's ``fit`` charges it. The coefficients minimise the same objective with the same
+noise -- drawn by diffprivlib's ``Vector`` mechanism from the generator the one-by-one fit would
+use (the same seed when the search is seeded, diffprivlib's secure generator otherwise) -- so
+they equal the one-by-one model's up to the optimiser's tolerance, with the same stopping rules
+(tests/test_batched_runs.py). The per-example utilities, the Laplace noise of the score and the
+selection are the one-by-one path's own code (:mod:`._holdout`).
+
+**Privacy.** The argument of :mod:`._holdout` is untouched: a run is a DP fit of the train rows
+(objective perturbation, whose guarantee, as diffprivlib's, is stated for the minimiser that
+both solvers approximate with the same stopping rules) and a noisy score of the validation rows.
+
+**Where the shared solve stops short.** A problem whose gradient is still above its tolerance
+after the shared solve -- it stopped at the iteration limit or on the relative decrease, or its
+objective is unbounded below (diffprivlib leaves the intercept without a ridge in the first
+regime of objective perturbation, so a large noise term can make the objective decrease
+forever along the intercept) -- is solved again alone by ``scipy.optimize.fmin_l_bfgs_b`` with
+diffprivlib's settings, on the same objective: where the optimiser's stopping decides the model,
+it is the optimiser diffprivlib uses that decides it. (On an unbounded objective both run
+away along the intercept and stop wherever their paths give up: the two models are then equally
+degenerate -- a constant prediction -- but not equal. Objective perturbation has no minimiser to
+protect there; this is diffprivlib's behaviour, one by one or batched.)
+
+**Failures.** When the train rows cannot be fitted -- fewer than two classes or non-finite
+values, where diffprivlib's ``fit`` raises -- every run fails as one by one, and the evaluator
+stops the search with ``PrivateFitError``. Any other exception
+while setting up or solving returns ``None``: the caller then fits every run one by one (the
+same outputs). Everything here runs inside :func:`skdptune._private.silenced`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import optimize
+
+from .._private import LEAKS
+from ._batched import _Rows, lbfgs, perturbation, vector_mechanism
+from ._fit import PreparedTemplate, instantiate
+
+__all__ = ["fit_runs"]
+
+#: Upper bound on the bytes of one ``rows x runs`` array of a pass: the runs are solved in
+#: chunks of at most this many (rows x runs) entries (a pass holds a few such arrays).
+CHUNK_BYTES = 32 * 2**20
+
+
+class _SharedRows:
+    """``P`` binary logistic problems on one set of rows (the ``_Problems`` of :mod:`._batched`
+    with the rows shared instead of stacked).
+
+    ``designs[g]``: the rows clipped to one ``data_norm``, with the intercept column (ones, or
+    zeros for problems without an intercept, whose unit quadratic term keeps it at 0), shape
+    ``(m, D)``; ``design_of[p]``: the design of problem ``p``; ``labels[:, k]``: 1 where a row's
+    class is the ``k``-th positive class, and ``label_of[p]`` its column; ``weight``: the row
+    weight, diffprivlib's mean (``1 / m``); ``quad``, ``linear`` ``(P, D)``: the ridge plus the
+    mechanism's ``delta``, and ``beta / m``; ``tol``, ``max_iter`` ``(P,)``.
+    """
+
+    def __init__(self, designs, design_of, labels, label_of, weight, quad, linear, tol,
+                 max_iter):
+        self.designs, self.design_of = designs, design_of
+        self.labels, self.label_of, self.weight = labels, label_of, weight
+        self.quad, self.linear, self.tol, self.max_iter = quad, linear, tol, max_iter
+        self.P, self.D = len(design_of), designs[0].shape[1]
+
+    def subset(self, keep):
+        """The problems ``keep`` (a boolean mask) only."""
+        return _SharedRows(self.designs, self.design_of[keep], self.labels, self.label_of[keep],
+                           self.weight, self.quad[keep], self.linear[keep], self.tol[keep],
+                           self.max_iter[keep])
+
+    def loss_gradient(self, W, idx):
+        """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``."""
+        design_of, label_of = self.design_of[idx], self.label_of[idx]
+        loss, grad = np.empty(len(idx)), np.empty((len(idx), self.D))
+        for g in np.unique(design_of):
+            at = np.flatnonzero(design_of == g)
+            X = self.designs[g]
+            raw = X @ W[at].T  # (m, runs)
+            y = self.labels[:, label_of[at]]
+            # log(1 + e^z) - y z and expit(z) - y from one exponential, e = exp(-|z|):
+            # log(1 + e^z) = max(z, 0) + log1p(e), expit(z) = 1 / (1 + e) or e / (1 + e)
+            e = np.exp(-np.abs(raw))
+            terms = np.log1p(e)
+            terms += np.maximum(raw, 0.0)
+            residual = np.where(raw >= 0, 1.0, e)
+            residual /= e + 1.0
+            raw *= y
+            terms -= raw
+            loss[at] = terms.sum(axis=0) * self.weight
+            residual -= y
+            grad[at] = (X.T @ residual).T * self.weight
+        quad, linear = self.quad[idx], self.linear[idx]
+        grad += quad * W + linear
+        loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
+        return loss, grad
+
+
+def _solved_alone(problems, q):
+    """Problem ``q`` minimised by ``scipy.optimize.fmin_l_bfgs_b`` from zero with
+    diffprivlib's settings (``factr=64``, ``pgtol=tol``, ``maxiter=max_iter``)."""
+    keep = np.zeros(problems.P, dtype=bool)
+    keep[q] = True
+    one, at = problems.subset(keep), np.zeros(1, dtype=int)
+
+    def objective(w):
+        loss, grad = one.loss_gradient(w[None, :], at)
+        return float(loss[0]), grad[0]
+
+    solution, _, _ = optimize.fmin_l_bfgs_b(objective, np.zeros(one.D), factr=64,
+                                            pgtol=float(one.tol[0]),
+                                            maxiter=int(one.max_iter[0]))
+    return solution
+
+
+def fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys=None):
+    """The fitted models of the runs ``templates`` on the rows ``train`` plus ``padding``.
+
+    ``fit_seeds[r]``: the seed the one-by-one path gives run ``r``'s
+    :func:`~._fit.instantiate` (``None``: diffprivlib's secure noise). ``keys[r]``: a hashable
+    key of run ``r``'s candidate (runs with equal keys have equal templates), or ``None``; the
+    runs of one key are copied from one :class:`~._fit.PreparedTemplate`, which equals
+    :func:`~._fit.instantiate` and skips its walks of the parameters. Returns a list with a
+    fitted ``LogisticRegression`` or ``None`` (a failed fit) per run, or ``None`` when the
+    batched path could not run (the caller fits one by one). PRIVATE: the models are released
+    only through the evaluator's selection.
+    """
+    try:
+        return _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale,
+                         keys or [None] * len(templates))
+    except LEAKS:
+        raise
+    except Exception:
+        return None
+
+
+def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
+    rows = _Rows(X, y, padding)
+    fitted = rows.fit_rows(np.asarray(train))
+    if fitted is False:
+        return [None] * len(templates)  # diffprivlib raises on every run
+    indices, present, positives = fitted
+    m, d = len(indices), rows.d
+    generator = np.random.RandomState()
+    mechanisms, designs, labels = {}, {}, {}
+    models, problems = [], []  # problems: (run, design, label, quad, linear, tol, max_iter)
+    prepared = {}
+    for r, (template, seed, key) in enumerate(zip(templates, fit_seeds, keys, strict=True)):
+        if key is None:
+            est = instantiate(template, seed=seed, epsilon_scale=epsilon_scale)
+        else:
+            if key not in prepared:
+                prepared[key] = PreparedTemplate(template, epsilon_scale=epsilon_scale)
+            est = prepared[key].instantiate(seed)
+        est._validate_params()
+        norm, intercept = float(est.data_norm), bool(est.fit_intercept)
+        noise_seed = est.random_state
+        if not (noise_seed is None or isinstance(noise_seed, (int, np.integer))):
+            raise TypeError("a random_state the batched path does not reproduce")
+        setting = (float(est.epsilon) / len(positives), float(est.C), norm, intercept, m,
+                   d + int(intercept))
+        if setting not in mechanisms:
+            mechanisms[setting] = vector_mechanism(
+                *setting, None if noise_seed is None else generator)
+        if noise_seed is not None:
+            generator.seed(int(noise_seed))  # the one-by-one fit's check_random_state(seed)
+        design = designs.setdefault((norm, intercept), len(designs))
+        for code in positives:  # one-vs-rest in class order, the draws in diffprivlib's order
+            beta, delta = perturbation(mechanisms[setting])
+            quad = np.full(d + 1, 1.0 / (est.C * m) + delta)
+            quad[d] = delta if intercept else 1.0  # no ridge on the intercept
+            linear = np.zeros(d + 1)
+            linear[:len(beta)] = beta / m
+            problems.append((r, design, labels.setdefault(code, len(labels)), quad, linear,
+                             float(est.tol), int(est.max_iter)))
+        models.append(est)
+    design_arrays = [None] * len(designs)
+    for (norm, intercept), g in designs.items():
+        design_arrays[g] = np.hstack([rows.clipped(norm)[indices],
+                                      np.full((m, 1), float(intercept))])
+    codes = rows.codes[indices]
+    label_array = np.zeros((m, len(labels)))
+    for code, k in labels.items():
+        label_array[:, k] = codes == code
+    owner = np.array([p[0] for p in problems])
+    chunk = max(1, CHUNK_BYTES // (8 * m))
+    theta = np.empty((len(problems), d + 1))
+    for start in range(0, len(problems), chunk):
+        part = problems[start:start + chunk]
+        shared = _SharedRows(
+            design_arrays, np.array([p[1] for p in part]), label_array,
+            np.array([p[2] for p in part]), 1.0 / m, np.array([p[3] for p in part]),
+            np.array([p[4] for p in part]), np.array([p[5] for p in part]),
+            np.array([p[6] for p in part]))
+        solution = lbfgs(shared)
+        # a problem the shared solve left with a gradient above its tolerance (stopped by the
+        # iteration limit or the relative decrease, or an objective unbounded below: the
+        # intercept has no ridge in diffprivlib's first regime) is solved again alone by
+        # scipy's L-BFGS-B as diffprivlib calls it, whose stopping there decides the model
+        _, gradient = shared.loss_gradient(solution, np.arange(shared.P))
+        for q in np.flatnonzero(~(np.abs(gradient).max(axis=1) <= shared.tol)):
+            solution[q] = _solved_alone(shared, q)
+        theta[start:start + len(part)] = solution
+    classes = rows.classes[present]
+    out = []
+    for r, est in enumerate(models):
+        coef = theta[owner == r]
+        est.classes_ = classes
+        est.coef_ = coef[:, :d].copy()
+        est.intercept_ = coef[:, d].copy() if est.fit_intercept else np.zeros(len(coef))
+        est.n_features_in_ = d
+        est.accountant.spend(est.epsilon, 0)  # the throwaway accountant, as diffprivlib's fit
+        out.append(est)
+    return out

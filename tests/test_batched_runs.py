@@ -1,0 +1,260 @@
+"""The batched runs of DPRandomSearchCV on diffprivlib's LogisticRegression
+(evaluation/_batched_runs.py).
+
+A batched run must release what the one-by-one run releases: the same ``LogisticRegression``
+instance (parameters, seed, epsilon scale), fitted to the same objective with the same noise,
+so the same model up to the optimiser's tolerance; the same failures; and, through the search,
+the same selection.
+"""
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import LogisticRegression
+from diffprivlib.validation import clip_to_norm
+
+from skdptune import DPRandomSearchCV
+from skdptune._estimators import strip_nonprivate_attributes
+from skdptune._public import make_padding
+from skdptune.evaluation import _batched_runs, _holdout
+from skdptune.evaluation._batched_runs import _SharedRows, fit_runs
+from skdptune.evaluation._fit import candidate_template, fit_on_rows, instantiate
+
+
+def _data(n=300, classes=2, d=4, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-1, 1, size=(n, d))
+    score = X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.randn(n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))
+    return X, y
+
+
+def _templates(tol=1e-4, max_iter=100):
+    base = LogisticRegression(epsilon=1.0, data_norm=1.0, tol=tol, max_iter=max_iter)
+    return [candidate_template(base, params) for params in (
+        {"C": 0.1, "data_norm": 0.5}, {"C": 1.0, "data_norm": 2.0}, {"C": 10.0},
+        {"C": 1.0, "fit_intercept": False}, {"C": 0.01, "data_norm": 3.0})]
+
+
+def _one_by_one(template, seed, X, y, train, padding, scale=0.7):
+    return fit_on_rows(instantiate(template, seed=seed, epsilon_scale=scale), X, y, train, {},
+                       padding=padding)
+
+
+def _assert_same_model(model, alone, X, atol):
+    """The same model up to the optimiser: equal coefficients -- or, where the objective is
+    unbounded below and diffprivlib's optimiser ran away along the intercept (no ridge on it),
+    a run that ran away the same way: the same signs, an intercept as huge, and as degenerate
+    a prediction (equal for two classes; constant for more, where the class is the largest of
+    huge intercepts, which the optimiser's path decides)."""
+    assert model.coef_.shape == alone.coef_.shape
+    runaway = np.abs(alone.intercept_) > 1e6
+    if runaway.any():
+        assert (np.abs(model.intercept_[runaway]) > 1e6).all()
+        np.testing.assert_array_equal(np.sign(model.intercept_), np.sign(alone.intercept_))
+        if len(model.classes_) == 2:
+            np.testing.assert_array_equal(model.predict(X), alone.predict(X))
+        elif runaway.all():
+            assert len(np.unique(model.predict(X))) == len(np.unique(alone.predict(X))) == 1
+        return
+    np.testing.assert_allclose(model.coef_, alone.coef_, atol=atol)
+    np.testing.assert_allclose(model.intercept_, alone.intercept_, atol=atol)
+
+
+# -- the shared-rows problems: diffprivlib's objective, written out plainly ------------------
+def test_shared_rows_objective_is_the_plain_one():
+    rng = np.random.RandomState(1)
+    X, y = _data(n=80)
+    norms, D = (0.5, 2.0), X.shape[1] + 1
+    designs = [np.hstack([clip_to_norm(X, norm), np.ones((80, 1))]) for norm in norms]
+    labels = np.stack([y == 1, y == 0], axis=1).astype(float)
+    P = 6
+    design_of, label_of = np.array([0, 1, 0, 1, 1, 0]), np.array([0, 0, 1, 1, 0, 1])
+    quad, linear = rng.uniform(0.01, 1, (P, D)), rng.normal(size=(P, D))
+    problems = _SharedRows(designs, design_of, labels, label_of, 1.0 / 80, quad, linear,
+                           np.full(P, 1e-4), np.full(P, 100, int))
+    W = rng.normal(size=(P, D)) * 3
+    idx = np.arange(P)
+    loss, grad = problems.loss_gradient(W, idx)
+    for p in range(P):
+        z = designs[design_of[p]] @ W[p]
+        t = labels[:, label_of[p]]
+        plain = (np.mean(np.log1p(np.exp(z)) - t * z) + 0.5 * quad[p] @ W[p] ** 2
+                 + linear[p] @ W[p])
+        plain_grad = designs[design_of[p]].T @ (1 / (1 + np.exp(-z)) - t) / 80 \
+            + quad[p] * W[p] + linear[p]
+        assert loss[p] == pytest.approx(plain, rel=1e-12)
+        np.testing.assert_allclose(grad[p], plain_grad, rtol=1e-10, atol=1e-12)
+    # a subset evaluates the same problems (the solver drops finished ones; the matrix
+    # products may round differently with fewer columns)
+    keep = np.array([True, False, True, True, False, True])
+    sub_loss, sub_grad = problems.subset(keep).loss_gradient(W[keep], np.arange(keep.sum()))
+    np.testing.assert_allclose(sub_loss, loss[keep], rtol=1e-13)
+    np.testing.assert_allclose(sub_grad, grad[keep], rtol=1e-13, atol=1e-16)
+
+
+# -- the runs: diffprivlib's fits -------------------------------------------------------------
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_runs_are_diffprivlib_fits_with_the_same_noise(n_classes):
+    """Converged runs equal diffprivlib's fits of the same instances (same seeds)."""
+    X, y = _data(n=400, classes=n_classes)
+    classes = np.arange(n_classes)
+    padding = make_padding(X, y, classes)
+    train = np.arange(0, 400, 2)
+    templates = _templates(tol=1e-10, max_iter=1000)
+    seeds = [11, 22, 33, 44, 55]
+    batched = fit_runs(templates, seeds, X, y, train, padding, 0.7)
+    for template, seed, model in zip(templates, seeds, batched, strict=True):
+        alone = _one_by_one(template, seed, X, y, train, padding)
+        np.testing.assert_array_equal(model.classes_, alone.classes_)
+        assert model.classes_.dtype == alone.classes_.dtype
+        _assert_same_model(model, alone, X, atol=2e-3)
+        params, alone_params = model.get_params(), alone.get_params()
+        assert params.pop("accountant") is not alone_params.pop("accountant")  # throwaways
+        assert params == alone_params
+        assert model.accountant.spent_budget == alone.accountant.spent_budget
+        # the released attributes: the same set once the non-private ones are stripped
+        assert sorted(vars(strip_nonprivate_attributes(model))) == \
+            sorted(vars(strip_nonprivate_attributes(alone)))
+    # another seed draws other noise: the comparison above could fail
+    other = fit_runs(templates[:1], [12], X, y, train, padding, 0.7)[0]
+    assert np.abs(other.coef_ - batched[0].coef_).max() > 1e-2
+
+
+def test_a_run_whose_objective_is_unbounded_below_runs_away_as_diffprivlib_fits(monkeypatch):
+    """C = 0.01 with data_norm = 3 on three classes, seed 55: a noise term on the intercept
+    (which has no ridge) steeper than the loss makes the objective decrease forever. The shared
+    solve ran away to |theta| ~ 1e152; the run is solved again by scipy's L-BFGS-B, which gives
+    up as diffprivlib's does: the same coefficients, intercepts as huge."""
+    X, y = _data(n=400, classes=3)
+    padding = make_padding(X, y, np.arange(3))
+    train = np.arange(0, 400, 2)
+    template = _templates(tol=1e-10, max_iter=1000)[4]
+    alone = []
+    real = _batched_runs._solved_alone
+
+    def spy(problems, q):
+        alone.append(q)
+        return real(problems, q)
+
+    monkeypatch.setattr(_batched_runs, "_solved_alone", spy)
+    model = fit_runs([template], [55], X, y, train, padding, 0.7)[0]
+    reference = _one_by_one(template, 55, X, y, train, padding)
+    assert alone  # the shared solve did not converge on this run
+    np.testing.assert_allclose(model.coef_, reference.coef_, atol=1e-6)
+    assert np.abs(model.coef_).max() < 10
+    _assert_same_model(model, reference, X, atol=1e-6)
+
+
+def test_runs_at_the_default_tolerance_predict_as_diffprivlib_fits():
+    X, y = _data(n=2000, d=6, seed=3)
+    padding = make_padding(X, y, np.array([0, 1]))
+    train = np.arange(1500)
+    templates = _templates()
+    seeds = list(range(100, 100 + len(templates)))
+    for template, seed, model in zip(templates, seeds, fit_runs(templates, seeds, X, y, train,
+                                                               padding, 1.0), strict=True):
+        alone = _one_by_one(template, seed, X, y, train, padding, scale=1.0)
+        assert np.mean(model.predict(X) == alone.predict(X)) >= 0.99
+        _assert_same_model(model, alone, X, atol=0.05)
+
+
+def test_unseeded_runs_draw_fresh_noise():
+    X, y = _data()
+    padding = make_padding(X, y, np.array([0, 1]))
+    templates = _templates()[:1] * 2
+    a, b = fit_runs(templates, [None, None], X, y, np.arange(200), padding, 1.0)
+    assert a.random_state is None and b.random_state is None
+    assert np.abs(a.coef_ - b.coef_).max() > 1e-3
+
+
+def test_chunks_give_the_same_runs(monkeypatch):
+    X, y = _data(n=300, classes=3)
+    padding = make_padding(X, y, np.arange(3))
+    templates, seeds = _templates(), [1, 2, 3, 4, 5]
+    whole = fit_runs(templates, seeds, X, y, np.arange(250), padding, 1.0)
+    monkeypatch.setattr(_batched_runs, "CHUNK_BYTES", 8 * 260 * 2)  # two problems a chunk
+    chunked = fit_runs(templates, seeds, X, y, np.arange(250), padding, 1.0)
+    for a, b in zip(whole, chunked, strict=True):
+        np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+
+
+# -- failures ---------------------------------------------------------------------------------
+def test_runs_fail_where_diffprivlib_fits_fail():
+    X, y = _data()
+    y_one = np.zeros_like(y)
+    templates = _templates()[:2]
+    # one class in the train part and no padding: diffprivlib raises, every run fails
+    with pytest.raises(ValueError):
+        _one_by_one(templates[0], 1, X, y_one, np.arange(100), None)
+    assert fit_runs(templates, [1, 2], X, y_one, np.arange(100), None, 1.0) == [None, None]
+    X_nan = X.copy()
+    X_nan[3, 0] = np.nan
+    assert fit_runs(templates, [1, 2], X_nan, y, np.arange(100), None, 1.0) == [None, None]
+    # the padding makes the one-class train part fittable, as one by one
+    padding = make_padding(X, y_one, np.array([0, 1]))
+    assert all(m is not None for m in fit_runs(templates, [1, 2], X, y_one, np.arange(100),
+                                               padding, 1.0))
+
+
+def test_an_unexpected_error_falls_back_to_the_one_by_one_runs(monkeypatch):
+    X, y = _data(n=400)
+    expected = _search(n_jobs=1).fit(X, y)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("solver")
+
+    monkeypatch.setattr(_batched_runs, "lbfgs", broken)
+    assert fit_runs(_templates()[:1], [1], X, y, np.arange(100), None, 1.0) is None
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "supports_batched_fits", lambda *args: False)
+        one_by_one = _search(n_jobs=1).fit(X, y)
+    fallback = _search(n_jobs=1).fit(X, y)
+    assert fallback.best_params_ == one_by_one.best_params_
+    assert fallback.best_score_ == one_by_one.best_score_
+    np.testing.assert_array_equal(fallback.best_estimator_.coef_,
+                                  one_by_one.best_estimator_.coef_)
+    assert expected.best_params_ == one_by_one.best_params_
+
+
+# -- through the search -----------------------------------------------------------------------
+def _search(**params):
+    space = {"C": [0.01, 0.1, 1.0, 10.0], "data_norm": [0.5, 1.0, 2.0],
+             "fit_intercept": [True, False]}
+    return DPRandomSearchCV(LogisticRegression(epsilon=1.0, data_norm=1.0), space, n_iter=40,
+                            epsilon=2.0, classes=[0, 1, 2], random_state=3,
+                            accountant=BudgetAccountant(), **params)
+
+
+def test_search_selects_as_with_one_by_one_runs(monkeypatch):
+    X, y = _data(n=900, classes=3, seed=5)
+    batched = _search(n_jobs=1).fit(X, y)
+    two = _search(n_jobs=2).fit(X, y)
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "supports_batched_fits", lambda *args: False)
+        alone = _search(n_jobs=1).fit(X, y)
+    assert batched.best_params_ == alone.best_params_ == two.best_params_
+    # the validation scores are the exact ones of nearly identical models, noised alike
+    assert batched.best_score_ == pytest.approx(alone.best_score_, abs=2 / 180)
+    assert np.mean(batched.predict(X) == alone.predict(X)) >= 0.99
+    np.testing.assert_allclose(two.best_estimator_.coef_, batched.best_estimator_.coef_,
+                               rtol=1e-9, atol=1e-12)
+    assert batched.privacy_spent_ == alone.privacy_spent_
+    assert not hasattr(batched.best_estimator_, "n_iter_")
+
+
+def test_search_uses_the_batched_runs_for_a_plain_logistic_regression(monkeypatch):
+    calls = []
+    real = _holdout._noisy_runs_batched
+
+    def spy(templates, *args):
+        calls.append(len(templates))
+        return real(templates, *args)
+
+    monkeypatch.setattr(_holdout, "_noisy_runs_batched", spy)
+    X, y = _data(n=600, classes=3)
+    _search(n_jobs=1).fit(X, y)
+    assert len(calls) == 1 and calls[0] >= 1
+    calls.clear()
+    _search(n_jobs=1, error_score="raise").fit(X, y)  # debugging: one by one
+    assert calls == []
