@@ -33,6 +33,7 @@ import json
 import os
 import time
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,7 @@ from benchmarks._common import (
 )
 from benchmarks._tasks import CROSSOVER_TASK, TASKS, VARIANTS, default_params, search_grid
 from skdptune import DPGridSearchCV, DPRandomSearchCV
+from skdptune.evaluation import _holdout
 
 #: method key -> label. D and L are references; the others are built by make_search.
 METHODS = {
@@ -249,7 +251,8 @@ class Store:
 
     def __init__(self, path: Path, fresh: bool):
         self.path = path
-        self.report = {"cells": {}, "crossover": {}, "timing": {}, "runs": {}}
+        self.report = {"cells": {}, "crossover": {}, "timing": {}, "random_timing": {},
+                       "runs": {}}
         self.own: set = set()
         if path.exists() and not fresh:
             self.report.update(json.loads(path.read_text()))
@@ -264,7 +267,7 @@ class Store:
         without redoing or overwriting each other's cells. Dicts are updated in place."""
         if self.path.exists():
             on_disk = json.loads(self.path.read_text())
-            for part in ("cells", "crossover", "timing", "runs"):
+            for part in ("cells", "crossover", "timing", "random_timing", "runs"):
                 mine = self.report[part]
                 for key, value in on_disk.get(part, {}).items():
                     if (part, key) not in self.own:
@@ -367,6 +370,56 @@ def run_timing(opts, store: Store) -> None:
                         "load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
         store.save()
         print(f"[timing] {name}: {times}", flush=True)
+
+
+#: DPRandomSearchCV's runs batched (its default for a plain LogisticRegression) and one by one,
+#: at E[K] = 50 (its default) and 1000, against GridSearchCV(cv=5) (L, under one BLAS thread)
+RANDOM_TIMINGS = ("batched_50", "one_by_one_50", "batched_1000", "one_by_one_1000", "L_1blas")
+
+
+@contextmanager
+def one_by_one_runs():
+    """DPRandomSearchCV with its batched runs switched off (every run a diffprivlib ``fit``)."""
+    real = _holdout.supports_batched_fits
+    _holdout.supports_batched_fits = lambda *args: False
+    try:
+        yield
+    finally:
+        _holdout.supports_batched_fits = real
+
+
+def run_random_timing(opts, store: Store) -> None:
+    """Interleaved repetitions, n_jobs=1, the easy variant at total epsilon 2; ratios only."""
+    timing = store.report["random_timing"]
+    for name in opts.random_timing_tasks:
+        done = timing.get(name, {})
+        if all(len(done.get(k, [])) >= opts.timing_reps for k in RANDOM_TIMINGS):
+            continue
+        data = task_data(name, opts.data)
+        X_train, _, y_train, _ = split(data.features("easy"), data.y, 0, TASKS[name].max_rows)
+        d = X_train.shape[1]
+        space, default = search_grid("easy", d), default_params("easy", d)
+
+        def search(n_iter, seed, default=default, space=space):
+            method = "random_geometric_50" if n_iter == 50 else "random_geometric_1000"
+            return make_search(method, model(default, 1.0), space, CROSSOVER_EPSILON, seed)
+
+        plain = GridSearchCV(model(default, CROSSOVER_EPSILON, 0), space, cv=5, n_jobs=1)
+        times = {key: [] for key in RANDOM_TIMINGS}
+        for rep in range(opts.timing_reps):
+            for n_iter in (50, 1000):
+                # the same seed on both paths: the same number of runs K
+                times[f"batched_{n_iter}"].append(timed_fit(search(n_iter, rep), X_train,
+                                                            y_train))
+                with one_by_one_runs():
+                    times[f"one_by_one_{n_iter}"].append(timed_fit(search(n_iter, rep),
+                                                                   X_train, y_train))
+            times["L_1blas"].append(timed_fit(plain, X_train, y_train, True))
+        store.mark("random_timing", name)
+        timing[name] = {**times, "n_train": len(y_train),
+                        "load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
+        store.save()
+        print(f"[random timing] {name}: {times}", flush=True)
 
 
 def run_crossover(opts, store: Store) -> None:
@@ -572,6 +625,22 @@ def timing_table(report: dict) -> str:
                            "DPGridSearchCV's / the machine's, per repetition"], rows)
 
 
+def random_timing_table(report: dict) -> str:
+    rows = []
+    for name, t in report["random_timing"].items():
+        b50, s50, b1k, s1k, plain = (np.array(t[k]) for k in RANDOM_TIMINGS)
+        rows.append([name, t["n_train"], len(plain),
+                     f"{t.get('load_average', float('nan')):.1f} / {t.get('cpus', '?')}",
+                     _ratio(s50 / b50), _ratio(s1k / b1k), _ratio(b50 / plain),
+                     _ratio(b1k / plain), _ratio(s50 / plain)])
+    return markdown_table(["task (easy)", "n_train", "reps", "load avg / CPUs",
+                           "speed-up of the batched runs, E[K] = 50",
+                           "same, E[K] = 1000",
+                           "E[K] = 50 batched / GridSearchCV(cv=5)",
+                           "E[K] = 1000 batched / GridSearchCV(cv=5)",
+                           "E[K] = 50 one by one / GridSearchCV(cv=5)"], rows)
+
+
 def _ratio(values) -> str:
     values = np.asarray(values, dtype=float)
     return f"{np.median(values):.2f} [{values.min():.2f}, {values.max():.2f}]"
@@ -657,6 +726,15 @@ def markdown(report: dict, suffix: str) -> str:
         "the search against what the machine gave at that moment (1: as parallel as a job "
         "with no serial part).\n",
         timing_table(report) if report["timing"] else "(not run)",
+        "\n## DPRandomSearchCV: batched runs and more runs (ratios only)\n",
+        "DPRandomSearchCV as the suite runs it (geometric law, `refit=False`, total ε = "
+        f"{CROSSOVER_EPSILON:g}, n_jobs=1), its runs batched (the default for a plain "
+        "diffprivlib `LogisticRegression`) or one by one (every run a diffprivlib `fit`; the "
+        "same seed, so the same number of runs), at E[K] = 50 (the default) and 1000, and "
+        "against GridSearchCV(cv=5) over the same 20 candidates under one BLAS thread (L: "
+        "100 fits on 80 % of the rows). Median [min, max] over interleaved repetitions (a "
+        "different seed, so a different K, per repetition).\n",
+        random_timing_table(report) if report.get("random_timing") else "(not run)",
         f"\n## Crossover in n ({TASKS[CROSSOVER_TASK].source}, total ε = "
         f"{CROSSOVER_EPSILON:g}, variant {report['crossover_variant']})\n",
         "Test accuracy, mean ± std (seeds), against the number of training rows (a random "
@@ -756,8 +834,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
     p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                    help="D and L are needed for the gap closed")
-    p.add_argument("--parts", nargs="+", choices=("suite", "timing", "crossover"),
-                   default=["suite", "timing", "crossover"])
+    p.add_argument("--parts", nargs="+",
+                   choices=("suite", "timing", "random_timing", "crossover"),
+                   default=["suite", "timing", "random_timing", "crossover"])
+    p.add_argument("--random-timing-tasks", nargs="+", choices=sorted(TASKS), default=None)
     p.add_argument("--timing-tasks", nargs="+", choices=sorted(TASKS), default=None)
     p.add_argument("--timing-reps", type=int, default=None)
     p.add_argument("--crossover-seeds", type=int, default=None)
@@ -793,6 +873,8 @@ def options(args) -> argparse.Namespace:
         tasks=pick(args.tasks, list(TASKS), ["default", "credit"]), variants=args.variants,
         methods=args.methods, parts=args.parts,
         timing_tasks=pick(args.timing_tasks, ["adult", "fertility"], ["credit"]),
+        random_timing_tasks=pick(args.random_timing_tasks, ["credit", "churn", "adult"],
+                                 ["credit"]),
         timing_reps=pick(args.timing_reps, 3, 1),
         crossover_seeds=pick(args.crossover_seeds, 3, 1),
         crossover_sizes=[s or None for s in sizes], crossover_variant=args.crossover_variant,
@@ -824,6 +906,8 @@ def main(argv=None) -> None:
                 run_crossover(opts, store)
         if "timing" in opts.parts:
             run_timing(opts, store)
+        if "random_timing" in opts.parts:
+            run_random_timing(opts, store)
         run = {"parts": opts.parts, "seconds": time.perf_counter() - start,
                "argv": list(argv) if argv is not None else None}
         run_key = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}"
