@@ -406,6 +406,17 @@ def _numeric_blocks(X: Any) -> list[np.ndarray]:
     return [array] if array.dtype.kind in "biuf" else []
 
 
+def _as_fitted(block: np.ndarray) -> np.ndarray:
+    """``block`` as the fits see it: floats wider than float64 (``longdouble``) converted to
+    float64, as diffprivlib and scikit-learn convert them -- a value beyond float64's range is
+    finite before the conversion and infinite after it. The overflow warning is discarded (it
+    depends on the values)."""
+    if block.dtype.kind == "f" and block.dtype.itemsize > 8:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return block.astype(np.float64)
+    return block
+
+
 def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool) -> None:
     """Refuse a dataset outside the declared domain, with a fixed message.
 
@@ -429,13 +440,14 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
                 "because this check reads the private data).")
     elif y is not None:
         target = _as_numbers(y)
-        if target is None or not np.isfinite(target).all():
+        if target is None or not np.isfinite(_as_fitted(target)).all():
             raise DomainError(
                 "The target y must be numeric and finite (no missing or infinite values): a "
                 "search over an estimator that is not a classifier regresses on it. Impute or "
                 "clip it with public constants before the search (no position is named here "
                 "because this check reads the private data).")
     for block in _numeric_blocks(X):
+        block = _as_fitted(block)
         bad = np.isinf(block) if allow_nan else ~np.isfinite(block)
         if bad.any():
             what = "infinite" if allow_nan else "missing (NaN) or infinite"

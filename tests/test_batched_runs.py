@@ -63,26 +63,27 @@ def _assert_same_model(model, alone, X, atol):
 
 # -- the shared-rows problems: diffprivlib's objective, written out plainly ------------------
 def test_shared_rows_objective_is_the_plain_one():
+    """Each problem's objective and gradient are diffprivlib's on its own clipped rows."""
     rng = np.random.RandomState(1)
     X, y = _data(n=80)
-    norms, D = (0.5, 2.0), X.shape[1] + 1
-    designs = [np.hstack([clip_to_norm(X, norm), np.ones((80, 1))]) for norm in norms]
+    X[5] = 0.0  # a zero row (clipping factor 1)
+    norms = np.array([0.5, 2.0, 0.5, 1.0, 2.0, 0.7])
+    intercept = np.array([True, True, False, True, False, True])
     labels = np.stack([y == 1, y == 0], axis=1).astype(float)
-    P = 6
-    design_of, label_of = np.array([0, 1, 0, 1, 1, 0]), np.array([0, 0, 1, 1, 0, 1])
+    P, D = len(norms), X.shape[1] + 1
+    label_of = np.array([0, 0, 1, 1, 0, 1])
     quad, linear = rng.uniform(0.01, 1, (P, D)), rng.normal(size=(P, D))
-    problems = _SharedRows(designs, design_of, labels, label_of, 1.0 / 80, quad, linear,
-                           np.full(P, 1e-4), np.full(P, 100, int))
+    problems = _SharedRows(X, np.linalg.norm(X, axis=1), norms, intercept, labels, label_of,
+                           1.0 / 80, quad, linear, np.full(P, 1e-4), np.full(P, 100, int))
     W = rng.normal(size=(P, D)) * 3
-    idx = np.arange(P)
-    loss, grad = problems.loss_gradient(W, idx)
+    loss, grad = problems.loss_gradient(W, np.arange(P))
     for p in range(P):
-        z = designs[design_of[p]] @ W[p]
+        design = np.hstack([clip_to_norm(X, norms[p]), np.full((80, 1), float(intercept[p]))])
+        z = design @ W[p]
         t = labels[:, label_of[p]]
         plain = (np.mean(np.log1p(np.exp(z)) - t * z) + 0.5 * quad[p] @ W[p] ** 2
                  + linear[p] @ W[p])
-        plain_grad = designs[design_of[p]].T @ (1 / (1 + np.exp(-z)) - t) / 80 \
-            + quad[p] * W[p] + linear[p]
+        plain_grad = design.T @ (1 / (1 + np.exp(-z)) - t) / 80 + quad[p] * W[p] + linear[p]
         assert loss[p] == pytest.approx(plain, rel=1e-12)
         np.testing.assert_allclose(grad[p], plain_grad, rtol=1e-10, atol=1e-12)
     # a subset evaluates the same problems (the solver drops finished ones; the matrix
@@ -91,6 +92,32 @@ def test_shared_rows_objective_is_the_plain_one():
     sub_loss, sub_grad = problems.subset(keep).loss_gradient(W[keep], np.arange(keep.sum()))
     np.testing.assert_allclose(sub_loss, loss[keep], rtol=1e-13)
     np.testing.assert_allclose(sub_grad, grad[keep], rtol=1e-13, atol=1e-16)
+
+
+def test_many_clipping_norms_share_one_copy_of_the_rows():
+    """A continuous data_norm gives every run its own norm: no clipped copy per norm."""
+    X, y = _data(n=400)
+    padding = make_padding(X, y, np.array([0, 1]))
+    base = LogisticRegression(epsilon=1.0, data_norm=1.0, tol=1e-10, max_iter=1000)
+    norms = np.linspace(0.3, 3.0, 40)
+    templates = [candidate_template(base, {"data_norm": float(c)}) for c in norms]
+    seeds = list(range(40))
+    batched = fit_runs(templates, seeds, X, y, np.arange(300), padding, 1.0)
+    for template, seed, model in zip(templates[::8], seeds[::8], batched[::8], strict=True):
+        alone = _one_by_one(template, seed, X, y, np.arange(300), padding, scale=1.0)
+        _assert_same_model(model, alone, X, atol=2e-3)
+
+
+def test_runs_ignore_numpy_error_settings():
+    """Under np.seterr(all="raise") the exponentials of large margins do not switch paths."""
+    X, y = _data(n=300)
+    X *= 50.0  # margins in the hundreds
+    padding = make_padding(X, y, np.array([0, 1]))
+    templates = [candidate_template(LogisticRegression(epsilon=1.0, data_norm=80.0, C=100.0),
+                                    {})]
+    with np.errstate(all="raise"):
+        models = fit_runs(templates, [3], X, y, np.arange(250), padding, 1.0)
+    assert models is not None and models[0] is not None
 
 
 # -- the runs: diffprivlib's fits -------------------------------------------------------------
@@ -258,3 +285,17 @@ def test_search_uses_the_batched_runs_for_a_plain_logistic_regression(monkeypatc
     calls.clear()
     _search(n_jobs=1, error_score="raise").fit(X, y)  # debugging: one by one
     assert calls == []
+
+
+def test_runs_are_batched_only_where_the_models_match():
+    """Labels that are not a numpy array (the released classes_'s dtype follows the one-by-one
+    fit's conversion) and a loose tol (both optimisers stop early, at visibly different
+    models) go one by one."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    templates = _templates()
+    assert _holdout._batchable(templates, X, y, {}, 0.0)
+    assert not _holdout._batchable(templates, X, pd.Series(y, dtype="Int64"), {}, 0.0)
+    loose = [candidate_template(LogisticRegression(epsilon=1.0, data_norm=1.0, tol=1e-2), {})]
+    assert not _holdout._batchable(loose, X, y, {}, 0.0)
+    assert not _holdout._batchable(templates, X, y, {}, "raise")

@@ -50,3 +50,40 @@ def test_dask_backend_matches_local(client, data):
         assert a.best_params_ == b.best_params_
         np.testing.assert_array_equal(a.best_estimator_.theta_, b.best_estimator_.theta_)
         assert a.privacy_spent_.epsilon == b.privacy_spent_.epsilon
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_logistic_runs_under_dask_finish_and_match_local(client, data, monkeypatch, batched):
+    """diffprivlib's LogisticRegression runs its own joblib call (one-vs-rest); inside a dask
+    task that call ran on the dask backend and waited forever on the task that ran it. The
+    fits' own joblib calls now run in the calling thread (evaluation._fit.fit_on_rows)."""
+    import threading
+
+    from diffprivlib.models import LogisticRegression
+
+    from skdptune.evaluation import _holdout
+
+    if not batched:
+        monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args: False)
+    X, y = data
+    y = y + (X[:, 0] > 0.1)  # three classes: one-vs-rest
+
+    def search():
+        return DPRandomSearchCV(LogisticRegression(epsilon=1.0, data_norm=2.0),
+                                {"C": [0.1, 1.0, 10.0]}, n_iter=4, classes=[0, 1, 2],
+                                random_state=0, n_jobs=2, accountant=BudgetAccountant())
+
+    local = search().fit(X, y)
+    result = {}
+
+    def remote():
+        with parallel_backend("dask"):
+            result["search"] = search().fit(X, y)
+
+    thread = threading.Thread(target=remote, daemon=True)
+    thread.start()
+    thread.join(timeout=120)
+    assert "search" in result, "the search under dask did not finish"
+    assert result["search"].best_params_ == local.best_params_
+    np.testing.assert_allclose(result["search"].best_estimator_.coef_,
+                               local.best_estimator_.coef_)

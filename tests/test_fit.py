@@ -93,3 +93,29 @@ def test_data_travels_to_workers_by_value_up_to_the_limit(monkeypatch):
         assert type(arrived) is type(value)
     monkeypatch.setattr(_fit, "BY_VALUE_MAX_BYTES", X.nbytes - 1)
     assert _fit.for_workers(X, 2) is X  # larger data keeps joblib's memory map
+
+
+@pytest.mark.parametrize("n_jobs", [None, 2])
+def test_a_fits_own_workers_do_not_weaken_its_noise(n_jobs):
+    """diffprivlib's LogisticRegression fits one-vs-rest with joblib and its ``n_jobs``. In a
+    worker process its noise would come from a pickled copy of numpy's global generator: the
+    same draws for every class, reproducible from ``np.random.seed``. skdptune's fits run the
+    fit's own joblib calls in the calling thread, where diffprivlib uses its secure generator.
+    On all-zero rows the coefficients are the noise's doing only."""
+    import numpy as np
+
+    from skdptune.evaluation._fit import fit_on_rows
+
+    X, y = np.zeros((300, 4)), np.arange(300) % 3
+
+    def fit():
+        est = LogisticRegression(epsilon=1.0, data_norm=1.0, fit_intercept=False,
+                                 n_jobs=n_jobs, accountant=BudgetAccountant())
+        return fit_on_rows(est, X, y, None, {}).coef_
+
+    np.random.seed(5)  # noqa: NPY002 -- the global generator is the point
+    first = fit()
+    np.random.seed(5)  # noqa: NPY002
+    second = fit()
+    assert not np.allclose(first, second)  # not reproducible from numpy's global seed
+    assert not np.allclose(first[0], first[1])  # each class draws its own noise

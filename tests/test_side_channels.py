@@ -464,6 +464,24 @@ def test_non_finite_features_are_outside_the_domain():
     assert acc.spent_budget == []
 
 
+@pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max,
+                    reason="longdouble is float64 on this platform")
+def test_a_value_beyond_float64_is_outside_the_domain_whatever_the_dtype():
+    """A ``longdouble`` value above float64's range is finite as given and infinite as the fits
+    see it (diffprivlib converts to float64): refused before the private part, not a
+    ``PrivateFitError`` on one side of a neighbouring pair only."""
+    X, y_d, _ = neighbours(600)
+    X = X.astype(np.longdouble)
+    rand(random_state=0).fit(X, y_d)
+    X[5, 1] = np.longdouble("1e400")
+    acc = BudgetAccountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no data-dependent overflow warning either
+        with pytest.raises(DomainError, match="infinite"):
+            rand(random_state=0, accountant=acc).fit(X, y_d)
+    assert acc.spent_budget == []
+
+
 def _regressor_search(make, acc):
     """A regression search of each kind (a diffprivlib ``LinearRegression``)."""
     from diffprivlib.models import LinearRegression

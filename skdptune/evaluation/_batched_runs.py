@@ -8,8 +8,8 @@ costs mostly diffprivlib's and scipy's fixed costs (validation, a Python-level L
 a search with many runs is thousands of them. Here the runs' objectives -- each exactly
 diffprivlib's (:mod:`._batched`) -- are minimised together by :func:`~._batched.lbfgs`, every
 run with its own memory, line search and stopping rules; a pass over the rows is one matrix
-product per clipping norm for all runs (``rows x features`` times ``features x runs``), so the
-rows are never copied per run.
+product for all runs (``rows x features`` times ``features x runs``), each run's clipping applied
+as a factor per row (:class:`_SharedRows`), so the rows are never copied per run or per norm.
 
 **What a run releases is unchanged.** Its model is the ``LogisticRegression`` instance the
 one-by-one path would fit (the same :func:`~._fit.instantiate`: the same parameters, seed and
@@ -20,8 +20,11 @@ diffprivlib's ``fit`` charges it. The coefficients minimise the same objective w
 noise -- drawn by diffprivlib's ``Vector`` mechanism from the generator the one-by-one fit would
 use (the same seed when the search is seeded, diffprivlib's secure generator otherwise) -- so
 they equal the one-by-one model's up to the optimiser's tolerance, with the same stopping rules
-(tests/test_batched_runs.py). The per-example utilities, the Laplace noise of the score and the
-selection are the one-by-one path's own code (:mod:`._holdout`).
+(tests/test_batched_runs.py): both optimisers stop once the gradient is below ``tol``, at points
+about that far apart (at diffprivlib's default ``tol = 1e-4`` the two models' predictions agreed
+on at least 99.5 % of the rows in a review's trials; runs with ``tol`` above ``1e-3`` are fitted
+one by one, :func:`skdptune.evaluation._holdout._batchable`). The per-example utilities, the
+Laplace noise of the score and the selection are the one-by-one path's own code (:mod:`._holdout`).
 
 **Privacy.** The argument of :mod:`._holdout` is untouched: a run is a DP fit of the train rows
 (objective perturbation, whose guarantee, as diffprivlib's, is stated for the minimiser that
@@ -36,7 +39,9 @@ diffprivlib's settings, on the same objective: where the optimiser's stopping de
 it is the optimiser diffprivlib uses that decides it. (On an unbounded objective both run
 away along the intercept and stop wherever their paths give up: the two models are then equally
 degenerate -- a constant prediction -- but not equal. Objective perturbation has no minimiser to
-protect there; this is diffprivlib's behaviour, one by one or batched.)
+protect there; this is diffprivlib's behaviour, one by one or batched. With more than two
+classes the prediction is the largest of huge intercepts, so the noisy score, and with it the
+selection, can differ between the two paths.)
 
 **Failures.** When the train rows cannot be fitted -- fewer than two classes or non-finite
 values, where diffprivlib's ``fit`` raises -- every run fails as one by one, and the evaluator
@@ -65,48 +70,57 @@ class _SharedRows:
     """``P`` binary logistic problems on one set of rows (the ``_Problems`` of :mod:`._batched`
     with the rows shared instead of stacked).
 
-    ``designs[g]``: the rows clipped to one ``data_norm``, with the intercept column (ones, or
-    zeros for problems without an intercept, whose unit quadratic term keeps it at 0), shape
-    ``(m, D)``; ``design_of[p]``: the design of problem ``p``; ``labels[:, k]``: 1 where a row's
-    class is the ``k``-th positive class, and ``label_of[p]`` its column; ``weight``: the row
-    weight, diffprivlib's mean (``1 / m``); ``quad``, ``linear`` ``(P, D)``: the ridge plus the
-    mechanism's ``delta``, and ``beta / m``; ``tol``, ``max_iter`` ``(P,)``.
+    ``X``: the rows ``(m, d)``, unclipped, and ``row_norms`` their L2 norms; problem ``p`` sees
+    them clipped to ``norms[p]`` -- ``clip_to_norm`` scales a row by ``min(1, norm / ||x||)``,
+    which is applied to the products, so no clipped copy of the rows is kept per norm (a
+    continuous ``data_norm`` gives every run its own) -- and an intercept column of ones when
+    ``intercept[p]`` (zeros otherwise: the problem's unit quadratic term keeps that coordinate
+    at 0). ``labels[:, k]``: 1 where a row's class is the ``k``-th positive class, and
+    ``label_of[p]`` its column; ``weight``: the row weight, diffprivlib's mean (``1 / m``);
+    ``quad``, ``linear`` ``(P, d + 1)``: the ridge plus the mechanism's ``delta``, and
+    ``beta / m``; ``tol``, ``max_iter`` ``(P,)``.
     """
 
-    def __init__(self, designs, design_of, labels, label_of, weight, quad, linear, tol,
-                 max_iter):
-        self.designs, self.design_of = designs, design_of
+    def __init__(self, X, row_norms, norms, intercept, labels, label_of, weight, quad, linear,
+                 tol, max_iter):
+        self.X, self.row_norms, self.norms, self.intercept = X, row_norms, norms, intercept
         self.labels, self.label_of, self.weight = labels, label_of, weight
         self.quad, self.linear, self.tol, self.max_iter = quad, linear, tol, max_iter
-        self.P, self.D = len(design_of), designs[0].shape[1]
+        self.P, self.D = len(norms), X.shape[1] + 1
 
     def subset(self, keep):
         """The problems ``keep`` (a boolean mask) only."""
-        return _SharedRows(self.designs, self.design_of[keep], self.labels, self.label_of[keep],
-                           self.weight, self.quad[keep], self.linear[keep], self.tol[keep],
-                           self.max_iter[keep])
+        return _SharedRows(self.X, self.row_norms, self.norms[keep], self.intercept[keep],
+                           self.labels, self.label_of[keep], self.weight, self.quad[keep],
+                           self.linear[keep], self.tol[keep], self.max_iter[keep])
 
     def loss_gradient(self, W, idx):
         """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``."""
-        design_of, label_of = self.design_of[idx], self.label_of[idx]
-        loss, grad = np.empty(len(idx)), np.empty((len(idx), self.D))
-        for g in np.unique(design_of):
-            at = np.flatnonzero(design_of == g)
-            X = self.designs[g]
-            raw = X @ W[at].T  # (m, runs)
-            y = self.labels[:, label_of[at]]
-            # log(1 + e^z) - y z and expit(z) - y from one exponential, e = exp(-|z|):
-            # log(1 + e^z) = max(z, 0) + log1p(e), expit(z) = 1 / (1 + e) or e / (1 + e)
-            e = np.exp(-np.abs(raw))
-            terms = np.log1p(e)
-            terms += np.maximum(raw, 0.0)
-            residual = np.where(raw >= 0, 1.0, e)
-            residual /= e + 1.0
-            raw *= y
-            terms -= raw
-            loss[at] = terms.sum(axis=0) * self.weight
-            residual -= y
-            grad[at] = (X.T @ residual).T * self.weight
+        d = self.D - 1
+        norms, intercept = self.norms[idx], self.intercept[idx]
+        with np.errstate(divide="ignore"):
+            # each row's clipping factor per problem (a zero row: 1)
+            scale = np.minimum(1.0, norms[None, :] / self.row_norms[:, None])
+        raw = self.X @ W[:, :d].T  # (m, problems)
+        raw *= scale
+        raw += np.where(intercept, W[:, d], 0.0)
+        y = self.labels[:, self.label_of[idx]]
+        # log(1 + e^z) - y z and expit(z) - y from one exponential, e = exp(-|z|):
+        # log(1 + e^z) = max(z, 0) + log1p(e), expit(z) = 1 / (1 + e) or e / (1 + e)
+        e = np.exp(-np.abs(raw))
+        terms = np.log1p(e)
+        terms += np.maximum(raw, 0.0)
+        residual = np.where(raw >= 0, 1.0, e)
+        residual /= e + 1.0
+        raw *= y
+        terms -= raw
+        loss = terms.sum(axis=0) * self.weight
+        residual -= y
+        grad = np.empty((len(idx), self.D))
+        grad[:, d] = np.where(intercept, residual.sum(axis=0), 0.0)
+        residual *= scale
+        grad[:, :d] = (self.X.T @ residual).T
+        grad *= self.weight
         quad, linear = self.quad[idx], self.linear[idx]
         grad += quad * W + linear
         loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
@@ -159,8 +173,8 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
     indices, present, positives = fitted
     m, d = len(indices), rows.d
     generator = np.random.RandomState()
-    mechanisms, designs, labels = {}, {}, {}
-    models, problems = [], []  # problems: (run, design, label, quad, linear, tol, max_iter)
+    mechanisms, labels = {}, {}
+    models, problems = [], []  # problems: (run, norm, intercept, label, quad, linear, tol, iter)
     prepared = {}
     for r, (template, seed, key) in enumerate(zip(templates, fit_seeds, keys, strict=True)):
         if key is None:
@@ -181,20 +195,17 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
                 *setting, None if noise_seed is None else generator)
         if noise_seed is not None:
             generator.seed(int(noise_seed))  # the one-by-one fit's check_random_state(seed)
-        design = designs.setdefault((norm, intercept), len(designs))
         for code in positives:  # one-vs-rest in class order, the draws in diffprivlib's order
             beta, delta = perturbation(mechanisms[setting])
             quad = np.full(d + 1, 1.0 / (est.C * m) + delta)
             quad[d] = delta if intercept else 1.0  # no ridge on the intercept
             linear = np.zeros(d + 1)
             linear[:len(beta)] = beta / m
-            problems.append((r, design, labels.setdefault(code, len(labels)), quad, linear,
-                             float(est.tol), int(est.max_iter)))
+            problems.append((r, norm, intercept, labels.setdefault(code, len(labels)), quad,
+                             linear, float(est.tol), int(est.max_iter)))
         models.append(est)
-    design_arrays = [None] * len(designs)
-    for (norm, intercept), g in designs.items():
-        design_arrays[g] = np.hstack([rows.clipped(norm)[indices],
-                                      np.full((m, 1), float(intercept))])
+    X_fit = rows.X[indices]
+    row_norms = np.linalg.norm(X_fit, axis=1)
     codes = rows.codes[indices]
     label_array = np.zeros((m, len(labels)))
     for code, k in labels.items():
@@ -204,19 +215,22 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
     theta = np.empty((len(problems), d + 1))
     for start in range(0, len(problems), chunk):
         part = problems[start:start + chunk]
-        shared = _SharedRows(
-            design_arrays, np.array([p[1] for p in part]), label_array,
-            np.array([p[2] for p in part]), 1.0 / m, np.array([p[3] for p in part]),
-            np.array([p[4] for p in part]), np.array([p[5] for p in part]),
-            np.array([p[6] for p in part]))
-        solution = lbfgs(shared)
-        # a problem the shared solve left with a gradient above its tolerance (stopped by the
-        # iteration limit or the relative decrease, or an objective unbounded below: the
-        # intercept has no ridge in diffprivlib's first regime) is solved again alone by
-        # scipy's L-BFGS-B as diffprivlib calls it, whose stopping there decides the model
-        _, gradient = shared.loss_gradient(solution, np.arange(shared.P))
-        for q in np.flatnonzero(~(np.abs(gradient).max(axis=1) <= shared.tol)):
-            solution[q] = _solved_alone(shared, q)
+        shared = _SharedRows(X_fit, row_norms, *(np.array([p[i] for p in part])
+                                                 for i in (1, 2)),
+                             label_array, np.array([p[3] for p in part]), 1.0 / m,
+                             *(np.array([p[i] for p in part]) for i in (4, 5, 6, 7)))
+        # the margins' exponentials under- and overflow harmlessly (exp(-|z|) in [0, 1]):
+        # whatever numpy's error settings, as diffprivlib's own loss
+        with np.errstate(all="ignore"):
+            solution = lbfgs(shared)
+            # a problem the shared solve left with a gradient above its tolerance (stopped by
+            # the iteration limit or the relative decrease, or an objective unbounded below:
+            # the intercept has no ridge in diffprivlib's first regime) is solved again alone
+            # by scipy's L-BFGS-B as diffprivlib calls it, whose stopping there decides the
+            # model
+            _, gradient = shared.loss_gradient(solution, np.arange(shared.P))
+            for q in np.flatnonzero(~(np.abs(gradient).max(axis=1) <= shared.tol)):
+                solution[q] = _solved_alone(shared, q)
         theta[start:start + len(part)] = solution
     classes = rows.classes[present]
     out = []

@@ -26,7 +26,7 @@ import pickle
 
 import numpy as np
 import scipy.sparse as sp
-from joblib import effective_n_jobs
+from joblib import effective_n_jobs, parallel_backend
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_method_params
@@ -271,7 +271,7 @@ def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
 
     ``padding`` (a :class:`skdptune._public.Padding`, for classifiers) appends the public rows,
     one per declared class. ``PrivacyLeakWarning`` raised by diffprivlib is turned into
-    ``PrivacyLeakError``.
+    ``PrivacyLeakError``. The fit's own joblib calls run sequentially, in this thread.
     """
     if rows is None:
         X_rows, y_rows, params = X, y, dict(fit_params)
@@ -281,7 +281,12 @@ def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
         params = _check_method_params(X, params=fit_params, indices=rows)
     if padding is not None:
         X_rows, y_rows, params = padding.apply(X_rows, y_rows, params)
-    with leak_warnings_as_errors():
+    # the fit's own joblib calls (diffprivlib's LogisticRegression fits one-vs-rest with its
+    # n_jobs) run in this thread: in a worker process diffprivlib would draw the noise from a
+    # pickled copy of numpy's global generator -- not its secure generator, the same draws for
+    # every class, reproducible from np.random.seed -- and under a dask backend the nested
+    # call would wait on the task that runs it. The search parallelises across fits instead.
+    with leak_warnings_as_errors(), parallel_backend("sequential"):
         if y_rows is None:
             estimator.fit(X_rows, **params)
         else:

@@ -120,6 +120,22 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
     return outputs
 
 
+#: Largest ``tol`` of a batched run: both optimisers stop once the gradient is below it, at
+#: points that differ by about that much; above it the models differ visibly (one in ten
+#: predictions at ``tol = 1e-2``), so such runs are fitted one by one
+BATCHED_MAX_TOL = 1e-3
+
+
+def _batchable(templates, X, y, fit_params, error_score) -> bool:
+    """Whether the runs go through :mod:`._batched_runs`: the batched fits' conditions
+    (:func:`~._batched.supports_batched_fits`), ``y`` a numpy array (the released model's
+    ``classes_`` then has the one-by-one fit's dtype whatever the labels), and every
+    candidate's ``tol`` at most :data:`BATCHED_MAX_TOL`."""
+    return (supports_batched_fits(templates, X, fit_params, error_score)
+            and isinstance(y, np.ndarray)
+            and all(float(t.tol) <= BATCHED_MAX_TOL for t in templates))
+
+
 def _candidate_key(params):
     """A hashable key of a candidate (equal keys: equal templates), or ``None``."""
     try:
@@ -179,8 +195,7 @@ class HoldoutEvaluator:
         fit_seeds = [seeds.seed("fit", r) if seeded else None for r in range(len(templates))]
         noise_seeds = [seeds.noise_seed("score", r) for r in range(len(templates))]
         with single_threaded_blas():
-            if self.batched and supports_batched_fits(templates, X, fit_params,
-                                                      self.error_score):
+            if self.batched and _batchable(templates, X, y, fit_params, self.error_score):
                 # one task per worker, each solving its share of the runs together; runs of
                 # the same candidate share its prepared copy
                 keys = [_candidate_key(params) for params in candidates]
