@@ -73,10 +73,18 @@ def test_shared_rows_objective_is_the_plain_one():
     P, D = len(norms), X.shape[1] + 1
     label_of = np.array([0, 0, 1, 1, 0, 1])
     quad, linear = rng.uniform(0.01, 1, (P, D)), rng.normal(size=(P, D))
-    problems = _SharedRows(X, np.linalg.norm(X, axis=1), norms, intercept, labels, label_of,
-                           1.0 / 80, quad, linear, np.full(P, 1e-4), np.full(P, 100, int))
+    clipped = {(norm, flag): np.hstack([clip_to_norm(X, norm), np.full((80, 1), float(flag))])
+               for norm, flag in set(zip(norms.tolist(), intercept.tolist(), strict=True))}
     W = rng.normal(size=(P, D)) * 3
+    # the rows clipped per norm (few norms) and the clipping as a factor per row (many)
+    problems, by_factor = (
+        _SharedRows(X, np.linalg.norm(X, axis=1), kept, norms, intercept, labels, label_of,
+                    1.0 / 80, quad, linear, np.full(P, 1e-4), np.full(P, 100, int))
+        for kept in (clipped, None))
     loss, grad = problems.loss_gradient(W, np.arange(P))
+    factor_loss, factor_grad = by_factor.loss_gradient(W, np.arange(P))
+    np.testing.assert_allclose(factor_loss, loss, rtol=1e-12)
+    np.testing.assert_allclose(factor_grad, grad, rtol=1e-10, atol=1e-12)
     for p in range(P):
         design = np.hstack([clip_to_norm(X, norms[p]), np.full((80, 1), float(intercept[p]))])
         z = design @ W[p]
@@ -94,8 +102,10 @@ def test_shared_rows_objective_is_the_plain_one():
     np.testing.assert_allclose(sub_grad, grad[keep], rtol=1e-13, atol=1e-16)
 
 
-def test_many_clipping_norms_share_one_copy_of_the_rows():
-    """A continuous data_norm gives every run its own norm: no clipped copy per norm."""
+def test_many_clipping_norms_share_one_copy_of_the_rows(monkeypatch):
+    """A continuous data_norm gives every run its own norm: beyond CLIPPED_BYTES no clipped
+    copy per norm, the clipping a factor per row."""
+    monkeypatch.setattr(_batched_runs, "CLIPPED_BYTES", 0)
     X, y = _data(n=400)
     padding = make_padding(X, y, np.array([0, 1]))
     base = LogisticRegression(epsilon=1.0, data_norm=1.0, tol=1e-10, max_iter=1000)

@@ -53,6 +53,7 @@ same outputs). Everything here runs inside :func:`skdptune._private.silenced`.
 from __future__ import annotations
 
 import numpy as np
+from diffprivlib.validation import clip_to_norm
 from scipy import optimize
 
 from .._private import LEAKS
@@ -64,6 +65,9 @@ __all__ = ["fit_runs"]
 #: Upper bound on the bytes of one ``rows x runs`` array of a pass: the runs are solved in
 #: chunks of at most this many (rows x runs) entries (a pass holds a few such arrays).
 CHUNK_BYTES = 32 * 2**20
+#: Upper bound on the bytes of the rows clipped to every distinct ``data_norm`` of the runs,
+#: kept for the passes when the norms are few; beyond it the clipping is a factor per row
+CLIPPED_BYTES = 256 * 2**20
 
 
 class _SharedRows:
@@ -71,39 +75,69 @@ class _SharedRows:
     with the rows shared instead of stacked).
 
     ``X``: the rows ``(m, d)``, unclipped, and ``row_norms`` their L2 norms; problem ``p`` sees
-    them clipped to ``norms[p]`` -- ``clip_to_norm`` scales a row by ``min(1, norm / ||x||)``,
-    which is applied to the products, so no clipped copy of the rows is kept per norm (a
-    continuous ``data_norm`` gives every run its own) -- and an intercept column of ones when
-    ``intercept[p]`` (zeros otherwise: the problem's unit quadratic term keeps that coordinate
-    at 0). ``labels[:, k]``: 1 where a row's class is the ``k``-th positive class, and
-    ``label_of[p]`` its column; ``weight``: the row weight, diffprivlib's mean (``1 / m``);
-    ``quad``, ``linear`` ``(P, d + 1)``: the ridge plus the mechanism's ``delta``, and
-    ``beta / m``; ``tol``, ``max_iter`` ``(P,)``.
+    them clipped to ``norms[p]`` (``clip_to_norm`` scales a row by ``min(1, norm / ||x||)``)
+    and an intercept column of ones when ``intercept[p]`` (zeros otherwise: the problem's unit
+    quadratic term keeps that coordinate at 0). ``clipped[(norm, intercept)]``: those rows with
+    that column, when the settings are few (:data:`CLIPPED_BYTES`): the problems of one setting
+    then share one matrix product; otherwise (a continuous ``data_norm`` gives every run its
+    own norm) every problem's clipping is applied to the products as a factor per row, and no
+    clipped copy is kept. ``labels[:, k]``: 1 where a row's class is the ``k``-th positive
+    class, and ``label_of[p]`` its column; ``weight``: the row weight, diffprivlib's mean
+    (``1 / m``); ``quad``, ``linear`` ``(P, d + 1)``: the ridge plus the mechanism's ``delta``,
+    and ``beta / m``; ``tol``, ``max_iter`` ``(P,)``.
     """
 
-    def __init__(self, X, row_norms, norms, intercept, labels, label_of, weight, quad, linear,
-                 tol, max_iter):
-        self.X, self.row_norms, self.norms, self.intercept = X, row_norms, norms, intercept
+    def __init__(self, X, row_norms, clipped, norms, intercept, labels, label_of, weight, quad,
+                 linear, tol, max_iter):
+        self.X, self.row_norms, self.clipped = X, row_norms, clipped
+        self.norms, self.intercept = norms, intercept
         self.labels, self.label_of, self.weight = labels, label_of, weight
         self.quad, self.linear, self.tol, self.max_iter = quad, linear, tol, max_iter
         self.P, self.D = len(norms), X.shape[1] + 1
 
     def subset(self, keep):
         """The problems ``keep`` (a boolean mask) only."""
-        return _SharedRows(self.X, self.row_norms, self.norms[keep], self.intercept[keep],
-                           self.labels, self.label_of[keep], self.weight, self.quad[keep],
-                           self.linear[keep], self.tol[keep], self.max_iter[keep])
+        return _SharedRows(self.X, self.row_norms, self.clipped, self.norms[keep],
+                           self.intercept[keep], self.labels, self.label_of[keep], self.weight,
+                           self.quad[keep], self.linear[keep], self.tol[keep],
+                           self.max_iter[keep])
 
     def loss_gradient(self, W, idx):
         """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``."""
+        loss, grad = np.empty(len(idx)), np.empty((len(idx), self.D))
+        if self.clipped is None:
+            self._pass_scaled(W, idx, loss, grad)
+        else:
+            norms, intercept = self.norms[idx], self.intercept[idx]
+            for key in set(zip(norms.tolist(), intercept.tolist(), strict=True)):
+                at = np.flatnonzero((norms == key[0]) & (intercept == key[1]))
+                X = self.clipped[key]
+                raw = X @ W[at].T  # (m, problems)
+                residual = self._terms(raw, idx[at], loss, at)
+                grad[at] = (X.T @ residual).T * self.weight
+        quad, linear = self.quad[idx], self.linear[idx]
+        grad += quad * W + linear
+        loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
+        return loss, grad
+
+    def _pass_scaled(self, W, idx, loss, grad):
+        """The loss terms with every problem's clipping applied as a factor per row."""
         d = self.D - 1
-        norms, intercept = self.norms[idx], self.intercept[idx]
+        intercept = self.intercept[idx]
         with np.errstate(divide="ignore"):
             # each row's clipping factor per problem (a zero row: 1)
-            scale = np.minimum(1.0, norms[None, :] / self.row_norms[:, None])
-        raw = self.X @ W[:, :d].T  # (m, problems)
+            scale = np.minimum(1.0, self.norms[idx][None, :] / self.row_norms[:, None])
+        raw = self.X @ W[:, :d].T
         raw *= scale
         raw += np.where(intercept, W[:, d], 0.0)
+        residual = self._terms(raw, idx, loss, slice(None))
+        grad[:, d] = np.where(intercept, residual.sum(axis=0), 0.0) * self.weight
+        residual *= scale
+        grad[:, :d] = (self.X.T @ residual).T * self.weight
+
+    def _terms(self, raw, idx, loss, at):
+        """``loss[at]`` from the margins ``raw`` ``(m, problems)`` of the problems ``idx``
+        (overwritten), and the residuals ``expit(raw) - y``."""
         y = self.labels[:, self.label_of[idx]]
         # log(1 + e^z) - y z and expit(z) - y from one exponential, e = exp(-|z|):
         # log(1 + e^z) = max(z, 0) + log1p(e), expit(z) = 1 / (1 + e) or e / (1 + e)
@@ -114,17 +148,9 @@ class _SharedRows:
         residual /= e + 1.0
         raw *= y
         terms -= raw
-        loss = terms.sum(axis=0) * self.weight
+        loss[at] = terms.sum(axis=0) * self.weight
         residual -= y
-        grad = np.empty((len(idx), self.D))
-        grad[:, d] = np.where(intercept, residual.sum(axis=0), 0.0)
-        residual *= scale
-        grad[:, :d] = (self.X.T @ residual).T
-        grad *= self.weight
-        quad, linear = self.quad[idx], self.linear[idx]
-        grad += quad * W + linear
-        loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
-        return loss, grad
+        return residual
 
 
 def _solved_alone(problems, q):
@@ -206,6 +232,13 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
         models.append(est)
     X_fit = rows.X[indices]
     row_norms = np.linalg.norm(X_fit, axis=1)
+    # the rows clipped to each (norm, intercept) of the runs, with the intercept column (ones,
+    # or zeros), when they are few; else the clipping is a factor per row (_SharedRows)
+    distinct = sorted({(p[1], p[2]) for p in problems})
+    clipped = ({(norm, intercept): np.hstack([clip_to_norm(X_fit, norm),
+                                               np.full((m, 1), float(intercept))])
+                for norm, intercept in distinct}
+               if len(distinct) * (X_fit.nbytes + 8 * m) <= CLIPPED_BYTES else None)
     codes = rows.codes[indices]
     label_array = np.zeros((m, len(labels)))
     for code, k in labels.items():
@@ -215,7 +248,7 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
     theta = np.empty((len(problems), d + 1))
     for start in range(0, len(problems), chunk):
         part = problems[start:start + chunk]
-        shared = _SharedRows(X_fit, row_norms, *(np.array([p[i] for p in part])
+        shared = _SharedRows(X_fit, row_norms, clipped, *(np.array([p[i] for p in part])
                                                  for i in (1, 2)),
                              label_array, np.array([p[3] for p in part]), 1.0 / m,
                              *(np.array([p[i] for p in part]) for i in (4, 5, 6, 7)))
