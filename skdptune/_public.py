@@ -378,9 +378,15 @@ def check_routed_metadata(params: dict, n_samples: int, destination: str, *,
 
 def _as_numbers(values) -> np.ndarray | None:
     """``values`` as floats (in an object array ``None`` becomes NaN, as in scikit-learn's
-    ``check_array``), or ``None`` when they hold anything else (strings: categorical data)."""
+    ``check_array``), or ``None`` when they hold anything else (strings: categorical data).
+    A number beyond float64's range becomes infinite, as in the fits: without the conversion's
+    warning, and a Python int too large to convert is infinite too (both depend on the
+    values)."""
     try:
-        return np.asarray(values, dtype=float)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(values, dtype=float)
+    except OverflowError:
+        return np.array([np.inf])
     except (TypeError, ValueError):
         return None
 
@@ -391,7 +397,9 @@ def _numeric_blocks(X: Any) -> list[np.ndarray]:
     rows), so the format alone cannot tell that a record is outside the domain."""
     if hasattr(X, "iloc") and hasattr(X, "columns"):
         numeric = X.select_dtypes(include=["number"])
-        blocks = [numeric.to_numpy(dtype=float, na_value=np.nan)] if numeric.shape[1] else []
+        with np.errstate(over="ignore", invalid="ignore"):  # see _as_numbers
+            blocks = ([numeric.to_numpy(dtype=float, na_value=np.nan)] if numeric.shape[1]
+                      else [])
         for name in X.select_dtypes(include=["object"]).columns:
             block = _as_numbers(X[name].to_numpy())
             if block is not None:

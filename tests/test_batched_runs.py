@@ -77,9 +77,11 @@ def test_shared_rows_objective_is_the_plain_one():
                for norm, flag in set(zip(norms.tolist(), intercept.tolist(), strict=True))}
     W = rng.normal(size=(P, D)) * 3
     # the rows clipped per norm (few norms) and the clipping as a factor per row (many)
+    row_norms = np.linalg.norm(X, axis=1)
+    units = X / np.where(row_norms > 0, row_norms, 1.0)[:, None]
     problems, by_factor = (
-        _SharedRows(X, np.linalg.norm(X, axis=1), kept, norms, intercept, labels, label_of,
-                    1.0 / 80, quad, linear, np.full(P, 1e-4), np.full(P, 100, int))
+        _SharedRows(units, row_norms, kept, norms, intercept, labels, label_of, 1.0 / 80, quad,
+                    linear, np.full(P, 1e-4), np.full(P, 100, int))
         for kept in (clipped, None))
     loss, grad = problems.loss_gradient(W, np.arange(P))
     factor_loss, factor_grad = by_factor.loss_gradient(W, np.arange(P))
@@ -116,6 +118,26 @@ def test_many_clipping_norms_share_one_copy_of_the_rows(monkeypatch):
     for template, seed, model in zip(templates[::8], seeds[::8], batched[::8], strict=True):
         alone = _one_by_one(template, seed, X, y, np.arange(300), padding, scale=1.0)
         _assert_same_model(model, alone, X, atol=2e-3)
+
+
+@pytest.mark.parametrize("kept", [True, False])
+def test_a_row_whose_norm_overflows_is_clipped_as_diffprivlib_clips_it(monkeypatch, kept):
+    """A finite row of values near 1.7e308 has an infinite norm; ``clip_to_norm`` divides it by
+    infinity (a zero row). Scaling the products instead would give inf x 0 = NaN in every
+    run's gradient."""
+    if not kept:
+        monkeypatch.setattr(_batched_runs, "CLIPPED_BYTES", 0)
+    X, y = _data(n=300)
+    X[7] = [1.7e308, -1.7e308, 1e308, 0.5]
+    padding = make_padding(X, y, np.array([0, 1]))
+    templates = _templates(tol=1e-10, max_iter=1000)
+    seeds = [1, 2, 3, 4, 5]
+    for template, seed, model in zip(templates, seeds, fit_runs(templates, seeds, X, y,
+                                                               np.arange(250), padding, 1.0),
+                                     strict=True):
+        alone = _one_by_one(template, seed, X, y, np.arange(250), padding, scale=1.0)
+        assert np.isfinite(model.coef_).all()
+        _assert_same_model(model, alone, X[np.arange(300) != 7], atol=2e-3)
 
 
 def test_runs_ignore_numpy_error_settings():

@@ -482,6 +482,22 @@ def test_a_value_beyond_float64_is_outside_the_domain_whatever_the_dtype():
     assert acc.spent_budget == []
 
 
+@pytest.mark.parametrize("huge", [10**400, "longdouble"], ids=["python_int", "longdouble"])
+def test_a_number_beyond_float64_in_an_object_array_is_outside_the_domain(huge):
+    """In an object array a Python int too large for a float, or a longdouble beyond float64's
+    range, is infinite as the fits see it: a DomainError with its fixed message (not the
+    conversion's OverflowError naming the value, nor its overflow warning)."""
+    X, y_d, _ = neighbours(600)
+    X = X.astype(object)
+    X[5, 1] = huge if huge != "longdouble" else np.longdouble("1e400")
+    acc = BudgetAccountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DomainError, match="infinite"):
+            rand(random_state=0, accountant=acc).fit(X, y_d)
+    assert acc.spent_budget == []
+
+
 def _regressor_search(make, acc):
     """A regression search of each kind (a diffprivlib ``LinearRegression``)."""
     from diffprivlib.models import LinearRegression

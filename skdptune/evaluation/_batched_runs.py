@@ -74,7 +74,8 @@ class _SharedRows:
     """``P`` binary logistic problems on one set of rows (the ``_Problems`` of :mod:`._batched`
     with the rows shared instead of stacked).
 
-    ``X``: the rows ``(m, d)``, unclipped, and ``row_norms`` their L2 norms; problem ``p`` sees
+    ``X``: the rows ``(m, d)`` scaled to unit norm, and ``row_norms`` their L2 norms (zero
+    rows, and rows whose norm overflows, are zero with norm 0); problem ``p`` sees
     them clipped to ``norms[p]`` (``clip_to_norm`` scales a row by ``min(1, norm / ||x||)``)
     and an intercept column of ones when ``intercept[p]`` (zeros otherwise: the problem's unit
     quadratic term keeps that coordinate at 0). ``clipped[(norm, intercept)]``: those rows with
@@ -121,12 +122,13 @@ class _SharedRows:
         return loss, grad
 
     def _pass_scaled(self, W, idx, loss, grad):
-        """The loss terms with every problem's clipping applied as a factor per row."""
+        """The loss terms with every problem's clipping applied as a factor per row: the row
+        clipped to ``c`` is ``x min(1, c / ||x||) = u min(||x||, c)`` with ``u`` the row
+        scaled to unit norm (``X`` holds ``u``; a zero row, or one whose norm overflows --
+        ``clip_to_norm`` divides it by infinity -- is zero), so no product overflows."""
         d = self.D - 1
         intercept = self.intercept[idx]
-        with np.errstate(divide="ignore"):
-            # each row's clipping factor per problem (a zero row: 1)
-            scale = np.minimum(1.0, self.norms[idx][None, :] / self.row_norms[:, None])
+        scale = np.minimum(self.row_norms[:, None], self.norms[idx][None, :])
         raw = self.X @ W[:, :d].T
         raw *= scale
         raw += np.where(intercept, W[:, d], 0.0)
@@ -231,7 +233,12 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
                              linear, float(est.tol), int(est.max_iter)))
         models.append(est)
     X_fit = rows.X[indices]
-    row_norms = np.linalg.norm(X_fit, axis=1)
+    with np.errstate(all="ignore"):
+        row_norms = np.linalg.norm(X_fit, axis=1)
+        finite = np.isfinite(row_norms) & (row_norms > 0)
+        row_norms[~finite] = 0.0
+        units = np.where(finite[:, None], X_fit / np.where(finite, row_norms, 1.0)[:, None],
+                         0.0)
     # the rows clipped to each (norm, intercept) of the runs, with the intercept column (ones,
     # or zeros), when they are few; else the clipping is a factor per row (_SharedRows)
     distinct = sorted({(p[1], p[2]) for p in problems})
@@ -248,7 +255,7 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
     theta = np.empty((len(problems), d + 1))
     for start in range(0, len(problems), chunk):
         part = problems[start:start + chunk]
-        shared = _SharedRows(X_fit, row_norms, clipped, *(np.array([p[i] for p in part])
+        shared = _SharedRows(units, row_norms, clipped, *(np.array([p[i] for p in part])
                                                  for i in (1, 2)),
                              label_array, np.array([p[3] for p in part]), 1.0 / m,
                              *(np.array([p[i] for p in part]) for i in (4, 5, 6, 7)))
