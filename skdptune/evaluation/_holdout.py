@@ -165,15 +165,14 @@ class HoldoutEvaluator:
     n_jobs : joblib parallelism.
     padding : Padding or None
         Public rows appended to every fit (classifiers).
-    batched : bool, default=True
-        Fit the runs of a plain diffprivlib ``LogisticRegression`` together
-        (:mod:`._batched_runs`: the same models up to the optimiser's tolerance); ``False``
-        fits every run one by one.
+
+    The runs of a plain diffprivlib ``LogisticRegression`` are fitted together
+    (:mod:`._batched_runs`: the same models up to the optimiser's tolerance) where
+    :func:`_batchable` allows, every other run one by one.
     """
 
     def __init__(self, estimator, score, *, epsilon_score, epsilon_scale, error_score, n_jobs,
-                 padding=None, batched=True):
-        self.batched = batched
+                 padding=None):
         self.estimator = estimator
         self.score = score
         self.epsilon_score = epsilon_score
@@ -195,7 +194,7 @@ class HoldoutEvaluator:
         fit_seeds = [seeds.seed("fit", r) if seeded else None for r in range(len(templates))]
         noise_seeds = [seeds.noise_seed("score", r) for r in range(len(templates))]
         with single_threaded_blas():
-            if self.batched and _batchable(templates, X, y, fit_params, self.error_score):
+            if _batchable(templates, X, y, fit_params, self.error_score):
                 # one task per worker, each solving its share of the runs together; runs of
                 # the same candidate share its prepared copy
                 keys = [_candidate_key(params) for params in candidates]
