@@ -394,7 +394,8 @@ def _as_numbers(values) -> np.ndarray | None:
 def _numeric_blocks(X: Any) -> list[np.ndarray]:
     """The numeric values of ``X``, as float blocks. Numbers held in an object array or column
     count too: numpy and pandas infer an object dtype from the values (one ``None`` in a list of
-    rows), so the format alone cannot tell that a record is outside the domain."""
+    rows), so the format alone cannot tell that a record is outside the domain. Floats wider
+    than float64 are converted as the fits convert them (:func:`_as_fitted`)."""
     if hasattr(X, "iloc") and hasattr(X, "columns"):
         numeric = X.select_dtypes(include=["number"])
         with np.errstate(over="ignore", invalid="ignore"):  # see _as_numbers
@@ -406,12 +407,12 @@ def _numeric_blocks(X: Any) -> list[np.ndarray]:
                 blocks.append(block)
         return blocks
     if sp.issparse(X):
-        return [np.asarray(X.data)] if X.dtype.kind in "biuf" else []
+        return [_as_fitted(np.asarray(X.data))] if X.dtype.kind in "biuf" else []
     array = np.asarray(X) if not isinstance(X, np.ndarray) else X
     if array.dtype.kind == "O":
         block = _as_numbers(array)
         return [] if block is None else [block]
-    return [array] if array.dtype.kind in "biuf" else []
+    return [_as_fitted(array)] if array.dtype.kind in "biuf" else []
 
 
 def _as_fitted(block: np.ndarray) -> np.ndarray:
@@ -448,14 +449,13 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
                 "because this check reads the private data).")
     elif y is not None:
         target = _as_numbers(y)
-        if target is None or not np.isfinite(_as_fitted(target)).all():
+        if target is None or not np.isfinite(target).all():
             raise DomainError(
                 "The target y must be numeric and finite (no missing or infinite values): a "
                 "search over an estimator that is not a classifier regresses on it. Impute or "
                 "clip it with public constants before the search (no position is named here "
                 "because this check reads the private data).")
     for block in _numeric_blocks(X):
-        block = _as_fitted(block)
         bad = np.isinf(block) if allow_nan else ~np.isfinite(block)
         if bad.any():
             what = "infinite" if allow_nan else "missing (NaN) or infinite"

@@ -8,8 +8,10 @@ costs mostly diffprivlib's and scipy's fixed costs (validation, a Python-level L
 a search with many runs is thousands of them. Here the runs' objectives -- each exactly
 diffprivlib's (:mod:`._batched`) -- are minimised together by :func:`~._batched.lbfgs`, every
 run with its own memory, line search and stopping rules; a pass over the rows is one matrix
-product for all runs (``rows x features`` times ``features x runs``), each run's clipping applied
-as a factor per row (:class:`_SharedRows`), so the rows are never copied per run or per norm.
+product for all runs of a (``data_norm``, ``fit_intercept``) setting (``rows x features`` times
+``features x runs``), on the rows clipped once per setting -- or, when the settings are many (a
+continuous ``data_norm``), one product for all runs with each run's clipping a factor per row
+(:class:`_SharedRows`). The rows are never copied per run.
 
 **What a run releases is unchanged.** Its model is the ``LogisticRegression`` instance the
 one-by-one path would fit (the same :func:`~._fit.instantiate`: the same parameters, seed and
@@ -202,7 +204,10 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
     m, d = len(indices), rows.d
     generator = np.random.RandomState()
     mechanisms, labels = {}, {}
-    models, problems = [], []  # problems: (run, norm, intercept, label, quad, linear, tol, iter)
+    models = []
+    # one entry per binary problem: its run, setting, positive class, terms and stopping rules
+    problems = {key: [] for key in ("run", "norm", "intercept", "label", "quad", "linear", "tol",
+                                    "max_iter")}
     prepared = {}
     for r, (template, seed, key) in enumerate(zip(templates, fit_seeds, keys, strict=True)):
         if key is None:
@@ -229,8 +234,11 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
             quad[d] = delta if intercept else 1.0  # no ridge on the intercept
             linear = np.zeros(d + 1)
             linear[:len(beta)] = beta / m
-            problems.append((r, norm, intercept, labels.setdefault(code, len(labels)), quad,
-                             linear, float(est.tol), int(est.max_iter)))
+            for key, value in (("run", r), ("norm", norm), ("intercept", intercept),
+                               ("label", labels.setdefault(code, len(labels))), ("quad", quad),
+                               ("linear", linear), ("tol", float(est.tol)),
+                               ("max_iter", int(est.max_iter))):
+                problems[key].append(value)
         models.append(est)
     X_fit = rows.X[indices]
     with np.errstate(all="ignore"):
@@ -241,7 +249,9 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
                          0.0)
     # the rows clipped to each (norm, intercept) of the runs, with the intercept column (ones,
     # or zeros), when they are few; else the clipping is a factor per row (_SharedRows)
-    distinct = sorted({(p[1], p[2]) for p in problems})
+    problems = {key: np.array(values) for key, values in problems.items()}
+    distinct = sorted(set(zip(problems["norm"].tolist(), problems["intercept"].tolist(),
+                              strict=True)))
     clipped = ({(norm, intercept): np.hstack([clip_to_norm(X_fit, norm),
                                                np.full((m, 1), float(intercept))])
                 for norm, intercept in distinct}
@@ -250,15 +260,14 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
     label_array = np.zeros((m, len(labels)))
     for code, k in labels.items():
         label_array[:, k] = codes == code
-    owner = np.array([p[0] for p in problems])
+    owner, n_problems = problems["run"], len(problems["run"])
     chunk = max(1, CHUNK_BYTES // (8 * m))
-    theta = np.empty((len(problems), d + 1))
-    for start in range(0, len(problems), chunk):
-        part = problems[start:start + chunk]
-        shared = _SharedRows(units, row_norms, clipped, *(np.array([p[i] for p in part])
-                                                 for i in (1, 2)),
-                             label_array, np.array([p[3] for p in part]), 1.0 / m,
-                             *(np.array([p[i] for p in part]) for i in (4, 5, 6, 7)))
+    theta = np.empty((n_problems, d + 1))
+    for start in range(0, n_problems, chunk):
+        part = {key: values[start:start + chunk] for key, values in problems.items()}
+        shared = _SharedRows(units, row_norms, clipped, part["norm"], part["intercept"],
+                             label_array, part["label"], 1.0 / m, part["quad"], part["linear"],
+                             part["tol"], part["max_iter"])
         # the margins' exponentials under- and overflow harmlessly (exp(-|z|) in [0, 1]):
         # whatever numpy's error settings, as diffprivlib's own loss
         with np.errstate(all="ignore"):
@@ -271,7 +280,7 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
             _, gradient = shared.loss_gradient(solution, np.arange(shared.P))
             for q in np.flatnonzero(~(np.abs(gradient).max(axis=1) <= shared.tol)):
                 solution[q] = _solved_alone(shared, q)
-        theta[start:start + len(part)] = solution
+        theta[start:start + shared.P] = solution
     classes = rows.classes[present]
     out = []
     for r, est in enumerate(models):
