@@ -758,6 +758,24 @@ def iter_dp_components(estimator: Any) -> list[tuple[str, Any]]:
     return [(c.path, c.estimator) for c in _walk(estimator) if c.role == _DP]
 
 
+def final_step_after_free_steps(estimator: Any) -> Any:
+    """The last step of a ``Pipeline`` whose every other component is data-independent, else
+    ``None``.
+
+    The steps before the last may be composites (``ColumnTransformer``, ``FeatureUnion``,
+    nested pipelines) as long as every leaf in them is a data-independent transformer
+    (:func:`_is_data_independent`) or ``"passthrough"`` / ``"drop"``: none draws noise, has a
+    ``random_state`` or learns from the rows it is fitted on.
+    """
+    if not isinstance(estimator, Pipeline) or not estimator.steps:
+        return None
+    final = estimator.steps[-1][1]
+    prefix = [step for _, step in estimator.steps[:-1]]
+    if all(comp.role == _FREE for step in prefix for comp in _walk(step)):
+        return final
+    return None
+
+
 def with_throwaway_accountants(estimator: Any) -> Any:
     """Give every diffprivlib component its own fresh, unlimited ``BudgetAccountant``.
 

@@ -65,9 +65,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
         with its defaults (10 candidates x 5 folds). More keeps paying: the search also picks
         among more noise draws of the good candidates, and ``n_iter=1000`` closed far more of
         the gap where the default model is already good (docs/benchmark_suite.md). With a
-        plain diffprivlib ``LogisticRegression`` the runs are fitted together (batched: the
-        same models, a few times faster). 10 for ``"poisson"`` and ``"fixed"``, whose cost
-        grows with it.
+        diffprivlib ``LogisticRegression`` -- alone, or after data-independent pipeline steps --
+        the runs are fitted together (batched: the same models, a few times faster). 10 for
+        ``"poisson"`` and ``"fixed"``, whose cost grows with it.
     distribution : {"logarithmic", "geometric", "negative_binomial", "poisson", "fixed"}, \
             default="geometric"
         Law of the number of runs. The geometric law costs ``3 eps_Q`` against the

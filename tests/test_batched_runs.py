@@ -10,8 +10,11 @@ the same selection.
 import numpy as np
 import pytest
 from diffprivlib import BudgetAccountant
-from diffprivlib.models import LogisticRegression
+from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
 from diffprivlib.validation import clip_to_norm
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, PolynomialFeatures
 
 from skdptune import DPRandomSearchCV
 from skdptune._estimators import strip_nonprivate_attributes
@@ -266,7 +269,7 @@ def test_an_unexpected_error_falls_back_to_the_one_by_one_runs(monkeypatch):
     monkeypatch.setattr(_batched_runs, "lbfgs", broken)
     assert fit_runs(_templates()[:1], [1], X, y, np.arange(100), None, 1.0) is None
     with monkeypatch.context() as mp:
-        mp.setattr(_holdout, "supports_batched_fits", lambda *args: False)
+        mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
         one_by_one = _search(n_jobs=1).fit(X, y)
     fallback = _search(n_jobs=1).fit(X, y)
     assert fallback.best_params_ == one_by_one.best_params_
@@ -290,7 +293,7 @@ def test_search_selects_as_with_one_by_one_runs(monkeypatch):
     batched = _search(n_jobs=1).fit(X, y)
     two = _search(n_jobs=2).fit(X, y)
     with monkeypatch.context() as mp:
-        mp.setattr(_holdout, "supports_batched_fits", lambda *args: False)
+        mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
         alone = _search(n_jobs=1).fit(X, y)
     assert batched.best_params_ == alone.best_params_ == two.best_params_
     # the validation scores are the exact ones of nearly identical models, noised alike
@@ -331,3 +334,147 @@ def test_runs_are_batched_only_where_the_models_match():
     loose = [candidate_template(LogisticRegression(epsilon=1.0, data_norm=1.0, tol=1e-2), {})]
     assert not _holdout._batchable(loose, X, y, {}, 0.0)
     assert not _holdout._batchable(templates, X, y, {}, "raise")
+
+
+# -- pipelines: data-independent steps before the model ----------------------------------------
+CLIP = {"a_min": -0.8, "a_max": 0.8}
+
+
+def _pipeline_templates(tol=1e-10, max_iter=1000):
+    pipeline = Pipeline([("scale", FunctionTransformer(np.clip, kw_args=CLIP)),
+                         ("poly", PolynomialFeatures(2, include_bias=False)),
+                         ("model", LogisticRegression(epsilon=1.0, data_norm=1.0, tol=tol,
+                                                      max_iter=max_iter))])
+    return [candidate_template(pipeline, params) for params in (
+        {"model__C": 0.1, "model__data_norm": 0.5}, {"model__C": 1.0, "poly__degree": 1},
+        {"model__C": 10.0}, {"model__C": 1.0, "poly__degree": 1},
+        {"model__fit_intercept": False, "scale__kw_args": {"a_min": -0.5, "a_max": 0.5}})]
+
+
+def _assert_same_pipeline(model, alone, X):
+    assert type(model) is Pipeline and model.get_params().keys() == alone.get_params().keys()
+    for (name, step), (_, step_alone) in zip(model.steps[:-1], alone.steps[:-1], strict=True):
+        assert sorted(vars(step)) == sorted(vars(step_alone)), name  # fitted as one by one
+        np.testing.assert_array_equal(step.transform(X), step_alone.transform(X))
+    params, alone_params = model[-1].get_params(), alone[-1].get_params()
+    assert params.pop("accountant") is not alone_params.pop("accountant")
+    assert params == alone_params  # the same seed, epsilon scale and candidate
+    _assert_same_model(model[-1], alone[-1], model[:-1].transform(X), atol=2e-3)
+    assert sorted(vars(strip_nonprivate_attributes(model[-1]))) == \
+        sorted(vars(strip_nonprivate_attributes(alone[-1])))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_pipeline_runs_are_the_pipelines_fitted_one_by_one(n_classes):
+    """Each run releases its own pipeline: the steps before the model fitted on the train
+    rows plus the padding (shared between the runs whose candidates set them alike, copied
+    into each), the model fitted on the transformed rows with the run's own noise."""
+    X, y = _data(n=400, classes=n_classes)
+    padding = make_padding(X, y, np.arange(n_classes))
+    train = np.arange(0, 400, 2)
+    templates = _pipeline_templates()
+    seeds = [11, 22, 33, 44, 55]
+    keys = [_holdout._candidate_key(p) for p in (
+        {"model__C": 0.1, "model__data_norm": 0.5}, {"model__C": 1.0, "poly__degree": 1},
+        {"model__C": 10.0}, {"model__C": 1.0, "poly__degree": 1}, {})]
+    keys[-1] = None  # an unhashable candidate (a dict value): its own steps
+    batched = fit_runs(templates, seeds, X, y, train, padding, 0.7, keys)
+    for template, seed, model in zip(templates, seeds, batched, strict=True):
+        _assert_same_pipeline(model, _one_by_one(template, seed, X, y, train, padding), X)
+    # runs 1 and 3: the same candidate and steps, other noise; the steps are copies
+    assert batched[1][0] is not batched[3][0]
+    assert np.abs(batched[1][-1].coef_ - batched[3][-1].coef_).max() > 1e-3
+
+
+def test_pipeline_runs_take_a_data_frame_through_a_column_transformer():
+    pd = pytest.importorskip("pandas")
+    X, y = _data(n=300)
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1],
+                          "colour": np.where(X[:, 2] > 0, "red", "blue")})
+    padding = make_padding(frame, y, np.array([0, 1]))
+
+    def pipeline(sparse):
+        columns = ColumnTransformer(
+            [("onehot", OneHotEncoder(categories=[["blue", "red"]], handle_unknown="ignore",
+                                      sparse_output=sparse), ["colour"])],
+            remainder="passthrough", sparse_threshold=1.0 if sparse else 0.0)
+        return candidate_template(Pipeline([
+            ("columns", columns),
+            ("model", LogisticRegression(epsilon=1.0, data_norm=2.0, tol=1e-10,
+                                         max_iter=1000))]), {})
+
+    dense = pipeline(sparse=False)
+    (model,) = fit_runs([dense], [7], frame, y, np.arange(200), padding, 1.0)
+    alone = _one_by_one(dense, 7, frame, y, np.arange(200), padding, scale=1.0)
+    _assert_same_pipeline(model, alone, frame)
+    # sparse rows: diffprivlib's own conversion decides them, one by one
+    assert fit_runs([pipeline(sparse=True)], [7], frame, y, np.arange(200), padding,
+                    1.0) is None
+
+
+def test_pipeline_runs_fail_where_the_pipelines_fail_one_by_one():
+    X, y = _data()
+    padding = make_padding(X, y, np.array([0, 1]))
+    template = _pipeline_templates()[0]
+    # rows the steps make non-finite: every run fails, as one by one
+    log = candidate_template(template, {"scale": FunctionTransformer(np.log),  # NaN below 0
+                                        "poly": "passthrough"})
+    with pytest.raises(ValueError), np.errstate(invalid="ignore", divide="ignore"):
+        _one_by_one(log, 1, X, y, np.arange(100), padding)
+    assert fit_runs([log] * 2, [1, 2], X, y, np.arange(100), padding, 1.0) == [None] * 2
+    # a step that raises: the one-by-one runs decide (they raise too)
+    def broken(Z):
+        raise RuntimeError("transform")
+
+    raising = candidate_template(template, {"scale": FunctionTransformer(broken)})
+    assert fit_runs([raising], [1], X, y, np.arange(100), padding, 1.0) is None
+
+
+def test_only_pipelines_of_data_independent_steps_are_batched():
+    X, y = _data()
+    model = LogisticRegression(epsilon=1.0, data_norm=1.0)
+    free = Pipeline([("scale", FunctionTransformer(np.negative)), ("model", model)])
+    assert _holdout._batchable([candidate_template(free, {})], X, y, {}, 0.0)
+    assert _holdout._batchable([candidate_template(free, {})], X.tolist(), y, {}, 0.0)
+    private_step = Pipeline([("scale", StandardScaler(bounds=(-1, 1), epsilon=0.5)),
+                             ("model", model)])
+    other_model = Pipeline([("scale", FunctionTransformer(np.negative)),
+                            ("model", GaussianNB(bounds=(-1, 1)))])
+    loose = Pipeline([("model", LogisticRegression(epsilon=1.0, data_norm=1.0, tol=1e-2))])
+    for pipeline in (private_step, other_model, loose):
+        assert not _holdout._batchable([candidate_template(pipeline, {})], X, y, {}, 0.0)
+
+
+def _pipeline_search(**params):
+    pipeline = Pipeline([("scale", FunctionTransformer(np.clip, kw_args=CLIP)),
+                         ("poly", PolynomialFeatures(2, include_bias=False)),
+                         ("model", LogisticRegression(epsilon=1.0, data_norm=1.0))])
+    space = {"model__C": [0.01, 0.1, 1.0, 10.0], "model__data_norm": [0.5, 1.0, 2.0],
+             "poly__degree": [1, 2]}
+    return DPRandomSearchCV(pipeline, space, n_iter=40, epsilon=2.0, classes=[0, 1, 2],
+                            random_state=3, accountant=BudgetAccountant(), **params)
+
+
+def test_pipeline_search_selects_as_with_one_by_one_runs(monkeypatch):
+    calls = []
+    real = _holdout._noisy_runs_batched
+
+    def spy(templates, *args):
+        calls.append(len(templates))
+        return real(templates, *args)
+
+    X, y = _data(n=900, classes=3, seed=5)
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "_noisy_runs_batched", spy)
+        batched = _pipeline_search(n_jobs=1).fit(X, y)
+        two = _pipeline_search(n_jobs=2).fit(X, y)
+    assert calls and calls[0] >= 1
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
+        alone = _pipeline_search(n_jobs=1).fit(X, y)
+    assert batched.best_params_ == alone.best_params_ == two.best_params_
+    assert batched.best_score_ == pytest.approx(alone.best_score_, abs=2 / 180)
+    assert np.mean(batched.predict(X) == alone.predict(X)) >= 0.99
+    assert type(batched.best_estimator_) is Pipeline
+    assert batched.privacy_spent_ == alone.privacy_spent_
+    assert not hasattr(batched.best_estimator_[-1], "n_iter_")

@@ -64,7 +64,7 @@ def test_logistic_runs_under_dask_finish_and_match_local(client, data, monkeypat
     from skdptune.evaluation import _holdout
 
     if not batched:
-        monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args: False)
+        monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
     X, y = data
     y = y + (X[:, 0] > 0.1)  # three classes: one-vs-rest
 

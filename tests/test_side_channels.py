@@ -321,7 +321,7 @@ def test_searches_fitted_in_threads_take_turns(monkeypatch, own_filters, task, p
     from skdptune.evaluation import _holdout
 
     if task == "_noisy_run":
-        monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args: False)
+        monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
     events, real = [], getattr(_holdout, task)
 
     def recorded(*args, **kwargs):

@@ -55,26 +55,48 @@ from diffprivlib.validation import clip_to_norm
 from scipy.special import expit
 from sklearn.utils.validation import _check_method_params
 
+from .._estimators import final_step_after_free_steps
 from .._private import LEAKS
 from .._seeding import derived_seeds
 from . import _scores
 from ._fit import instantiate
 
-__all__ = ["supports_batched_fits", "batched_partition_utilities"]
+__all__ = ["batched_model", "supports_batched_fits", "batched_partition_utilities"]
 
 
-def supports_batched_fits(templates, X, fit_params, error_score) -> bool:
+def batched_model(template, *, pipelines=False):
+    """The diffprivlib ``LogisticRegression`` the batched fits solve for ``template``, or
+    ``None``.
+
+    A plain ``LogisticRegression`` (not a subclass) with a public ``data_norm`` and no
+    ``warm_start``; with ``pipelines``, also such a model as the last step of a ``Pipeline``
+    whose other components are data-independent transformers
+    (:func:`skdptune._estimators.final_step_after_free_steps`).
+    """
+    model = template
+    if pipelines and not isinstance(template, LogisticRegression):
+        model = final_step_after_free_steps(template)
+    if type(model) is LogisticRegression and model.data_norm is not None \
+            and not model.warm_start:
+        return model
+    return None
+
+
+def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=False) -> bool:
     """Whether every candidate can go through the batched path.
 
-    Plain diffprivlib ``LogisticRegression`` (not a subclass, not in a pipeline) with a public
-    ``data_norm``, a dense numeric ``numpy`` array ``X``, no fit parameters (diffprivlib ignores
-    ``sample_weight`` anyway, with a warning) and ``error_score`` not ``"raise"`` (debugging
-    goes through the one-by-one path, which lets the original exception out).
+    Every template has a :func:`batched_model` (``pipelines``: a pipeline's rows are checked
+    once transformed, :mod:`._batched_runs`); a plain model needs a dense numeric ``numpy``
+    array ``X``. No fit parameters (diffprivlib ignores ``sample_weight`` anyway, with a
+    warning) and ``error_score`` not ``"raise"`` (debugging goes through the one-by-one path,
+    which lets the original exception out).
     """
-    return (error_score != "raise" and not fit_params and isinstance(X, np.ndarray)
-            and X.ndim == 2 and X.dtype.kind in "biuf"
-            and all(type(t) is LogisticRegression and t.data_norm is not None
-                    and not t.warm_start for t in templates))
+    if error_score == "raise" or fit_params:
+        return False
+    numeric = isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf"
+    models = [batched_model(t, pipelines=pipelines) for t in templates]
+    return all(model is not None and (numeric or model is not t)
+               for model, t in zip(models, templates, strict=True))
 
 
 # --------------------------------------------------------------------------------------------

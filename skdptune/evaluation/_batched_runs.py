@@ -54,13 +54,16 @@ same outputs). Everything here runs inside :func:`skdptune._private.silenced`.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
+from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
 from scipy import optimize
 
 from .._private import LEAKS
 from ._batched import _Rows, lbfgs, perturbation, vector_mechanism
-from ._fit import PreparedTemplate, instantiate
+from ._fit import PreparedTemplate, fitting, instantiate, rows_of
 
 __all__ = ["fit_runs"]
 
@@ -177,45 +180,99 @@ def _solved_alone(problems, q):
 def fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys=None):
     """The fitted models of the runs ``templates`` on the rows ``train`` plus ``padding``.
 
-    ``fit_seeds[r]``: the seed the one-by-one path gives run ``r``'s
-    :func:`~._fit.instantiate` (``None``: diffprivlib's secure noise). ``keys[r]``: a hashable
-    key of run ``r``'s candidate (runs with equal keys have equal templates), or ``None``; the
-    runs of one key are copied from one :class:`~._fit.PreparedTemplate`, which equals
-    :func:`~._fit.instantiate` and skips its walks of the parameters. Returns a list with a
-    fitted ``LogisticRegression`` or ``None`` (a failed fit) per run, or ``None`` when the
-    batched path could not run (the caller fits one by one). PRIVATE: the models are released
-    only through the evaluator's selection.
+    ``templates``: plain diffprivlib ``LogisticRegression`` templates, or pipelines ending in
+    one after data-independent steps (:func:`~._batched.batched_model`). ``fit_seeds[r]``: the
+    seed the one-by-one path gives run ``r``'s :func:`~._fit.instantiate` (``None``:
+    diffprivlib's secure noise). ``keys[r]``: a hashable key of run ``r``'s candidate (runs
+    with equal keys have equal templates), or ``None``; the runs of one key are copied from one
+    :class:`~._fit.PreparedTemplate`, which equals :func:`~._fit.instantiate` and skips its
+    walks of the parameters. Returns a list with a fitted model or ``None`` (a failed fit) per
+    run, or ``None`` when the batched path could not run (the caller fits one by one).
+    PRIVATE: the models are released only through the evaluator's selection.
     """
+    keys = keys or [None] * len(templates)
     try:
-        return _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale,
-                         keys or [None] * len(templates))
+        estimators = _instantiated(templates, fit_seeds, epsilon_scale, keys)
+        if all(type(est) is LogisticRegression for est in estimators):
+            return _fit_runs(estimators, X, y, train, padding)
+        return _fit_pipeline_runs(estimators, X, y, train, padding, keys)
     except LEAKS:
         raise
     except Exception:
         return None
 
 
-def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
+def _instantiated(templates, fit_seeds, epsilon_scale, keys):
+    """Every run's estimator, as :func:`~._fit.instantiate` makes it one by one."""
+    prepared, out = {}, []
+    for template, seed, key in zip(templates, fit_seeds, keys, strict=True):
+        if key is None:
+            out.append(instantiate(template, seed=seed, epsilon_scale=epsilon_scale))
+            continue
+        if key not in prepared:
+            prepared[key] = PreparedTemplate(template, epsilon_scale=epsilon_scale)
+        out.append(prepared[key].instantiate(seed))
+    return out
+
+
+def _prefix_key(key, final, run):
+    """The part of a candidate's key that sets the steps before the pipeline's ``final`` one
+    (runs with equal parts transform the rows alike); a run without a key has its own."""
+    if key is None:
+        return ("run", run)
+    return tuple(entry for entry in key
+                 if entry[0] != final and not entry[0].startswith(final + "__"))
+
+
+def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
+    """:func:`_fit_runs` of pipelines: their steps before the last are data-independent.
+
+    A pipeline's ``fit`` fits those steps on the train rows plus the padding, transforms them,
+    and fits its last step on the result. Every run fits the same rows, and the steps learn
+    nothing from them (no noise, no ``random_state``), so the runs whose candidates set these
+    steps alike share one fit of them (``sklearn.pipeline.Pipeline`` slicing, the calls of
+    ``Pipeline.fit``): each run's pipeline gets a copy of the fitted steps and its last step
+    fitted by :func:`_fit_runs` on the transformed rows. Rows that are not a dense numeric
+    array (a sparse or pandas output) return ``None``: diffprivlib's own conversion decides
+    them, one by one.
+    """
+    X_rows, y_rows, _ = rows_of(X, y, train, {}, padding=padding)
+    final = pipelines[0].steps[-1][0]
+    groups = {}
+    for r, key in enumerate(keys):
+        groups.setdefault(_prefix_key(key, final, r), []).append(r)
+    out = [None] * len(pipelines)
+    for runs in groups.values():
+        prefix = pipelines[runs[0]][:-1]
+        with fitting():
+            Z = prefix.fit_transform(X_rows, y_rows)
+        if not (isinstance(Z, np.ndarray) and Z.ndim == 2 and Z.dtype.kind in "biuf"):
+            return None
+        models = _fit_runs([pipelines[r].steps[-1][1] for r in runs], Z, y_rows,
+                           np.arange(len(Z)), None)
+        for r, model in zip(runs, models, strict=True):
+            if model is not None:
+                pipe = pipelines[r]
+                pipe.steps = ([(name, copy.deepcopy(step)) for name, step in prefix.steps]
+                              + [pipe.steps[-1]])
+                out[r] = pipe
+    return out
+
+
+def _fit_runs(estimators, X, y, train, padding):
+    """The runs' ``LogisticRegression`` instances ``estimators``, fitted together (in place)."""
     rows = _Rows(X, y, padding)
     fitted = rows.fit_rows(np.asarray(train))
     if fitted is False:
-        return [None] * len(templates)  # diffprivlib raises on every run
+        return [None] * len(estimators)  # diffprivlib raises on every run
     indices, present, positives = fitted
     m, d = len(indices), rows.d
     generator = np.random.RandomState()
     mechanisms, labels = {}, {}
-    models = []
     # one entry per binary problem: its run, setting, positive class, terms and stopping rules
     problems = {key: [] for key in ("run", "norm", "intercept", "label", "quad", "linear", "tol",
                                     "max_iter")}
-    prepared = {}
-    for r, (template, seed, key) in enumerate(zip(templates, fit_seeds, keys, strict=True)):
-        if key is None:
-            est = instantiate(template, seed=seed, epsilon_scale=epsilon_scale)
-        else:
-            if key not in prepared:
-                prepared[key] = PreparedTemplate(template, epsilon_scale=epsilon_scale)
-            est = prepared[key].instantiate(seed)
+    for r, est in enumerate(estimators):
         est._validate_params()
         norm, intercept = float(est.data_norm), bool(est.fit_intercept)
         noise_seed = est.random_state
@@ -239,7 +296,6 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
                                ("linear", linear), ("tol", float(est.tol)),
                                ("max_iter", int(est.max_iter))):
                 problems[key].append(value)
-        models.append(est)
     X_fit = rows.X[indices]
     with np.errstate(all="ignore"):
         row_norms = np.linalg.norm(X_fit, axis=1)
@@ -283,7 +339,7 @@ def _fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys):
         theta[start:start + shared.P] = solution
     classes = rows.classes[present]
     out = []
-    for r, est in enumerate(models):
+    for r, est in enumerate(estimators):
         coef = theta[owner == r]
         est.classes_ = classes
         est.coef_ = coef[:, :d].copy()

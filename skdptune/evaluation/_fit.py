@@ -19,6 +19,7 @@ Privacy obligations met here, for every inner fit of every search:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import math
@@ -54,11 +55,13 @@ __all__ = [
     "fit_and_utility",
     "fit_and_example_utilities",
     "fit_on_rows",
+    "fitting",
     "for_workers",
     "instantiate",
     "PreparedTemplate",
     "prepare_clone",
     "received",
+    "rows_of",
     "single_threaded_blas",
 ]
 
@@ -266,13 +269,24 @@ def prepare_clone(estimator, params, **settings):
     return instantiate(candidate_template(estimator, params), **settings)
 
 
-def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
-    """Fit ``estimator`` on ``rows`` of ``(X, y)`` (``rows=None``: all rows) and return it.
+@contextlib.contextmanager
+def fitting():
+    """Context of every fit skdptune makes: ``PrivacyLeakWarning`` raises ``PrivacyLeakError``,
+    and the fit's own joblib calls run sequentially, in this thread.
 
-    ``padding`` (a :class:`skdptune._public.Padding`, for classifiers) appends the public rows,
-    one per declared class. ``PrivacyLeakWarning`` raised by diffprivlib is turned into
-    ``PrivacyLeakError``. The fit's own joblib calls run sequentially, in this thread.
+    (diffprivlib's ``LogisticRegression`` fits one-vs-rest with its ``n_jobs``: in a worker
+    process it would draw the noise from a pickled copy of numpy's global generator -- not its
+    secure generator, the same draws for every class, reproducible from ``np.random.seed`` --
+    and under a dask backend the nested call would wait on the task that runs it. The search
+    parallelises across fits instead.)
     """
+    with leak_warnings_as_errors(), parallel_backend("sequential"):
+        yield
+
+
+def rows_of(X, y, rows, fit_params, *, padding=None):
+    """``(X, y, fit parameters)`` of a fit on ``rows`` (``None``: all rows), the ``padding``
+    rows appended: what :func:`fit_on_rows` passes to ``fit``."""
     if rows is None:
         X_rows, y_rows, params = X, y, dict(fit_params)
     else:
@@ -281,12 +295,18 @@ def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
         params = _check_method_params(X, params=fit_params, indices=rows)
     if padding is not None:
         X_rows, y_rows, params = padding.apply(X_rows, y_rows, params)
-    # the fit's own joblib calls (diffprivlib's LogisticRegression fits one-vs-rest with its
-    # n_jobs) run in this thread: in a worker process diffprivlib would draw the noise from a
-    # pickled copy of numpy's global generator -- not its secure generator, the same draws for
-    # every class, reproducible from np.random.seed -- and under a dask backend the nested
-    # call would wait on the task that runs it. The search parallelises across fits instead.
-    with leak_warnings_as_errors(), parallel_backend("sequential"):
+    return X_rows, y_rows, params
+
+
+def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
+    """Fit ``estimator`` on ``rows`` of ``(X, y)`` (``rows=None``: all rows) and return it.
+
+    ``padding`` (a :class:`skdptune._public.Padding`, for classifiers) appends the public rows,
+    one per declared class. ``PrivacyLeakWarning`` raised by diffprivlib is turned into
+    ``PrivacyLeakError``. The fit's own joblib calls run sequentially, in this thread.
+    """
+    X_rows, y_rows, params = rows_of(X, y, rows, fit_params, padding=padding)
+    with fitting():
         if y_rows is None:
             estimator.fit(X_rows, **params)
         else:

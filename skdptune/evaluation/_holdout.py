@@ -39,7 +39,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._private import LEAKS, private_n_jobs, silenced
-from ._batched import supports_batched_fits
+from ._batched import batched_model, supports_batched_fits
 from ._batched_runs import fit_runs
 from ._fit import (
     all_or_fail,
@@ -128,12 +128,13 @@ BATCHED_MAX_TOL = 1e-3
 
 def _batchable(templates, X, y, fit_params, error_score) -> bool:
     """Whether the runs go through :mod:`._batched_runs`: the batched fits' conditions
-    (:func:`~._batched.supports_batched_fits`), ``y`` a numpy array (the released model's
-    ``classes_`` then has the one-by-one fit's dtype whatever the labels), and every
-    candidate's ``tol`` at most :data:`BATCHED_MAX_TOL`."""
-    return (supports_batched_fits(templates, X, fit_params, error_score)
+    (:func:`~._batched.supports_batched_fits`, pipelines included), ``y`` a numpy array (the
+    released model's ``classes_`` then has the one-by-one fit's dtype whatever the labels),
+    and every candidate's ``tol`` at most :data:`BATCHED_MAX_TOL`."""
+    return (supports_batched_fits(templates, X, fit_params, error_score, pipelines=True)
             and isinstance(y, np.ndarray)
-            and all(float(t.tol) <= BATCHED_MAX_TOL for t in templates))
+            and all(float(batched_model(t, pipelines=True).tol) <= BATCHED_MAX_TOL
+                    for t in templates))
 
 
 def _candidate_key(params):
@@ -166,9 +167,9 @@ class HoldoutEvaluator:
     padding : Padding or None
         Public rows appended to every fit (classifiers).
 
-    The runs of a plain diffprivlib ``LogisticRegression`` are fitted together
-    (:mod:`._batched_runs`: the same models up to the optimiser's tolerance) where
-    :func:`_batchable` allows, every other run one by one.
+    The runs of diffprivlib's ``LogisticRegression``, alone or after data-independent pipeline
+    steps, are fitted together (:mod:`._batched_runs`: the same models up to the optimiser's
+    tolerance) where :func:`_batchable` allows, every other run one by one.
     """
 
     def __init__(self, estimator, score, *, epsilon_score, epsilon_scale, error_score, n_jobs,

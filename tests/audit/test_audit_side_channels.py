@@ -80,6 +80,7 @@ claim. The broken variants' true loss on this pair is infinite (an event of prob
 from __future__ import annotations
 
 import math
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,6 +92,8 @@ from _audit import AuditResult, family_audit, split_audit
 from diffprivlib import BudgetAccountant
 from diffprivlib.mechanisms import Laplace
 from diffprivlib.models import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
 from threadpoolctl import threadpool_limits
 
 import skdptune._base
@@ -121,11 +124,24 @@ X = np.random.RandomState(20240611).uniform(-1.0, 1.0, size=(N_ROWS, N_FEATURES)
 # --------------------------------------------------------------------------------------------
 
 
-def make_search(seed: int) -> DPRandomSearchCV:
+def _search(estimator, space, seed: int) -> DPRandomSearchCV:
     return DPRandomSearchCV(
-        LogisticRegression(epsilon=EPSILON, data_norm=DATA_NORM), SPACE, n_iter=N_ITER,
-        distribution="logarithmic", validation_size=VALIDATION_SIZE, refit=False,
-        classes=list(CLASSES), random_state=seed, accountant=BudgetAccountant())
+        estimator, space, n_iter=N_ITER, distribution="logarithmic",
+        validation_size=VALIDATION_SIZE, refit=False, classes=list(CLASSES), random_state=seed,
+        accountant=BudgetAccountant())
+
+
+def make_search(seed: int) -> DPRandomSearchCV:
+    return _search(LogisticRegression(epsilon=EPSILON, data_norm=DATA_NORM), SPACE, seed)
+
+
+def make_pipeline_search(seed: int) -> DPRandomSearchCV:
+    """:func:`make_search` on a pipeline: a data-independent transformer (a negation, which
+    keeps the rows' norms and so the audit's placement) before the model. Its runs are batched
+    too (:mod:`skdptune.evaluation._batched_runs`)."""
+    pipeline = Pipeline([("negate", FunctionTransformer(np.negative)),
+                         ("model", LogisticRegression(epsilon=EPSILON, data_norm=DATA_NORM))])
+    return _search(pipeline, {f"model__{k}": v for k, v in SPACE.items()}, seed)
 
 
 def claimed_epsilon() -> float:
@@ -214,11 +230,14 @@ def _noisy_runs_batched_failure_as_output(real):
 
 
 def _patch(mp: pytest.MonkeyPatch, variant: str) -> None:
-    """``variant`` = ``name`` or ``name/one_by_one`` (the runs fitted one by one, the path of
-    every estimator but a plain ``LogisticRegression``; by default they are batched)."""
+    """``variant`` = ``name``, ``name/one_by_one`` (the runs fitted one by one, the path of
+    every estimator but diffprivlib's ``LogisticRegression``, alone or after data-independent
+    steps; by default they are batched) or ``name/pipeline`` (:func:`make_pipeline_search`)."""
     name, _, path = variant.partition("/")
     if path == "one_by_one":
-        mp.setattr(holdout, "supports_batched_fits", lambda *args: False)
+        mp.setattr(holdout, "supports_batched_fits", lambda *args, **kwargs: False)
+    elif path == "pipeline":
+        mp.setattr(sys.modules[__name__], "make_search", make_pipeline_search)
     elif path:
         raise ValueError(variant)
     if name == "sound":
@@ -233,8 +252,8 @@ def _patch(mp: pytest.MonkeyPatch, variant: str) -> None:
         raise ValueError(variant)
 
 
-VARIANTS = ("sound", "no_padding", "failure_as_output", "sound/one_by_one",
-            "no_padding/one_by_one", "failure_as_output/one_by_one")
+VARIANTS = tuple(f"{name}{path}" for path in ("", "/one_by_one", "/pipeline")
+                 for name in ("sound", "no_padding", "failure_as_output"))
 SIDE_SEEDS = {"D": 1, "D'": 2}
 
 
@@ -356,7 +375,7 @@ def test_the_audit_places_the_record_where_the_split_puts_it():
     assert special_record(12345, "validation") in validation
 
 
-@pytest.mark.parametrize("path", ["", "/one_by_one"])
+@pytest.mark.parametrize("path", ["", "/one_by_one", "/pipeline"])
 @pytest.mark.parametrize("placement", ["train", "validation"])
 def test_sound_search_is_within_its_claim(placement, path):
     sound = "sound" + path
@@ -370,8 +389,7 @@ def test_sound_search_is_within_its_claim(placement, path):
         assert result.family.epsilon_lb > 0.0
 
 
-@pytest.mark.parametrize("variant", ["no_padding", "failure_as_output",
-                                     "no_padding/one_by_one", "failure_as_output/one_by_one"])
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if not v.startswith("sound")])
 def test_failure_side_channel_is_flagged(variant):
     result = audit(variant, "train", N_FAST)
     assert result.family.epsilon_lb > result.claim
