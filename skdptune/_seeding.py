@@ -145,10 +145,15 @@ def seed_sequence_first_words(entropy: np.ndarray) -> np.ndarray:
     return (value ^ (value >> np.uint32(16))).reshape(shape)
 
 
-def derived_seeds(seeds: np.ndarray) -> np.ndarray:
-    """``_estimators._derived_seed(s, "")`` (the seed of an estimator's own ``random_state``
-    when the estimator is the root component) for every ``s`` in ``seeds`` (int64 array)."""
+def derived_seeds(seeds: np.ndarray, path: str = "") -> np.ndarray:
+    """``_estimators._derived_seed(s, path)`` (the seed of the component at ``path`` of an
+    estimator seeded with ``s``; ``""``: the estimator itself) for every ``s`` in ``seeds``
+    (int64 array)."""
     seeds = np.asarray(seeds, dtype=np.int64)
     if seeds.size and (seeds.min() < 0 or seeds.max() >= 2**32):
         raise ValueError("seeds must be in [0, 2**32)")
-    return seed_sequence_first_words(seeds.astype(np.uint32)[..., None]).astype(np.int64)
+    # the entropy [s, *path's bytes]: one word each
+    words = np.frombuffer(path.encode("utf-8"), dtype=np.uint8).astype(np.uint32)
+    entropy = np.concatenate([seeds.astype(np.uint32)[..., None],
+                              np.broadcast_to(words, seeds.shape + words.shape)], axis=-1)
+    return seed_sequence_first_words(entropy).astype(np.int64)

@@ -91,10 +91,12 @@ class DPGridSearchCV(BaseDPSearchCV):
         diffprivlib ``LogisticRegression``'s ``C`` weighs a *sum* of losses, so its ridge
         strength is ``1 / (C n)`` -- are multiplied by ``n / partition_train_size`` so that
         every partition model is regularised like the returned model (``"scaled"``), or kept
-        (``"same"``). With both ``"scaled"`` (the defaults), a plain diffprivlib
-        ``LogisticRegression`` is fitted on each partition as the returned model in
-        miniature, exactly: the returned model's noise, ridge and regime of diffprivlib's
-        objective perturbation, with the partition's rows for the empirical risk
+        (``"same"``). With both ``"scaled"`` (the defaults), diffprivlib's
+        ``LogisticRegression`` -- alone, or after data-independent pipeline steps, which
+        transform each fit's rows as its own ``Pipeline.fit`` does -- is fitted on each
+        partition as the returned model in miniature, exactly: the returned model's noise,
+        ridge and regime of diffprivlib's objective perturbation, with the partition's rows
+        for the empirical risk
         (docs/grid_search.md). Partition fits are never released: no privacy effect.
     scoring : str, callable, list, tuple, dict or None, default=None
         Scorer; ``None`` uses the estimator's ``score`` (accuracy or r2). Several metrics (a

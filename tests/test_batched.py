@@ -8,15 +8,16 @@ failures (error_score for the failed partition only).
 import numpy as np
 import pytest
 from diffprivlib.mechanisms import Vector
-from diffprivlib.models import GaussianNB, LogisticRegression
+from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
 from diffprivlib.validation import clip_to_norm
 from scipy import optimize, stats
 from sklearn.datasets import make_classification
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import Normalizer
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import FunctionTransformer, Normalizer, OneHotEncoder, PolynomialFeatures
 
 from skdptune._public import make_padding
 from skdptune._seeding import SeedPlan
+from skdptune.evaluation import _batched, _partitions
 from skdptune.evaluation._batched import (
     _Problems,
     lbfgs,
@@ -494,3 +495,117 @@ def test_candidate_groups_mix_every_parameter_value():
                 assert max(held) - min(held) <= 1, (n_jobs, name, value, held)
     round_robin = _candidate_groups(len(grid), 10**6, 2)
     assert {grid[i]["data_norm"] for i in round_robin[0]} == {0.5, 2.0}  # what this fixes
+
+
+# -- pipelines: data-independent steps before the model ----------------------------------------
+CLIP = {"a_min": 0.0, "a_max": 0.9}
+
+
+def _pipeline(*steps):
+    return Pipeline([*steps, ("model", LogisticRegression(epsilon=1.0, data_norm=2.0))])
+
+
+PIPELINE_CANDIDATES = [{"model__C": 0.1, "model__data_norm": 1.0}, {"model__C": 1.0},
+                       {"model__C": 0.01, "poly__degree": 1}, {"model__fit_intercept": False},
+                       {"model__C": 1.0, "poly__degree": 1}]
+
+
+def _centre(Z):
+    """Not a row-wise map: subtracts the mean of the rows it is given."""
+    return Z - Z.mean(axis=0)
+
+
+@pytest.mark.parametrize("n_classes, scoring, first", [
+    (2, None, FunctionTransformer(np.clip, kw_args=CLIP)),
+    (3, None, FunctionTransformer(np.clip, kw_args=CLIP)),
+    (2, "balanced_accuracy", FunctionTransformer(_centre))])
+def test_batched_pipeline_utilities_equal_one_by_one_fits(n_classes, scoring, first):
+    """Every unit's rows are transformed as its one-by-one fit transforms them (a step that
+    computes across rows too: transforming all rows at once would change every partition)."""
+    X, y = _data(classes=n_classes)
+    est = _pipeline(("first", first), ("poly", PolynomialFeatures(2, include_bias=False)))
+    batched = _evaluator(est, X, y, batched=True, scoring=scoring, inner_params="same")
+    single = _evaluator(est, X, y, batched=False, scoring=scoring, inner_params="same")
+    a = batched.evaluate_partitions(X, y, PIPELINE_CANDIDATES, {})
+    b = single.evaluate_partitions(X, y, PIPELINE_CANDIDATES, {})
+    assert np.mean(a == b) >= 0.9
+    assert np.abs(a.mean(axis=1) - b.mean(axis=1)).max() < 0.01
+    assert a.std() > 0.01
+
+
+def test_batched_pipeline_miniature_is_the_models_on_the_transformed_rows(monkeypatch):
+    """The miniature (the default settings) of a pipeline whose steps map each row alone, and
+    zero rows (the padding) to zero rows, is that of its model on the transformed rows: the
+    same rows, padding weights, ridge and noise (the noise seeds aligned: a pipeline's model
+    draws from the seed of its path, ``model``)."""
+    X, y = _data(classes=3)
+    steps = [("first", FunctionTransformer(np.clip, kw_args=CLIP)),
+             ("poly", PolynomialFeatures(2, include_bias=False))]
+    candidates = [c for c in PIPELINE_CANDIDATES if "poly__degree" not in c]
+    monkeypatch.setattr(_batched, "model_path", lambda template: "")
+    a = _evaluator(_pipeline(*steps), X, y, batched=True).evaluate_partitions(
+        X, y, candidates, {})
+    Z = Pipeline(steps).fit_transform(X)
+    plain = [{k.removeprefix("model__"): v for k, v in c.items()} for c in candidates]
+    b = _evaluator(LogisticRegression(epsilon=1.0, data_norm=2.0), Z, y,
+                   batched=True).evaluate_partitions(Z, y, plain, {})
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    # the comparison can fail: without the padding weights of the miniature it does
+    monkeypatch.setattr(_batched, "row_weights",
+                        lambda n_rows, model_rows=None, n_padding=0: np.full(n_rows, 1 / n_rows))
+    c = _evaluator(_pipeline(*steps), X, y, batched=True).evaluate_partitions(
+        X, y, candidates, {})
+    assert not np.allclose(a, c, rtol=0, atol=1e-12)
+
+
+def _raise_above_two(Z):
+    if (Z > 2).any():
+        raise ValueError("a value above 2")
+    return Z
+
+
+def test_batched_pipeline_failures_are_the_one_by_one_failures():
+    """A step that raises on one partition's rows fails that partition's fits only
+    (error_score), as one by one; an output that is not a dense array goes one by one."""
+    X, y = _data()
+    X[7, 0] = 5.0  # one partition's rows make the step raise
+    est = _pipeline(("first", FunctionTransformer(_raise_above_two)),
+                    ("poly", PolynomialFeatures(2, include_bias=False)))
+    batched = _evaluator(est, X, y, batched=True, inner_params="same", error_score=0.25)
+    single = _evaluator(est, X, y, batched=False, inner_params="same", error_score=0.25)
+    a = batched.evaluate_partitions(X, y, PIPELINE_CANDIDATES, {})
+    b = single.evaluate_partitions(X, y, PIPELINE_CANDIDATES, {})
+    failed = (b == 0.25).all(axis=0)
+    assert failed.sum() == 1 and (a[:, failed] == 0.25).all()
+    assert np.mean(a == b) >= 0.9
+    # sparse rows: the evaluator's one-by-one path, exactly
+    onehot = OneHotEncoder(categories=[[0, 1]] * 5, handle_unknown="ignore")
+    sparse = _pipeline(("first", FunctionTransformer(np.round)), ("poly", onehot))
+    Xr = np.round(X[:, :5].clip(0, 1))
+    candidates = [{"model__C": 0.1}, {"model__C": 1.0}]
+    np.testing.assert_array_equal(
+        _evaluator(sparse, Xr, y, batched=True).evaluate_partitions(Xr, y, candidates, {}),
+        _evaluator(sparse, Xr, y, batched=False).evaluate_partitions(Xr, y, candidates, {}))
+
+
+def test_pipelines_of_data_independent_steps_are_batched(monkeypatch):
+    X, y = _data()
+    calls = []
+    real = _partitions._candidates_utilities
+
+    def spy(group, *args):
+        calls.append([i for i, _ in group])
+        return real(group, *args)
+
+    monkeypatch.setattr(_partitions, "_candidates_utilities", spy)
+    est = _pipeline(("first", FunctionTransformer(np.clip, kw_args=CLIP)),
+                    ("poly", PolynomialFeatures(2, include_bias=False)))
+    _evaluator(est, X, y, batched=True).evaluate_partitions(X, y, PIPELINE_CANDIDATES, {})
+    # two settings of the steps (poly__degree 2 and 1): each its own rows
+    assert sorted(i for group in calls for i in group) == list(range(5))
+    assert not any({1, 2} <= set(group) or {0, 4} <= set(group) for group in calls)
+    calls.clear()
+    private = Pipeline([("scale", StandardScaler(bounds=(0, 1), epsilon=0.5)),
+                        ("model", LogisticRegression(epsilon=1.0, data_norm=2.0))])
+    _evaluator(private, X, y, batched=True).evaluate_partitions(X, y, [{"model__C": 1.0}], {})
+    assert calls == []

@@ -21,7 +21,7 @@ from skdptune._estimators import strip_nonprivate_attributes
 from skdptune._public import make_padding
 from skdptune.evaluation import _batched_runs, _holdout
 from skdptune.evaluation._batched_runs import _SharedRows, fit_runs
-from skdptune.evaluation._fit import candidate_template, fit_on_rows, instantiate
+from skdptune.evaluation._fit import candidate_key, candidate_template, fit_on_rows, instantiate
 
 
 def _data(n=300, classes=2, d=4, seed=0):
@@ -374,7 +374,7 @@ def test_pipeline_runs_are_the_pipelines_fitted_one_by_one(n_classes):
     train = np.arange(0, 400, 2)
     templates = _pipeline_templates()
     seeds = [11, 22, 33, 44, 55]
-    keys = [_holdout._candidate_key(p) for p in (
+    keys = [candidate_key(p) for p in (
         {"model__C": 0.1, "model__data_norm": 0.5}, {"model__C": 1.0, "poly__degree": 1},
         {"model__C": 10.0}, {"model__C": 1.0, "poly__degree": 1}, {})]
     keys[-1] = None  # an unhashable candidate (a dict value): its own steps

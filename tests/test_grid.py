@@ -173,10 +173,12 @@ def test_partition_fits_are_the_returned_model_in_miniature(monkeypatch):
 
 
 def test_one_by_one_partition_fits_rescale_C_like_the_full_model(monkeypatch):
-    """Other estimators (here a pipeline): C and epsilon times n / n_train."""
+    """Other estimators (the one-by-one fits; here a pipeline, which the batched path would
+    otherwise take): C and epsilon times n / n_train."""
     from skdptune.evaluation import _partitions
     from skdptune.evaluation._fit import candidate_template, instantiate
 
+    monkeypatch.setattr(_partitions, "supports_batched_fits", lambda *args, **kwargs: False)
     seen = []
     real = _partitions._partition_fit_settings
     pipe = Pipeline([("scale", FunctionTransformer()), ("lr", lr())])

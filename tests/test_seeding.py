@@ -27,6 +27,10 @@ def test_derived_seeds_equal_derived_seed():
     np.testing.assert_array_equal(derived_seeds(seeds), [_derived_seed(int(s), "")
                                                          for s in seeds])
     assert derived_seeds(seeds).dtype == np.int64
+    # a component's path (a pipeline step, nested, non-ASCII): its own seeds
+    for path in ("model", "outer__inner__model", "modèle"):
+        np.testing.assert_array_equal(derived_seeds(seeds[:50], path),
+                                      [_derived_seed(int(s), path) for s in seeds[:50]])
 
 
 def test_out_of_range_keys_are_refused():

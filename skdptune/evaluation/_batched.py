@@ -55,13 +55,13 @@ from diffprivlib.validation import clip_to_norm
 from scipy.special import expit
 from sklearn.utils.validation import _check_method_params
 
-from .._estimators import final_step_after_free_steps
+from .._estimators import final_step_after_free_steps, iter_dp_components
 from .._private import LEAKS
 from .._seeding import derived_seeds
 from . import _scores
 from ._fit import instantiate
 
-__all__ = ["batched_model", "supports_batched_fits", "batched_partition_utilities"]
+__all__ = ["batched_model", "batched_partition_utilities", "model_path", "supports_batched_fits"]
 
 
 def batched_model(template, *, pipelines=False):
@@ -80,6 +80,13 @@ def batched_model(template, *, pipelines=False):
             and not model.warm_start:
         return model
     return None
+
+
+def model_path(template) -> str:
+    """The path of :func:`batched_model` in ``template``, from which its seed is derived
+    (:func:`skdptune._estimators.seed_dp_components`): ``""`` for the model itself."""
+    ((path, _),) = iter_dp_components(template)
+    return path
 
 
 def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=False) -> bool:
@@ -106,7 +113,7 @@ def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=Fa
 
 def _fit_settings(template, settings: dict) -> dict:
     """The parameters of one partition fit (epsilon and C after the partition rescaling)."""
-    est = instantiate(template, **settings)
+    est = batched_model(instantiate(template, **settings), pipelines=True)
     est._validate_params()
     return {"epsilon": float(est.epsilon), "C": float(est.C), "data_norm": float(est.data_norm),
             "fit_intercept": bool(est.fit_intercept), "tol": float(est.tol),
@@ -414,10 +421,11 @@ class _Rows:
     fit's own rows).
     """
 
-    def __init__(self, X, y, padding):
+    def __init__(self, X, y, padding, padded=0):
         X = np.asarray(X, dtype=float)
         self.n, self.d = X.shape
-        self.n_padding = 0 if padding is None else len(padding.y)
+        self.n_padding = padded if padding is None else len(padding.y)
+        self.padded = padded
         pad_X = np.zeros((0, self.d)) if padding is None else np.asarray(padding.X, dtype=float)
         self.X = np.vstack([X, pad_X, np.zeros((1, self.d))])
         self.filler = len(self.X) - 1
@@ -436,8 +444,10 @@ class _Rows:
         """Row numbers of a fit on ``train`` (then the padding), its class codes and the codes
         of its binary problems' positive classes (one-vs-rest beyond two classes, as
         diffprivlib), or ``False`` when diffprivlib's fit fails (fewer than two classes,
-        non-finite values)."""
-        rows = np.concatenate([train, np.arange(self.n, self.n + self.n_padding)])
+        non-finite values). With ``padded`` rows, ``train`` ends with its own padding rows
+        (rows transformed fit by fit, :func:`~._partitions.transformed_units`)."""
+        rows = (np.asarray(train) if self.padded
+                else np.concatenate([train, np.arange(self.n, self.n + self.n_padding)]))
         present = np.unique(self.codes[rows])
         if len(present) < 2 or not self.finite[rows].all():
             return False
@@ -507,7 +517,7 @@ def _accuracy_utility(scorer, present, coef, intercept, X_test, test_codes,
 
 
 def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
-                                score_params=None):
+                                score_params=None, *, padded=0):
     """Utilities of candidates on their fit units, one array per job. PRIVATE.
 
     All fits of all jobs are solved together (:func:`lbfgs`). Each fit is the one the module
@@ -519,9 +529,10 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
     Parameters
     ----------
     jobs : list of (template, seeds, settings_of, model_rows)
-        ``template``: a diffprivlib ``LogisticRegression`` from
-        :func:`~._fit.candidate_template`; ``seeds``: the seed of each unit's fit, the seed the
-        one-by-one path would give it (an int array, or ``None``: secure noise);
+        ``template``: a :func:`~._fit.candidate_template` with a :func:`batched_model` (a
+        pipeline's steps before it have transformed ``X`` already: ``padded``); ``seeds``: the
+        seed of each unit's fit, the seed the one-by-one path would give it (an int array, or
+        ``None``: secure noise);
         ``settings_of``: ``n_train -> instantiate()`` keyword arguments; ``model_rows``: the rows
         of the returned model when the fits are that model in miniature (its epsilon and ``C``
         from ``settings_of``), else ``None`` (module docstring).
@@ -533,9 +544,13 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
     score_params : dict or None
         Metadata for the scorer (row-aligned arrays are restricted to each fit's validation
         rows; they never reach a fit).
+    padded : int
+        With ``padding=None``: every unit's training rows end with this many padding rows of
+        its own (the rows of :func:`~._partitions.transformed_units`; ``score_params`` must
+        then be empty: they are aligned with the untransformed rows).
     """
     error = float(error_score)
-    rows = _Rows(X, y, padding)
+    rows = _Rows(X, y, padding, padded)
     outs = [np.full(len(units), error) for _ in jobs]
     generator = np.random.RandomState()
     mechanisms, kinds = {}, {}
@@ -545,17 +560,18 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
     for job, (template, seeds, settings_of, model_rows) in enumerate(jobs):
         fits, noise = {}, {}
         # the generator each one-by-one fit would get: diffprivlib's check_random_state of the
-        # seed the search gives the estimator (its root component: _derived_seed(seed, ""))
-        noise_seeds = None if seeds is None else derived_seeds(seeds).tolist()
+        # seed the search gives the model (_derived_seed(seed, its path): "" for the root)
+        path = model_path(template)
+        noise_seeds = None if seeds is None else derived_seeds(seeds, path).tolist()
         for u, (train, _test) in enumerate(units):
             try:
-                n_train = len(train)
-                if n_train not in fits:
-                    fits[n_train] = _fit_settings(template, settings_of(n_train))
                 if fit_rows[u] is None:
                     fit_rows[u] = rows.fit_rows(train)
                 if fit_rows[u] is False:
                     continue  # diffprivlib raises: the fit fails
+                n_train = len(train) - rows.padded  # the partition's own rows
+                if n_train not in fits:
+                    fits[n_train] = _fit_settings(template, settings_of(n_train))
                 fit_indices, present, positives = fit_rows[u]
                 noise_rows = len(fit_indices) if model_rows is None else int(model_rows)
                 key = (n_train, len(positives), noise_rows)
@@ -622,7 +638,8 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
                                                  X_test, test_codes,
                                                  params.get("sample_weight"))
             else:
-                outs[job][u] = _utility(scorer, jobs[job][0], rows.classes[present],
+                outs[job][u] = _utility(scorer, batched_model(jobs[job][0], pipelines=True),
+                                        rows.classes[present],
                                         theta[:, :d], theta[:, d], X_test, y_test, params)
         except LEAKS:
             raise

@@ -63,7 +63,7 @@ from scipy import optimize
 
 from .._private import LEAKS
 from ._batched import _Rows, lbfgs, perturbation, vector_mechanism
-from ._fit import PreparedTemplate, fitting, instantiate, rows_of
+from ._fit import PreparedTemplate, fitting, instantiate, rows_of, steps_key
 
 __all__ = ["fit_runs"]
 
@@ -215,15 +215,6 @@ def _instantiated(templates, fit_seeds, epsilon_scale, keys):
     return out
 
 
-def _prefix_key(key, final, run):
-    """The part of a candidate's key that sets the steps before the pipeline's ``final`` one
-    (runs with equal parts transform the rows alike); a run without a key has its own."""
-    if key is None:
-        return ("run", run)
-    return tuple(entry for entry in key
-                 if entry[0] != final and not entry[0].startswith(final + "__"))
-
-
 def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
     """:func:`_fit_runs` of pipelines: their steps before the last are data-independent.
 
@@ -240,7 +231,7 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
     final = pipelines[0].steps[-1][0]
     groups = {}
     for r, key in enumerate(keys):
-        groups.setdefault(_prefix_key(key, final, r), []).append(r)
+        groups.setdefault(steps_key(key, final, r), []).append(r)
     out = [None] * len(pipelines)
     for runs in groups.values():
         prefix = pipelines[runs[0]][:-1]

@@ -49,6 +49,7 @@ from ..exceptions import PrivateFitError
 
 __all__ = [
     "all_or_fail",
+    "candidate_key",
     "candidate_template",
     "candidate_templates",
     "failure_utility",
@@ -63,6 +64,7 @@ __all__ = [
     "received",
     "rows_of",
     "single_threaded_blas",
+    "steps_key",
 ]
 
 
@@ -195,6 +197,26 @@ def candidate_templates(estimator, candidates):
                 pass  # candidate_template raises it with the estimator's own repr
         templates.append(candidate_template(estimator, params))
     return templates
+
+
+def candidate_key(params):
+    """A hashable key of a candidate (equal keys: equal templates), or ``None``."""
+    try:
+        key = tuple(sorted((name, type(value), value) for name, value in params.items()))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def steps_key(key, final, index):
+    """The part of a :func:`candidate_key` that sets the steps of a pipeline before its
+    ``final`` one (candidates with equal parts transform the rows alike); a candidate without
+    a key (``index``: its position) gets a key of its own."""
+    if key is None:
+        return ("candidate", index)
+    return tuple(entry for entry in key
+                 if entry[0] != final and not entry[0].startswith(final + "__"))
 
 
 def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, row_factor=None):

@@ -43,6 +43,7 @@ from ._batched import batched_model, supports_batched_fits
 from ._batched_runs import fit_runs
 from ._fit import (
     all_or_fail,
+    candidate_key,
     candidate_templates,
     fit_and_example_utilities,
     for_workers,
@@ -137,16 +138,6 @@ def _batchable(templates, X, y, fit_params, error_score) -> bool:
                     for t in templates))
 
 
-def _candidate_key(params):
-    """A hashable key of a candidate (equal keys: equal templates), or ``None``."""
-    try:
-        key = tuple(sorted((name, type(value), value) for name, value in params.items()))
-        hash(key)
-    except TypeError:
-        return None
-    return key
-
-
 class HoldoutEvaluator:
     """Runs of the base algorithm Q on a fixed, data-independent train/validation split.
 
@@ -198,7 +189,7 @@ class HoldoutEvaluator:
             if _batchable(templates, X, y, fit_params, self.error_score):
                 # one task per worker, each solving its share of the runs together; runs of
                 # the same candidate share its prepared copy
-                keys = [_candidate_key(params) for params in candidates]
+                keys = [candidate_key(params) for params in candidates]
                 shares = np.array_split(np.arange(len(templates)),
                                         min(len(templates), effective_n_jobs(n_jobs)))
                 blocks = Parallel(n_jobs=n_jobs)(

@@ -40,6 +40,7 @@ must pass them straight to a selector and must not store, print or log them.
 
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -50,15 +51,20 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
 from .._private import LEAKS, private_n_jobs, silenced
-from ._batched import batched_partition_utilities, supports_batched_fits
+from ._batched import batched_model, batched_partition_utilities, supports_batched_fits
 from ._fit import (
     PreparedTemplate,
+    candidate_key,
     candidate_templates,
     failure_utility,
     fit_and_utility,
+    fitting,
     for_workers,
+    instantiate,
     received,
+    rows_of,
     single_threaded_blas,
+    steps_key,
 )
 
 __all__ = ["PartitionEvaluator", "auto_n_partitions", "check_inner_splitter",
@@ -247,20 +253,93 @@ def _fit_units(parts, cv, y, seeds, split_params=None):
     return units
 
 
+def transformed_units(template, X, y, units, padding):
+    """Every partition fit's rows, transformed as its one-by-one fit transforms them.
+
+    ``template``: a pipeline whose steps before its model are data-independent
+    (:func:`~._batched.batched_model`). For each unit ``(partition, split, train, test)`` a
+    fresh copy of those steps is fitted on the train rows plus the padding and transforms them,
+    then the validation rows: the calls of the unit's one-by-one ``Pipeline.fit`` and
+    ``predict``, on the same rows, so nothing is assumed of the steps. Returns ``(Z, labels,
+    units)``: the transformed rows of all units stacked, their labels, and the units as row
+    numbers into them (each unit's training rows ending with its own padding rows); a unit whose
+    steps raise gets no rows (its fit fails: ``error_score``, as one by one). ``None`` when the
+    transformed rows are not dense numeric arrays of one width: diffprivlib's own conversion
+    decides them, one by one. PRIVATE. Runs silenced.
+    """
+    steps = instantiate(template)[:-1]
+    blocks, labels, out = [], [], []
+    start, width, none = 0, None, np.zeros(0, dtype=np.int64)
+    with silenced():
+        for j, r, train, test in units:
+            try:
+                X_fit, y_fit, _ = rows_of(X, y, train, {}, padding=padding)
+                fitted = copy.deepcopy(steps)
+                with fitting():
+                    Z_fit = fitted.fit_transform(X_fit, y_fit)
+                    Z_test = fitted.transform(_safe_indexing(X, test))
+            except LEAKS:
+                raise
+            except Exception:
+                out.append((j, r, none, none))
+                continue
+            for Z in (Z_fit, Z_test):
+                if not (isinstance(Z, np.ndarray) and Z.ndim == 2 and Z.dtype.kind in "biuf"
+                        and Z.shape[1] == (width or Z.shape[1])):
+                    return None
+                width = Z.shape[1]
+            blocks += [Z_fit, Z_test]
+            labels += [np.asarray(y_fit), np.asarray(_safe_indexing(y, test))]
+            middle, end = start + len(Z_fit), start + len(Z_fit) + len(Z_test)
+            out.append((j, r, np.arange(start, middle), np.arange(middle, end)))
+            start = end
+    if not blocks:
+        return None
+    return np.vstack(blocks), np.concatenate(labels), out
+
+
+def _unit_views(templates, candidates, X, y, units, padding, score_params):
+    """The rows the batched solves see: ``(members, X, y, units, padding, padded)`` per group
+    of candidates, or ``None`` (the one-by-one fits).
+
+    Plain models: one group, the rows themselves. Pipelines: the candidates that set the steps
+    before the model alike (:func:`~._fit.steps_key`) share :func:`transformed_units`; scorer
+    metadata, aligned with the untransformed rows, go one by one.
+    """
+    if all(batched_model(t) is t for t in templates):
+        return [(np.arange(len(templates)), X, y, units, padding, 0)]
+    if score_params:
+        return None
+    final = templates[0].steps[-1][0]
+    groups = {}
+    for i, params in enumerate(candidates):
+        groups.setdefault(steps_key(candidate_key(params), final, i), []).append(i)
+    views = []
+    for members in groups.values():
+        transformed = transformed_units(templates[members[0]], X, y, units, padding)
+        if transformed is None:
+            return None
+        Z, labels, view_units = transformed
+        views.append((np.array(members), Z, labels, view_units, None,
+                      len(padding) if padding is not None else 0))
+    return views
+
+
 def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_score, seeds,
-                          settings, n_samples, score_params=None):
+                          settings, n_samples, score_params=None, padded=0):
     """Utilities of the candidates ``group`` (``(i, template)`` pairs) on every partition, in
     one batched solve: one joblib task, shape ``(len(group), n_parts)``.
 
     The fits and their seeds are those of :func:`_chunk_utilities` (seeds depend on
     (candidate, partition, split) only); they go through
-    :func:`~._batched.batched_partition_utilities`. Runs silenced.
+    :func:`~._batched.batched_partition_utilities`. ``X``, ``units`` and ``padded``: the rows
+    of :func:`_unit_views`. Runs silenced.
     """
     X, y = received(X), received(y)
     inner_epsilon, inner_params, epsilon_scale = settings
     if inner_epsilon == "scaled" and inner_params == "scaled":
         # the returned model in miniature, exactly: its epsilon, C and rows (_batched)
-        model_rows = n_samples + (len(padding) if padding is not None else 0)
+        model_rows = n_samples + (len(padding) if padding is not None else padded)
 
         def settings_of(n_train):
             return {"epsilon_scale": epsilon_scale}
@@ -281,7 +360,7 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
     with silenced():
         utilities = batched_partition_utilities(
             jobs, [(train, test) for _, _, train, test in units], X, y, scorer, padding,
-            error_score, score_params)
+            error_score, score_params, padded=padded)
     counts = np.bincount(owners, minlength=n_parts)
     out = np.full((len(group), n_parts), float(error_score))
     for row, values in zip(out, utilities, strict=True):
@@ -404,6 +483,35 @@ class PartitionEvaluator:
         self.padding = padding
         self.batched = batched
 
+    def _evaluate_batched(self, views, templates, candidates, n_parts, n_samples, n_jobs,
+                          error_score, score_params):
+        """:meth:`evaluate_partitions` by batched solves (:func:`_candidates_utilities`), the
+        candidates of each view in groups; one ``Parallel`` call for all."""
+        settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
+        tasks = []
+        for members, X_view, y_view, units, padding, padded in views:
+            rows = sum(len(train) + (len(padding) if padding else 0)
+                       for _, _, train, _ in units)
+            groups = _candidate_groups(len(members), rows * (X_view.shape[1] + 1) * 8,
+                                       effective_n_jobs(n_jobs),
+                                       [candidates[i] for i in members])
+            X_sent, y_sent = for_workers(X_view, n_jobs), for_workers(y_view, n_jobs)
+            tasks += [(members[group], X_sent, y_sent, units, padding, padded)
+                      for group in groups]
+        with single_threaded_blas():
+            blocks = Parallel(n_jobs=n_jobs, pre_dispatch=self.pre_dispatch)(
+                delayed(_candidates_utilities)(
+                    [(i, templates[i]) for i in group], X_sent, y_sent, n_parts, units,
+                    self.scorer, padding, error_score, self.seeds, settings, n_samples,
+                    score_params, padded,
+                )
+                for group, X_sent, y_sent, units, padding, padded in tasks
+            )
+        out = np.empty((len(templates), n_parts))
+        for (group, *_), block in zip(tasks, blocks, strict=True):
+            out[group] = block
+        return out
+
     @property
     def sensitivity(self) -> float:
         """Replace-one sensitivity of each aggregated utility: ``1 / k``."""
@@ -435,26 +543,13 @@ class PartitionEvaluator:
         templates = candidate_templates(self.estimator, candidates)
         n_jobs = private_n_jobs(self.n_jobs)
         settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
-        if self.batched and supports_batched_fits(templates, X, fit_params, error_score):
+        if self.batched and supports_batched_fits(templates, X, fit_params, error_score,
+                                                  pipelines=True):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)
-            rows = sum(len(train) + (len(self.padding) if self.padding else 0)
-                       for _, _, train, _ in units)
-            groups = _candidate_groups(len(templates), rows * (X.shape[1] + 1) * 8,
-                                       effective_n_jobs(n_jobs), candidates)
-            X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
-            with single_threaded_blas():
-                blocks = Parallel(n_jobs=n_jobs, pre_dispatch=self.pre_dispatch)(
-                    delayed(_candidates_utilities)(
-                        [(i, templates[i]) for i in group], X_sent, y_sent, len(parts), units,
-                        self.scorer, self.padding, error_score, self.seeds, settings,
-                        n_samples, score_params,
-                    )
-                    for group in groups
-                )
-            out = np.empty((len(templates), len(parts)))
-            for group, block in zip(groups, blocks, strict=True):
-                out[group] = block
-            return out
+            views = _unit_views(templates, candidates, X, y, units, self.padding, score_params)
+            if views is not None:
+                return self._evaluate_batched(views, templates, candidates, len(parts),
+                                              n_samples, n_jobs, error_score, score_params)
         n_chunks = min(len(parts), 4 * effective_n_jobs(n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
