@@ -767,7 +767,7 @@ def final_step_after_free_steps(estimator: Any) -> Any:
     (:func:`_is_data_independent`) or ``"passthrough"`` / ``"drop"``: none draws noise, has a
     ``random_state`` or learns from the rows it is fitted on.
     """
-    if not isinstance(estimator, Pipeline) or not estimator.steps:
+    if type(estimator) is not Pipeline or not estimator.steps:  # a subclass may override fit
         return None
     final = estimator.steps[-1][1]
     prefix = [step for _, step in estimator.steps[:-1]]
@@ -977,7 +977,8 @@ def for_inner_fits(estimator: Any) -> Any:
     Returns the same object.
     """
     updates = {_join(path, "random_state"): None for path in seeded_dp_components(estimator)}
-    updates.update({key: 0 for key, value in estimator.get_params(deep=True).items()
+    updates.update({key: False if isinstance(value, bool) else 0  # composites take a bool
+                    for key, value in estimator.get_params(deep=True).items()
                     if key.rpartition("__")[2] == "verbose" and value})
     if updates:
         estimator.set_params(**updates)

@@ -609,3 +609,20 @@ def test_pipelines_of_data_independent_steps_are_batched(monkeypatch):
                         ("model", LogisticRegression(epsilon=1.0, data_norm=2.0))])
     _evaluator(private, X, y, batched=True).evaluate_partitions(X, y, [{"model__C": 1.0}], {})
     assert calls == []
+
+
+def _drop_far_rows(Z):
+    return Z[(np.abs(Z - 0.5) <= 0.45).all(axis=1)]
+
+
+def test_batched_pipeline_steps_that_drop_rows_fail_the_fit_as_one_by_one():
+    X, y = _data()
+    est = _pipeline(("first", FunctionTransformer(_drop_far_rows)),
+                    ("poly", PolynomialFeatures(1, include_bias=False)))
+    candidates = [{"model__C": 0.1}, {"model__C": 1.0}]
+    a = _evaluator(est, X, y, batched=True, error_score=0.25).evaluate_partitions(
+        X, y, candidates, {})
+    b = _evaluator(est, X, y, batched=False, error_score=0.25).evaluate_partitions(
+        X, y, candidates, {})
+    assert (b == 0.25).mean() > 0.5  # most partitions lose a row
+    np.testing.assert_array_equal(a == 0.25, b == 0.25)

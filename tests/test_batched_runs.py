@@ -478,3 +478,62 @@ def test_pipeline_search_selects_as_with_one_by_one_runs(monkeypatch):
     assert type(batched.best_estimator_) is Pipeline
     assert batched.privacy_spent_ == alone.privacy_spent_
     assert not hasattr(batched.best_estimator_[-1], "n_iter_")
+
+
+def _drop_far_rows(Z):
+    return Z[(np.abs(Z) <= 0.9).all(axis=1)]
+
+
+def _double_in_place(Z):
+    Z *= 2.0
+    return Z
+
+
+class _OwnFit(Pipeline):
+    def fit(self, X, y=None, **params):
+        return super().fit(np.asarray(X) * 0.5, y, **params)
+
+
+def test_review_findings_on_pipelines(monkeypatch):
+    """A step that drops rows (diffprivlib refuses the misaligned labels one by one: the
+    batched rows must not shift them), a step that doubles its input in place (every run
+    and every setting of the steps gets its own rows), a subclass with its own fit, candidate
+    values that compare equal but set different steps, and sklearn's assume_finite."""
+    from sklearn import config_context
+
+    X, y = _data()
+    padding = make_padding(X, y, np.array([0, 1]))
+    model = LogisticRegression(epsilon=1.0, data_norm=1.0)
+    drop = candidate_template(Pipeline([("drop", FunctionTransformer(_drop_far_rows)),
+                                        ("model", model)]), {})
+    with pytest.raises(ValueError):
+        _one_by_one(drop, 1, X, y, np.arange(200), padding)
+    assert fit_runs([drop], [1], X, y, np.arange(200), padding, 1.0) is None
+    # in place: the second setting's rows are not the first's output
+    base = Pipeline([("double", FunctionTransformer(_double_in_place)),
+                     ("clip", FunctionTransformer(np.clip, kw_args=CLIP)), ("model", model)])
+    params = [{"clip__kw_args": {"a_min": -0.5, "a_max": 0.5}}, {}]
+    templates = [candidate_template(base, p) for p in params]
+    keys = [candidate_key(p) for p in params]
+    batched = fit_runs(templates, [1, 2], X, y, np.arange(200), padding, 1.0, keys)
+    for template, seed, released in zip(templates, [1, 2], batched, strict=True):
+        alone = _one_by_one(template, seed, X, y, np.arange(200), padding, scale=1.0)
+        np.testing.assert_allclose(released[-1].coef_, alone[-1].coef_, atol=2e-3)
+    search = DPRandomSearchCV(base, {"model__C": [0.1, 1.0]}, n_iter=6, epsilon=2.0,
+                              classes=[0, 1], random_state=0).fit(X, y)
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
+        alone = DPRandomSearchCV(base, {"model__C": [0.1, 1.0]}, n_iter=6, epsilon=2.0,
+                                 classes=[0, 1], random_state=0).fit(X, y)
+    assert search.best_score_ == pytest.approx(alone.best_score_, abs=2 / 60)
+    # a subclass of Pipeline may fit otherwise: one by one
+    own = candidate_template(_OwnFit([("clip", FunctionTransformer(np.clip, kw_args=CLIP)),
+                                      ("model", model)]), {})
+    assert not _holdout._batchable([own], X, y, {}, 0.0)
+    # equal-comparing values, different steps
+    assert candidate_key({"a": 0.0}) != candidate_key({"a": -0.0})
+    assert candidate_key({"a": (1, 2)}) != candidate_key({"a": (True, 2)})
+    assert candidate_key({"a": {"b": 1}}) == candidate_key({"a": {"b": 1}})
+    assert candidate_key({"a": lambda z: z}) is None
+    with config_context(assume_finite=True):
+        assert not _holdout._batchable(_templates()[:1], X, y, {}, 0.0)

@@ -508,3 +508,19 @@ def test_parts_scale_nonprivate_and_validation():
         estimator_privacy_parts(pipe, epsilon_scale=0.0)
     # the estimator is not modified
     assert pipe.get_params()["logisticregression__epsilon"] == 1.0
+
+
+def test_inner_fits_silence_composites_with_a_bool():
+    """Pipeline, ColumnTransformer and FeatureUnion take a bool verbose (0 is refused)."""
+    from sklearn.pipeline import Pipeline
+
+    from skdptune._estimators import for_inner_fits
+
+    columns = ColumnTransformer([("keep", "passthrough", [0])], verbose=True)
+    pipe = Pipeline([("columns", columns), ("model", DPLR(epsilon=1.0, data_norm=1.0,
+                                                         verbose=2))], verbose=True)
+    est = for_inner_fits(clone(pipe))
+    assert est.verbose is False and est["columns"].verbose is False
+    assert est["model"].verbose == 0
+    est._validate_params()
+    est["columns"]._validate_params()

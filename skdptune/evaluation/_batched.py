@@ -53,6 +53,7 @@ from diffprivlib.mechanisms import Vector
 from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
 from scipy.special import expit
+from sklearn import get_config
 from sklearn.utils.validation import _check_method_params
 
 from .._estimators import final_step_after_free_steps, iter_dp_components
@@ -98,8 +99,8 @@ def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=Fa
     warning) and ``error_score`` not ``"raise"`` (debugging goes through the one-by-one path,
     which lets the original exception out).
     """
-    if error_score == "raise" or fit_params:
-        return False
+    if error_score == "raise" or fit_params or get_config()["assume_finite"]:
+        return False  # (assume_finite: diffprivlib would fit non-finite rows)
     numeric = isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf"
     models = [batched_model(t, pipelines=pipelines) for t in templates]
     return all(model is not None and (numeric or model is not t)
@@ -430,6 +431,8 @@ class _Rows:
         self.X = np.vstack([X, pad_X, np.zeros((1, self.d))])
         self.filler = len(self.X) - 1
         labels = np.asarray(y) if padding is None else np.concatenate([y, np.asarray(padding.y)])
+        if len(labels) != self.n + self.n_padding * (padding is not None):
+            raise ValueError("rows and labels of different lengths")  # diffprivlib raises
         self.classes, codes = np.unique(labels, return_inverse=True)
         self.codes = np.append(codes.ravel(), -1)
         self.finite = np.isfinite(self.X).all(axis=1)

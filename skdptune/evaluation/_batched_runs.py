@@ -227,17 +227,19 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
     array (a sparse or pandas output) return ``None``: diffprivlib's own conversion decides
     them, one by one.
     """
-    X_rows, y_rows, _ = rows_of(X, y, train, {}, padding=padding)
     final = pipelines[0].steps[-1][0]
     groups = {}
     for r, key in enumerate(keys):
         groups.setdefault(steps_key(key, final, r), []).append(r)
     out = [None] * len(pipelines)
     for runs in groups.values():
+        # the rows afresh for every group: a step may change its input in place
+        X_rows, y_rows, _ = rows_of(X, y, train, {}, padding=padding)
         prefix = pipelines[runs[0]][:-1]
         with fitting():
-            Z = prefix.fit_transform(X_rows, y_rows)
-        if not (isinstance(Z, np.ndarray) and Z.ndim == 2 and Z.dtype.kind in "biuf"):
+            Z = prefix.fit_transform(X_rows, y_rows) if prefix.steps else X_rows
+        if not (isinstance(Z, np.ndarray) and Z.ndim == 2 and Z.dtype.kind in "biuf"
+                and len(Z) == len(y_rows)):  # a step that drops rows: diffprivlib raises
             return None
         models = _fit_runs([pipelines[r].steps[-1][1] for r in runs], Z, y_rows,
                            np.arange(len(Z)), None)

@@ -25,6 +25,7 @@ import functools
 import math
 import pickle
 
+import joblib
 import numpy as np
 import scipy.sparse as sp
 from joblib import effective_n_jobs, parallel_backend
@@ -200,13 +201,16 @@ def candidate_templates(estimator, candidates):
 
 
 def candidate_key(params):
-    """A hashable key of a candidate (equal keys: equal templates), or ``None``."""
+    """A hashable key of a candidate (equal keys: equal templates), or ``None``.
+
+    One entry per parameter: its name and ``joblib.hash`` of its value, which tells apart
+    values that compare equal but set different templates (``0.0`` and ``-0.0``, ``True`` and
+    ``1``) and keys unhashable values (a ``kw_args`` dict); ``None`` when a value cannot be
+    hashed so (a lambda)."""
     try:
-        key = tuple(sorted((name, type(value), value) for name, value in params.items()))
-        hash(key)
-    except TypeError:
+        return tuple(sorted((name, joblib.hash(value)) for name, value in params.items()))
+    except Exception:
         return None
-    return key
 
 
 def steps_key(key, final, index):

@@ -35,6 +35,7 @@ from __future__ import annotations
 import numpy as np
 from diffprivlib.mechanisms import Laplace
 from joblib import effective_n_jobs
+from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 
@@ -110,7 +111,9 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
             continue
         with silenced():
             try:
-                utilities = np.asarray(score(model, X_val, y_val), dtype=float)
+                # a pipeline's step may change its input in place: its own copy, as one by one
+                rows = _safe_indexing(X, validation) if isinstance(model, Pipeline) else X_val
+                utilities = np.asarray(score(model, rows, y_val), dtype=float)
             except LEAKS:  # a configuration fact: run_private reports it
                 raise
             except Exception:

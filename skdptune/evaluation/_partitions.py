@@ -268,6 +268,8 @@ def transformed_units(template, X, y, units, padding):
     decides them, one by one. PRIVATE. Runs silenced.
     """
     steps = instantiate(template)[:-1]
+    if not steps.steps:
+        return None  # nothing to transform: a pipeline of the model alone goes one by one
     blocks, labels, out = [], [], []
     start, width, none = 0, None, np.zeros(0, dtype=np.int64)
     with silenced():
@@ -288,6 +290,9 @@ def transformed_units(template, X, y, units, padding):
                         and Z.shape[1] == (width or Z.shape[1])):
                     return None
                 width = Z.shape[1]
+            if len(Z_fit) != len(y_fit) or len(Z_test) != len(test):
+                out.append((j, r, none, none))  # a step dropped rows: the fit or score raises
+                continue
             blocks += [Z_fit, Z_test]
             labels += [np.asarray(y_fit), np.asarray(_safe_indexing(y, test))]
             middle, end = start + len(Z_fit), start + len(Z_fit) + len(Z_test)
