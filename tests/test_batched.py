@@ -626,3 +626,22 @@ def test_batched_pipeline_steps_that_drop_rows_fail_the_fit_as_one_by_one():
         X, y, candidates, {})
     assert (b == 0.25).mean() > 0.5  # most partitions lose a row
     np.testing.assert_array_equal(a == 0.25, b == 0.25)
+
+
+def _first_column_if_led_high(Z):
+    """A width that depends on the rows: none at all unless the first row starts above 0.5."""
+    return Z[:, :1] if Z[0, 0] > 0.5 else Z[:, :0]
+
+
+def test_transformed_units_of_varying_width_go_one_by_one():
+    """Widths that differ between fits (none at all in the first) cannot be stacked: the
+    search goes one by one, where each fit decides."""
+    X, y = _data(n=200)
+    low, high = np.flatnonzero(X[:, 0] <= 0.5), np.flatnonzero(X[:, 0] > 0.5)
+    units = [(0, 0, low[:50], low[50:60]), (1, 0, high[:50], high[50:60])]
+    template = candidate_template(
+        _pipeline(("first", FunctionTransformer(_first_column_if_led_high))), {})
+    padding = make_padding(X, y, np.unique(y))
+    assert _partitions.transformed_units(template, X, y, units, padding) is None
+    Z, labels, rows = _partitions.transformed_units(template, X, y, units[1:], padding)
+    assert Z.shape == (50 + len(padding) + 10, 1) and len(labels) == len(Z)

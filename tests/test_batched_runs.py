@@ -288,24 +288,8 @@ def _search(**params):
                             accountant=BudgetAccountant(), **params)
 
 
-def test_search_selects_as_with_one_by_one_runs(monkeypatch):
-    X, y = _data(n=900, classes=3, seed=5)
-    batched = _search(n_jobs=1).fit(X, y)
-    two = _search(n_jobs=2).fit(X, y)
-    with monkeypatch.context() as mp:
-        mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
-        alone = _search(n_jobs=1).fit(X, y)
-    assert batched.best_params_ == alone.best_params_ == two.best_params_
-    # the validation scores are the exact ones of nearly identical models, noised alike
-    assert batched.best_score_ == pytest.approx(alone.best_score_, abs=2 / 180)
-    assert np.mean(batched.predict(X) == alone.predict(X)) >= 0.99
-    np.testing.assert_allclose(two.best_estimator_.coef_, batched.best_estimator_.coef_,
-                               rtol=1e-9, atol=1e-12)
-    assert batched.privacy_spent_ == alone.privacy_spent_
-    assert not hasattr(batched.best_estimator_, "n_iter_")
-
-
-def test_search_uses_the_batched_runs_for_a_plain_logistic_regression(monkeypatch):
+def _spy_batched_runs(mp):
+    """The number of runs of every call of the batched path (``mp``: a monkeypatch)."""
     calls = []
     real = _holdout._noisy_runs_batched
 
@@ -313,7 +297,40 @@ def test_search_uses_the_batched_runs_for_a_plain_logistic_regression(monkeypatc
         calls.append(len(templates))
         return real(templates, *args)
 
-    monkeypatch.setattr(_holdout, "_noisy_runs_batched", spy)
+    mp.setattr(_holdout, "_noisy_runs_batched", spy)
+    return calls
+
+
+def _fits_on_both_paths(monkeypatch, make_search):
+    """``make_search()`` fitted batched (at n_jobs 1 and 2; the batched path checked to run)
+    and one by one, on the same data: the same selection, the same models up to the
+    optimiser, the same report. Returns the data and the three searches."""
+    X, y = _data(n=900, classes=3, seed=5)
+    with monkeypatch.context() as mp:
+        calls = _spy_batched_runs(mp)
+        batched = make_search(n_jobs=1).fit(X, y)
+        two = make_search(n_jobs=2).fit(X, y)
+    assert calls and min(calls) >= 1
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
+        alone = make_search(n_jobs=1).fit(X, y)
+    assert batched.best_params_ == alone.best_params_ == two.best_params_
+    # the validation scores are the exact ones of nearly identical models, noised alike
+    assert batched.best_score_ == pytest.approx(alone.best_score_, abs=2 / 180)
+    assert np.mean(batched.predict(X) == alone.predict(X)) >= 0.99
+    assert batched.privacy_spent_ == alone.privacy_spent_
+    return X, batched, two, alone
+
+
+def test_search_selects_as_with_one_by_one_runs(monkeypatch):
+    _, batched, two, _ = _fits_on_both_paths(monkeypatch, _search)
+    np.testing.assert_allclose(two.best_estimator_.coef_, batched.best_estimator_.coef_,
+                               rtol=1e-9, atol=1e-12)
+    assert not hasattr(batched.best_estimator_, "n_iter_")
+
+
+def test_search_uses_the_batched_runs_for_a_plain_logistic_regression(monkeypatch):
+    calls = _spy_batched_runs(monkeypatch)
     X, y = _data(n=600, classes=3)
     _search(n_jobs=1).fit(X, y)
     assert len(calls) == 1 and calls[0] >= 1
@@ -456,27 +473,10 @@ def _pipeline_search(**params):
 
 
 def test_pipeline_search_selects_as_with_one_by_one_runs(monkeypatch):
-    calls = []
-    real = _holdout._noisy_runs_batched
-
-    def spy(templates, *args):
-        calls.append(len(templates))
-        return real(templates, *args)
-
-    X, y = _data(n=900, classes=3, seed=5)
-    with monkeypatch.context() as mp:
-        mp.setattr(_holdout, "_noisy_runs_batched", spy)
-        batched = _pipeline_search(n_jobs=1).fit(X, y)
-        two = _pipeline_search(n_jobs=2).fit(X, y)
-    assert calls and calls[0] >= 1
-    with monkeypatch.context() as mp:
-        mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
-        alone = _pipeline_search(n_jobs=1).fit(X, y)
-    assert batched.best_params_ == alone.best_params_ == two.best_params_
-    assert batched.best_score_ == pytest.approx(alone.best_score_, abs=2 / 180)
-    assert np.mean(batched.predict(X) == alone.predict(X)) >= 0.99
+    _, batched, two, _ = _fits_on_both_paths(monkeypatch, _pipeline_search)
     assert type(batched.best_estimator_) is Pipeline
-    assert batched.privacy_spent_ == alone.privacy_spent_
+    np.testing.assert_allclose(two.best_estimator_[-1].coef_, batched.best_estimator_[-1].coef_,
+                               rtol=1e-9, atol=1e-12)
     assert not hasattr(batched.best_estimator_[-1], "n_iter_")
 
 

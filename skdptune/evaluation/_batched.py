@@ -62,7 +62,8 @@ from .._seeding import derived_seeds
 from . import _scores
 from ._fit import instantiate
 
-__all__ = ["batched_model", "batched_partition_utilities", "model_path", "supports_batched_fits"]
+__all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "model_path",
+           "supports_batched_fits"]
 
 
 def batched_model(template, *, pipelines=False):
@@ -90,6 +91,12 @@ def model_path(template) -> str:
     return path
 
 
+def dense_numeric(X) -> bool:
+    """Whether ``X`` is what the batched fits read: a 2-D ``numpy`` array of numbers (anything
+    else goes through diffprivlib's own conversion, one by one)."""
+    return isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf"
+
+
 def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=False) -> bool:
     """Whether every candidate can go through the batched path.
 
@@ -101,7 +108,7 @@ def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=Fa
     """
     if error_score == "raise" or fit_params or get_config()["assume_finite"]:
         return False  # (assume_finite: diffprivlib would fit non-finite rows)
-    numeric = isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf"
+    numeric = dense_numeric(X)
     models = [batched_model(t, pipelines=pipelines) for t in templates]
     return all(model is not None and (numeric or model is not t)
                for model, t in zip(models, templates, strict=True))
@@ -431,7 +438,7 @@ class _Rows:
         self.X = np.vstack([X, pad_X, np.zeros((1, self.d))])
         self.filler = len(self.X) - 1
         labels = np.asarray(y) if padding is None else np.concatenate([y, np.asarray(padding.y)])
-        if len(labels) != self.n + self.n_padding * (padding is not None):
+        if len(labels) != self.filler:  # the private rows, then the padding
             raise ValueError("rows and labels of different lengths")  # diffprivlib raises
         self.classes, codes = np.unique(labels, return_inverse=True)
         self.codes = np.append(codes.ravel(), -1)

@@ -62,7 +62,7 @@ from diffprivlib.validation import clip_to_norm
 from scipy import optimize
 
 from .._private import LEAKS
-from ._batched import _Rows, lbfgs, perturbation, vector_mechanism
+from ._batched import _Rows, dense_numeric, lbfgs, perturbation, vector_mechanism
 from ._fit import PreparedTemplate, fitting, instantiate, rows_of, steps_key
 
 __all__ = ["fit_runs"]
@@ -238,8 +238,7 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
         prefix = pipelines[runs[0]][:-1]
         with fitting():
             Z = prefix.fit_transform(X_rows, y_rows) if prefix.steps else X_rows
-        if not (isinstance(Z, np.ndarray) and Z.ndim == 2 and Z.dtype.kind in "biuf"
-                and len(Z) == len(y_rows)):  # a step that drops rows: diffprivlib raises
+        if not dense_numeric(Z) or len(Z) != len(y_rows):  # dropped rows: diffprivlib raises
             return None
         models = _fit_runs([pipelines[r].steps[-1][1] for r in runs], Z, y_rows,
                            np.arange(len(Z)), None)

@@ -51,7 +51,12 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
 from .._private import LEAKS, private_n_jobs, silenced
-from ._batched import batched_model, batched_partition_utilities, supports_batched_fits
+from ._batched import (
+    batched_model,
+    batched_partition_utilities,
+    dense_numeric,
+    supports_batched_fits,
+)
 from ._fit import (
     PreparedTemplate,
     candidate_key,
@@ -268,27 +273,26 @@ def transformed_units(template, X, y, units, padding):
     decides them, one by one. PRIVATE. Runs silenced.
     """
     steps = instantiate(template)[:-1]
-    if not steps.steps:
-        return None  # nothing to transform: a pipeline of the model alone goes one by one
     blocks, labels, out = [], [], []
     start, width, none = 0, None, np.zeros(0, dtype=np.int64)
     with silenced():
         for j, r, train, test in units:
             try:
                 X_fit, y_fit, _ = rows_of(X, y, train, {}, padding=padding)
+                X_test = _safe_indexing(X, test)
                 fitted = copy.deepcopy(steps)
                 with fitting():
-                    Z_fit = fitted.fit_transform(X_fit, y_fit)
-                    Z_test = fitted.transform(_safe_indexing(X, test))
+                    # (a pipeline of the model alone: the rows themselves)
+                    Z_fit = fitted.fit_transform(X_fit, y_fit) if steps.steps else X_fit
+                    Z_test = fitted.transform(X_test) if steps.steps else X_test
             except LEAKS:
                 raise
             except Exception:
                 out.append((j, r, none, none))
                 continue
             for Z in (Z_fit, Z_test):
-                if not (isinstance(Z, np.ndarray) and Z.ndim == 2 and Z.dtype.kind in "biuf"
-                        and Z.shape[1] == (width or Z.shape[1])):
-                    return None
+                if not dense_numeric(Z) or (width is not None and Z.shape[1] != width):
+                    return None  # (a width that varies: the fits decide, one by one)
                 width = Z.shape[1]
             if len(Z_fit) != len(y_fit) or len(Z_test) != len(test):
                 out.append((j, r, none, none))  # a step dropped rows: the fit or score raises
