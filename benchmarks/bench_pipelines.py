@@ -37,6 +37,7 @@ from sklearn.preprocessing import FunctionTransformer
 from skdptune import DPGridSearchCV, DPRandomSearchCV
 from skdptune.evaluation import _holdout, _partitions
 
+from ._common import DEFAULT_DATA
 from ._tasks import TASKS, search_grid
 
 RESULTS = Path(__file__).parent / "results"
@@ -124,12 +125,12 @@ def main(argv=None):
     parser.add_argument("--tasks", nargs="+", default=["credit", "churn", "adult"])
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
-    parser.add_argument("--data", default=None, help="path of adult.csv")
+    parser.add_argument("--data", default=str(DEFAULT_DATA), help="path of adult.csv")
     args = parser.parse_args(argv)
     results = {}
     for name in args.tasks:
         task = TASKS[name]
-        data = task.loader(args.data if name == "adult" else None)
+        data = task.loader(args.data)
         cells = []
         for seed in range(args.seeds):
             for eps in args.epsilons:
@@ -137,9 +138,9 @@ def main(argv=None):
                 cells.append({"seed": seed, "epsilon": eps, **cell})
                 print(name, seed, eps, {k: round(v, 3) for k, v in cell.items()}, flush=True)
         results[name] = cells
-    RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "pipelines.json").write_text(json.dumps(results, indent=1))
-    (RESULTS / "pipelines.md").write_text(_report(results))
+        RESULTS.mkdir(exist_ok=True)  # after every task: a run cut short keeps what it did
+        (RESULTS / "pipelines.json").write_text(json.dumps(results, indent=1))
+        (RESULTS / "pipelines.md").write_text(_report(results))
     print(_report(results))
 
 

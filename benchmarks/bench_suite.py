@@ -74,6 +74,8 @@ METHODS = {
     "random_geometric_100": "DPRandomSearchCV geometric law, refit=False, n_iter=100",
     "random_geometric_200": "DPRandomSearchCV geometric law, refit=False, n_iter=200",
     "random_geometric_1000": "DPRandomSearchCV geometric law, refit=False, n_iter=1000",
+    "random_fitrows_50": "defaults but validation_size=0 (every run fitted and scored on all rows)",
+    "random_fitrows_1000": "validation_size=0 and n_iter=1000",
     "random_50_val10": "defaults but validation_size=0.1",
     "random_50_val30": "defaults but validation_size=0.3",
     "random_nb05_50": "defaults but the negative binomial law, η = 0.5 (2.5 ε_Q per run)",
@@ -82,7 +84,8 @@ METHODS = {
 }
 SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric",
             "random_geometric_30", "random_geometric_50", "random_geometric_100",
-            "random_geometric_200", "random_geometric_1000", "fixed10", "fixed10_norefit")
+            "random_geometric_200", "random_geometric_1000", "random_fitrows_50",
+            "random_fitrows_1000", "fixed10", "fixed10_norefit")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
 DEFAULT_SEARCH = "random_geometric_50"
 #: one setting of the library's default search changed (the "Levers" table, against it)
@@ -134,7 +137,9 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
             "random_geometric_200": ("geometric", False, 200),
             "random_geometric_1000": ("geometric", False, 1000),
             "fixed10": ("fixed", True, N_ITER), "fixed10_norefit": ("fixed", False, N_ITER)}
-    levers = {"random_50_val10": {"validation_size": 0.1},
+    levers = {"random_fitrows_50": {"validation_size": 0},
+              "random_fitrows_1000": {"validation_size": 0, "n_iter": 1000},
+              "random_50_val10": {"validation_size": 0.1},
               "random_50_val30": {"validation_size": 0.3},
               "random_nb05_50": {"distribution": "negative_binomial", "eta": 0.5}}
     if method in levers:

@@ -24,6 +24,10 @@ __all__ = ["DPRandomSearchCV"]
 DEFAULT_N_ITER = 50
 #: ... and scikit-learn's 10 under ``"poisson"`` and ``"fixed"``, whose cost grows with it
 DEFAULT_N_ITER_COMPOSED = 10
+#: ``validation_size=0``: the default ``epsilon_score`` as a share of the model epsilon -- the
+#: score gets a fifth of the run's cost, so at equal ``eps_Q`` the score's noise (``1/n``
+#: sensitivity) and the model's (``1 / (n eps)``) equal the default split's
+SCORE_SHARE_ON_FIT_ROWS = 0.25
 
 
 class DPRandomSearchCV(BaseDPSearchCV):
@@ -38,7 +42,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
     with the highest noisy score is returned -- its parameters and its trained model.
 
     One run is ``eps_Q = max(eps_model, epsilon_score)``-DP (parallel composition over the two
-    disjoint parts). The tuning is ``(2 + eta) * eps_Q``-DP for the truncated negative binomial
+    disjoint parts), or ``eps_model + epsilon_score``-DP with ``validation_size=0``, where the
+    run fits and scores *all* rows (sequential composition). The tuning is ``(2 + eta) * eps_Q``-DP for the truncated negative binomial
     laws (Corollary 3; eta = 0 logarithmic, 1 geometric); at ``delta > 0`` the smallest of that,
     the Renyi bound (Theorem 2, through dp-accounting) and the privacy-profile bound
     (docs/accounting.md 7.6); ``"poisson"`` needs ``delta > 0`` (Theorem 6);
@@ -86,9 +91,16 @@ class DPRandomSearchCV(BaseDPSearchCV):
         Target delta of the Renyi and privacy-profile bounds (required > 0 for
         ``"poisson"``).
     epsilon_score : float or None, default=None
-        Budget of each noisy validation score; ``None`` uses the (scaled) model epsilon.
+        Budget of each noisy validation score; ``None`` uses the (scaled) model epsilon -- a
+        quarter of it with ``validation_size=0``, where it adds to the run's cost (a fifth of
+        ``eps_Q``).
     validation_size : float, default=0.2
-        Fraction of rows in the validation part.
+        Fraction of rows in the validation part. ``0``: no validation part -- every run is
+        fitted on all rows and scored on the same rows (sensitivity ``1/n``), and costs
+        ``eps_model + epsilon_score``. At equal ``eps_Q`` its model and its score are as noisy
+        as with the default split (more rows, less epsilon), the model uses every row and the
+        score reads five times more rows; it paid with many runs only
+        (docs/random_search.md section 2.1).
     scoring : str, list, tuple, dict or None, default=None
         Per-example score: ``None`` (accuracy for classifiers, squared distance for
         clusterers), ``"accuracy"``, ``"squared_error"``, ``"absolute_error"``,
@@ -184,7 +196,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "epsilon_score": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "validation_size": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "validation_size": [Interval(numbers.Real, 0, 1, closed="left")],
         "scoring": [str, list, tuple, dict, None],
         "score_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
@@ -228,16 +240,22 @@ class DPRandomSearchCV(BaseDPSearchCV):
                 else DEFAULT_N_ITER)
 
     def _costs(self, scale: float):
-        """(tuning event, run epsilon, model (eps, delta)) when DP epsilons are scaled by scale."""
+        """(tuning event, run epsilon, model (eps, delta), score epsilon) when DP epsilons are
+        scaled by scale."""
         eps_model, delta_model = estimator_privacy(self.estimator, self._search_space())
         eps_model *= scale
-        eps_score = eps_model if self.epsilon_score is None else float(self.epsilon_score)
-        eps_run = max(eps_model, eps_score)
+        on_fit_rows = self.validation_size == 0
+        if self.epsilon_score is not None:
+            eps_score = float(self.epsilon_score)
+        else:
+            eps_score = eps_model * (SCORE_SHARE_ON_FIT_ROWS if on_fit_rows else 1.0)
+        # the score on the rows of the fit: sequential composition; on a disjoint part: parallel
+        eps_run = eps_model + eps_score if on_fit_rows else max(eps_model, eps_score)
         event = self._repetition().privacy_event(eps_run, delta_model)
-        return event, eps_run, (eps_model, delta_model)
+        return event, eps_run, (eps_model, delta_model), eps_score
 
     def _total_epsilon(self, scale: float) -> float:
-        event, _, (eps_model, _) = self._costs(scale)
+        event, _, (eps_model, _), _ = self._costs(scale)
         tuning, _ = event_cost(event, delta=self.delta)
         return tuning + (eps_model if self.refit else 0.0)
 
@@ -285,12 +303,13 @@ class DPRandomSearchCV(BaseDPSearchCV):
         score = check_validation_score(self._selection_scoring(), self.estimator,
                                        public.classes, **clip)
         scale = self._budget_scale()
-        _, eps_run, (eps_model, _) = self._costs(scale)
-        split = holdout_split(public.n_samples, self.validation_size, seeds.rng("split"))
+        _, eps_run, _, eps_score = self._costs(scale)
+        if self.validation_size == 0:  # every run fits and scores all rows
+            split = (np.arange(public.n_samples),) * 2
+        else:
+            split = holdout_split(public.n_samples, self.validation_size, seeds.rng("split"))
         evaluator = HoldoutEvaluator(
-            self.estimator, score, epsilon_score=(eps_model if self.epsilon_score is None
-                                                  else float(self.epsilon_score)),
-            epsilon_scale=scale, error_score=self.error_score, n_jobs=self.n_jobs,
+            self.estimator, score, epsilon_score=eps_score, epsilon_scale=scale, error_score=self.error_score, n_jobs=self.n_jobs,
             padding=public.padding,
         )
         self.epsilon_scale_ = scale

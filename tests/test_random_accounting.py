@@ -5,6 +5,7 @@ optimised on a fine grid of orders, corrected Theorem 6, Lemma 20, KOV compositi
 in ``tests/test_accounting.py``; this file checks what the *search* reports and spends:
 
 * ``privacy_spent_`` = the repetition's cost for ``eps_Q = max(eps_model, epsilon_score)``
+  (``eps_model + epsilon_score`` when the runs are scored on their fit rows)
   (pure ``(2 + eta) eps_Q`` at ``delta = 0``; ``min(pure, RDP, profile at delta)`` at
   ``delta > 0``; composition or profile for ``"fixed"``; Theorem 6 or profile for
   ``"poisson"``) plus the refit when ``refit=True``;
@@ -132,6 +133,31 @@ def test_one_run_costs_the_max_of_model_and_score(data, epsilon_score, eps_q):
     assert s.epsilon_run_ == pytest.approx(eps_q)
     # parallel composition on the fixed split: max(eps_model, eps_score), not the sum
     assert s.privacy_spent_.epsilon == pytest.approx(3 * eps_q + EPS_MODEL, rel=1e-12)
+
+
+@pytest.mark.parametrize(("epsilon_score", "eps_score"), [(None, EPS_MODEL / 4), (0.3, 0.3)])
+@pytest.mark.parametrize(("distribution", "eta", "factor"), TNB[:3])
+def test_a_run_scored_on_its_fit_rows_costs_the_sum(data, distribution, eta, factor,
+                                                    epsilon_score, eps_score):
+    """validation_size=0: the score reads the rows the model is fitted on -- sequential
+    composition, eps_model + epsilon_score (by default a quarter of eps_model)."""
+    s = search(distribution, eta, n_iter=4, epsilon_score=epsilon_score, validation_size=0,
+               refit=True).fit(*data)
+    eps_q = EPS_MODEL + eps_score
+    assert s.epsilon_run_ == pytest.approx(eps_q, rel=1e-12)
+    assert s.privacy_spent_.epsilon == pytest.approx(factor * eps_q + EPS_MODEL, rel=1e-12)
+
+
+@pytest.mark.parametrize("distribution", ["geometric", "logarithmic"])
+def test_budget_mode_with_runs_scored_on_their_fit_rows(data, distribution):
+    total = 1.3
+    s = search(distribution, n_iter=4, epsilon=total, validation_size=0).fit(*data)
+    factor = 3.0 if distribution == "geometric" else 2.0
+    assert s.privacy_spent_.epsilon <= total
+    assert s.privacy_spent_.epsilon == pytest.approx(total, rel=1e-9)
+    assert s.epsilon_run_ == pytest.approx(total / factor, rel=1e-9)
+    # the model gets four fifths of the run, the score one fifth
+    assert s.best_estimator_.epsilon == pytest.approx(0.8 * total / factor, rel=1e-9)
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,7 +15,10 @@ This is the base algorithm ``Q`` of randomized repetition (DESIGN.md 4.D; Papern
   (a ranking score, :class:`~skdptune.evaluation._scores.RankingScore`, has its own
   sensitivity, ``score.sensitivity_of_mean(m)``, and the same argument);
 * the replaced record lies in exactly one part, so by parallel composition one run is
-  ``(max(eps_model, eps_score), delta_model)``-DP.
+  ``(max(eps_model, eps_score), delta_model)``-DP;
+* without a validation part (``DPRandomSearchCV(validation_size=0)``: both "parts" are all
+  rows, ``m = n``) the record is in both, and by sequential composition one run is
+  ``(eps_model + eps_score, delta_model)``-DP -- the search accounts for that sum.
 
 The run releases ``(params, noisy score, fitted model)``; the exact validation score never
 leaves :func:`_noisy_run`.
