@@ -43,11 +43,12 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     One run is ``eps_Q = max(eps_model, epsilon_score)``-DP (parallel composition over the two
     disjoint parts), or ``eps_model + epsilon_score``-DP with ``validation_size=0``, where the
-    run fits and scores *all* rows (sequential composition). The tuning is ``(2 + eta) * eps_Q``-DP for the truncated negative binomial
-    laws (Corollary 3; eta = 0 logarithmic, 1 geometric); at ``delta > 0`` the smallest of that,
-    the Renyi bound (Theorem 2, through dp-accounting) and the privacy-profile bound
-    (docs/accounting.md 7.6); ``"poisson"`` needs ``delta > 0`` (Theorem 6);
-    ``"fixed"`` is the naive baseline: exactly ``n_iter`` runs, accounted by composition.
+    run fits and scores *all* rows (sequential composition). The tuning is
+    ``(2 + eta) * eps_Q``-DP for the truncated negative binomial laws (Corollary 3; eta = 0
+    logarithmic, 1 geometric); at ``delta > 0`` the smallest of that, the Renyi bound (Theorem
+    2, through dp-accounting) and the privacy-profile bound (docs/accounting.md 7.6);
+    ``"poisson"`` needs ``delta > 0`` (Theorem 6); ``"fixed"`` is the naive baseline: exactly
+    ``n_iter`` runs, accounted by composition.
     ``privacy_spent_`` adds the refit on all rows when ``refit=True``.
 
     Only the winning run is released: neither the number of runs ``K`` nor the losing runs'
@@ -97,10 +98,10 @@ class DPRandomSearchCV(BaseDPSearchCV):
     validation_size : float, default=0.2
         Fraction of rows in the validation part. ``0``: no validation part -- every run is
         fitted on all rows and scored on the same rows (sensitivity ``1/n``), and costs
-        ``eps_model + epsilon_score``. At equal ``eps_Q`` its model and its score are as noisy
-        as with the default split (more rows, less epsilon), the model uses every row and the
-        score reads five times more rows; it paid with many runs only
-        (docs/random_search.md section 2.1).
+        ``eps_model + epsilon_score``. At equal ``eps_Q`` a per-example score is as noisy as
+        with the default split, and the model about as noisy (more rows, less epsilon), while
+        the model uses every row and the score reads five times more rows
+        (docs/random_search.md section 2.1; measured in docs/benchmark_suite.md).
     scoring : str, list, tuple, dict or None, default=None
         Per-example score: ``None`` (accuracy for classifiers, squared distance for
         clusterers), ``"accuracy"``, ``"squared_error"``, ``"absolute_error"``,
@@ -147,7 +148,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
     best_estimator_ : estimator
         Refitted model (``refit=True``) or the winning run's model (``refit=False``).
     best_score_ : float
-        The winning run's *noisy* validation utility (released by the mechanism).
+        The winning run's *noisy* validation utility (released by the mechanism); with
+        ``validation_size=0`` an in-sample score, biased upwards by the selection.
     cv_results_ : dict
         The winning run only: ``params``, ``param_<name>``, ``selected`` and ``noisy_score``.
     no_runs_ : bool
@@ -309,8 +311,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
         else:
             split = holdout_split(public.n_samples, self.validation_size, seeds.rng("split"))
         evaluator = HoldoutEvaluator(
-            self.estimator, score, epsilon_score=eps_score, epsilon_scale=scale, error_score=self.error_score, n_jobs=self.n_jobs,
-            padding=public.padding,
+            self.estimator, score, epsilon_score=eps_score, epsilon_scale=scale,
+            error_score=self.error_score, n_jobs=self.n_jobs, padding=public.padding,
         )
         self.epsilon_scale_ = scale
         self.epsilon_run_ = eps_run

@@ -204,27 +204,39 @@ def test_regression_needs_an_explicit_score(data):
     assert s.best_params_["fit_intercept"] in (True, False)
 
 
-@pytest.mark.parametrize("batched", [True, False])
-def test_runs_scored_on_their_fit_rows_fit_and_score_every_row(data, batched, monkeypatch):
-    """validation_size=0: every run is fitted on all rows and its noisy score is the mean
-    over all of them (Laplace sensitivity 1/n), on both paths."""
+@pytest.mark.parametrize(("batched", "scoring"), [(True, None), (False, None),
+                                                  (True, "roc_auc")])
+def test_runs_scored_on_their_fit_rows_fit_and_score_every_row(data, batched, scoring,
+                                                               monkeypatch):
+    """validation_size=0: every run is fitted on all rows and its noisy score is over all of
+    them (a mean: Laplace sensitivity 1/n; a ranking score: its own bound at m = n), on both
+    paths."""
     from skdptune.evaluation import _holdout
 
     X, y = data
-    seen = []
-    real = _holdout._noisy_score
+    seen, splits = [], []
+    real, real_run = _holdout._noisy_score, _holdout.HoldoutEvaluator.run
 
     def spy(utilities, score, m, epsilon_score, noise_seed):
         seen.append((len(utilities), m, epsilon_score))
         return real(utilities, score, m, epsilon_score, noise_seed)
 
+    def run(self, X, y, candidates, split, *args):
+        splits.append(split)
+        return real_run(self, X, y, candidates, split, *args)
+
     monkeypatch.setattr(_holdout, "_noisy_score", spy)
+    monkeypatch.setattr(_holdout.HoldoutEvaluator, "run", run)
     if not batched:
         monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
     s = DPRandomSearchCV(LogisticRegression(data_norm=2.0), {"C": [0.1, 1.0, 10.0]},
                          n_iter=5, epsilon=1.5, validation_size=0, classes=[0, 1],
-                         random_state=0).fit(X, y)
-    assert seen and all(rows == m == len(y) for rows, m, _ in seen)
+                         scoring=scoring, random_state=0).fit(X, y)
+    (train, validation), = splits
+    np.testing.assert_array_equal(train, np.arange(len(y)))  # the fits' rows: all of them
+    np.testing.assert_array_equal(validation, np.arange(len(y)))
+    per_example = scoring is None
+    assert seen and all(m == len(y) and (rows == m or not per_example) for rows, m, _ in seen)
     assert all(eps == pytest.approx(0.1) for _, _, eps in seen)  # a fifth of eps_Q = 0.5
     assert s.best_estimator_.epsilon == pytest.approx(0.4)
     assert s.best_estimator_.coef_.shape == (1, X.shape[1])
