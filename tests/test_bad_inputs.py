@@ -262,7 +262,7 @@ CASES = [
     Case("random-eta-conflict", rand(distribution="geometric", eta=0.5), ValueError, ("eta",)),
     Case("random-poisson-needs-delta", rand(distribution="poisson"), ValueError, ("delta",)),
     Case("random-delta-one", rand(delta=1.0), IPE, ("delta",)),
-    Case("random-validation_size", rand(validation_size=0.0), IPE, ("validation_size",)),
+    Case("random-validation_size", rand(validation_size=1.0), IPE, ("validation_size",)),
     Case("random-validation_size-no-train-rows", rand(validation_size=0.9999), ValueError,
          ("validation_size",)),
     Case("random-scoring-unknown", rand(scoring="r2"), ValueError, ("scoring",)),
