@@ -65,12 +65,18 @@ def _assert_same_model(model, alone, X, atol):
 
 
 # -- the shared-rows problems: diffprivlib's objective, written out plainly ------------------
-def test_shared_rows_objective_is_the_plain_one():
-    """Each problem's objective and gradient are diffprivlib's on its own clipped rows."""
+@pytest.mark.parametrize("block_rows", [None, 16])
+def test_shared_rows_objective_is_the_plain_one(monkeypatch, block_rows):
+    """Each problem's objective and gradient are diffprivlib's on its own clipped rows, in one
+    block of rows or summed over several (``block_rows``)."""
+    if block_rows is not None:
+        monkeypatch.setattr(_batched_runs, "BLOCK_BYTES", 0)
+        monkeypatch.setattr(_batched_runs, "MIN_BLOCK_ROWS", block_rows)
     rng = np.random.RandomState(1)
     X, y = _data(n=80)
     X[5] = 0.0  # a zero row (clipping factor 1)
-    norms = np.array([0.5, 2.0, 0.5, 1.0, 2.0, 0.7])
+    # two problems of one setting (0.5, True) with different positive classes
+    norms = np.array([0.5, 2.0, 0.5, 1.0, 2.0, 0.5])
     intercept = np.array([True, True, False, True, False, True])
     labels = np.stack([y == 1, y == 0], axis=1).astype(float)
     P, D = len(norms), X.shape[1] + 1
