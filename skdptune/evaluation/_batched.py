@@ -52,7 +52,6 @@ import numpy as np
 from diffprivlib.mechanisms import Vector
 from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
-from scipy.special import expit
 from sklearn import get_config
 from sklearn.utils.validation import _check_method_params
 
@@ -199,6 +198,30 @@ def row_weights(n_rows, model_rows=None, n_padding=0):
 # --------------------------------------------------------------------------------------------
 
 
+def logistic_terms(raw, y):
+    """The logistic loss ``log(1 + e^z) - y z`` and its derivative ``expit(z) - y`` of margins
+    ``z = raw`` (overwritten) and labels ``y`` in {0, 1} (broadcast against ``raw``), elementwise.
+
+    Both from one exponential, ``e = exp(-|z|)`` in ``[0, 1]`` (no overflow):
+    ``log(1 + e^z) = max(z, 0) + log1p(e)`` and ``expit(z) = 1 / (1 + e)`` or ``e / (1 + e)``.
+    In place where it can: the passes are bound by these elementwise operations.
+    """
+    e = np.abs(raw)
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    terms = np.log1p(e)
+    residual = np.maximum(raw, 0.0)
+    terms += residual
+    residual.fill(1.0)
+    np.copyto(residual, e, where=raw < 0)
+    e += 1.0
+    residual /= e
+    raw *= y
+    terms -= raw
+    residual -= y
+    return terms, residual
+
+
 class _Problems:
     """``P`` independent binary problems, rows padded to a common length (weight 0)."""
 
@@ -223,16 +246,9 @@ class _Problems:
         else:
             X, y, w = self.X[idx], self.y[idx], self.w[idx]
             quad, linear = self.quad[idx], self.linear[idx]
-        raw = np.einsum("pmd,pd->pm", X, W)
-        # (logaddexp(0, raw) - y raw) w and (expit(raw) - y) w, in place: the same operations
-        # in the same order, without a temporary per step
-        terms = np.logaddexp(0.0, raw)
-        residual = expit(raw)
-        raw *= y
-        terms -= raw
+        terms, residual = logistic_terms(np.einsum("pmd,pd->pm", X, W), y)
         terms *= w
         loss = np.sum(terms, axis=1)
-        residual -= y
         residual *= w
         grad = np.einsum("pmd,pm->pd", X, residual)
         grad += quad * W + linear

@@ -64,7 +64,14 @@ from diffprivlib.validation import clip_to_norm
 from scipy import optimize
 
 from .._private import LEAKS
-from ._batched import _Rows, dense_numeric, lbfgs, perturbation, vector_mechanism
+from ._batched import (
+    _Rows,
+    dense_numeric,
+    lbfgs,
+    logistic_terms,
+    perturbation,
+    vector_mechanism,
+)
 from ._fit import PreparedTemplate, fitting, instantiate, rows_of, steps_key
 
 __all__ = ["fit_runs"]
@@ -171,23 +178,8 @@ class _SharedRows:
         returns the residuals ``expit(raw) - y``."""
         y = self.labels[rows, labels[0], None] if _one_value(labels) \
             else self.labels[rows][:, labels]
-        # log(1 + e^z) - y z and expit(z) - y from one exponential, e = exp(-|z|):
-        # log(1 + e^z) = max(z, 0) + log1p(e), expit(z) = 1 / (1 + e) or e / (1 + e)
-        # (in place where it can: a block's arrays are reused, not reallocated)
-        e = np.abs(raw)
-        np.negative(e, out=e)
-        np.exp(e, out=e)
-        terms = np.log1p(e)
-        residual = np.maximum(raw, 0.0)
-        terms += residual
-        residual.fill(1.0)
-        np.copyto(residual, e, where=raw < 0)
-        e += 1.0
-        residual /= e
-        raw *= y
-        terms -= raw
+        terms, residual = logistic_terms(raw, y)
         loss += terms.sum(axis=0)
-        residual -= y
         return residual
 
 
