@@ -79,13 +79,14 @@ METHODS = {
     "random_50_val10": "defaults but validation_size=0.1",
     "random_50_val30": "defaults but validation_size=0.3",
     "random_nb05_50": "defaults but the negative binomial law, η = 0.5 (2.5 ε_Q per run)",
+    "random_nb05_1000": "the negative binomial law, η = 0.5, n_iter=1000",
     "fixed10": "naive fixed-10, refit=True",
     "fixed10_norefit": "naive fixed-10, refit=False",
 }
 SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric",
             "random_geometric_30", "random_geometric_50", "random_geometric_100",
             "random_geometric_200", "random_geometric_1000", "random_fitrows_50",
-            "random_fitrows_1000", "fixed10", "fixed10_norefit")
+            "random_fitrows_1000", "random_nb05_1000", "fixed10", "fixed10_norefit")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
 DEFAULT_SEARCH = "random_geometric_50"
 #: one setting of the library's default search changed (the "Levers" table, against it)
@@ -141,7 +142,9 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
               "random_fitrows_1000": {"validation_size": 0, "n_iter": 1000},
               "random_50_val10": {"validation_size": 0.1},
               "random_50_val30": {"validation_size": 0.3},
-              "random_nb05_50": {"distribution": "negative_binomial", "eta": 0.5}}
+              "random_nb05_50": {"distribution": "negative_binomial", "eta": 0.5},
+              "random_nb05_1000": {"distribution": "negative_binomial", "eta": 0.5,
+                                   "n_iter": 1000}}
     if method in levers:
         return DPRandomSearchCV(estimator, space, epsilon=total_epsilon, **levers[method],
                                 **common)
@@ -196,8 +199,8 @@ def run_ceiling(X_train, y_train, X_test, y_test, variant: str, total: float, se
     d = X_train.shape[1]
     default, space = default_params(variant, d), search_grid(variant, d)
     search = make_search(DEFAULT_SEARCH, model(default, 1.0), space, total, seed)
-    # the model epsilon of one run, from the search's own budget-mode accounting
-    epsilon_run = search._costs(search._budget_scale())[2][0]
+    # the model epsilon of one run, from the search's own (public) budget-mode accounting
+    epsilon_run = search.planned_privacy(len(y_train)).components[0].parts[1].epsilon
     n = len(y_train)
     rows = np.random.default_rng([seed, 7]).permutation(n)[
         int(np.ceil(search.validation_size * n)):]

@@ -296,8 +296,29 @@ class DPRandomSearchCV(BaseDPSearchCV):
         return self._costs(self._budget_scale())[2]
 
     def _tuning_events(self, n_samples):
-        event = self._costs(self._budget_scale())[0]
-        return [(f"tuning: {event.name}", event)]
+        event, eps_run, (eps_model, delta_model), eps_score = self._costs(self._budget_scale())
+        return [(f"tuning: {event.name}", event, self._run_parts(eps_run, eps_model,
+                                                                  delta_model, eps_score))]
+
+    def _run_parts(self, eps_run, eps_model, delta_model, eps_score):
+        """The breakdown of the tuning line: what one run of ``Q`` spends on what (informative;
+        the line's figure is the repetition's cost of ``(eps_run, delta_model)``-DP runs)."""
+        from .accounting import PrivacyComponent
+
+        if self.validation_size == 0:
+            fit_rows, score_rows = "all rows", "all rows"
+            how = "the sum of the two below (both read all rows: sequential composition)"
+        else:
+            fit_rows, score_rows = "the train part", "the validation part"
+            how = "the larger of the two below (disjoint rows: parallel composition)"
+        scaled = " (scaled: budget mode)" if self.epsilon is not None else ""
+        return (
+            PrivacyComponent("per run (the base mechanism Q)", eps_run, delta_model, how),
+            PrivacyComponent(f"per run: the model, fitted on {fit_rows}", eps_model,
+                             delta_model, f"the estimator's DP epsilons{scaled}"),
+            PrivacyComponent(f"per run: the noisy validation score, on {score_rows}",
+                             eps_score, 0.0, "Laplace noise on the score"),
+        )
 
     def _plan_tuning(self, public, seeds):
         self.scorer_ = self._public_scorer()

@@ -133,6 +133,11 @@ def test_one_run_costs_the_max_of_model_and_score(data, epsilon_score, eps_q):
     assert s.epsilon_run_ == pytest.approx(eps_q)
     # parallel composition on the fixed split: max(eps_model, eps_score), not the sum
     assert s.privacy_spent_.epsilon == pytest.approx(3 * eps_q + EPS_MODEL, rel=1e-12)
+    # the tuning line's breakdown: the run, its model, its score
+    run, fit, score = s.privacy_spent_.components[0].parts
+    assert [run.epsilon, fit.epsilon, score.epsilon] == pytest.approx(
+        [eps_q, EPS_MODEL, epsilon_score], rel=1e-12)
+    assert "larger" in run.detail and "train part" in fit.name
 
 
 @pytest.mark.parametrize(("epsilon_score", "eps_score"), [(None, EPS_MODEL / 4), (0.3, 0.3)])
@@ -146,6 +151,10 @@ def test_a_run_scored_on_its_fit_rows_costs_the_sum(data, distribution, eta, fac
     eps_q = EPS_MODEL + eps_score
     assert s.epsilon_run_ == pytest.approx(eps_q, rel=1e-12)
     assert s.privacy_spent_.epsilon == pytest.approx(factor * eps_q + EPS_MODEL, rel=1e-12)
+    run, fit, score = s.privacy_spent_.components[0].parts
+    assert [run.epsilon, fit.epsilon, score.epsilon] == pytest.approx(
+        [eps_q, EPS_MODEL, eps_score], rel=1e-12)
+    assert "sum" in run.detail and "all rows" in fit.name and "all rows" in score.name
 
 
 @pytest.mark.parametrize("distribution", ["geometric", "logarithmic"])
@@ -158,6 +167,10 @@ def test_budget_mode_with_runs_scored_on_their_fit_rows(data, distribution):
     assert s.epsilon_run_ == pytest.approx(total / factor, rel=1e-9)
     # the model gets four fifths of the run, the score one fifth
     assert s.best_estimator_.epsilon == pytest.approx(0.8 * total / factor, rel=1e-9)
+    # planned before any data, the breakdown says the same
+    parts = s.planned_privacy(len(data[1])).components[0].parts
+    assert parts[1].epsilon == pytest.approx(s.best_estimator_.epsilon, rel=1e-12)
+    assert parts[2].epsilon == pytest.approx(0.2 * total / factor, rel=1e-9)
 
 
 # --------------------------------------------------------------------------------------------
