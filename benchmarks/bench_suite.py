@@ -69,17 +69,19 @@ METHODS = {
     "random_geometric": "DPRandomSearchCV geometric law, refit=False, n_iter=10 (the defaults "
                         "before n_iter=None)",
     "random_geometric_30": "DPRandomSearchCV geometric law, refit=False, n_iter=30",
-    "random_geometric_50": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None: "
-                           "E[K] = 50)",
+    "random_geometric_50": "DPRandomSearchCV geometric law, refit=False, n_iter=50 (the default "
+                           "E[K] before batched runs got 1000)",
     "random_geometric_100": "DPRandomSearchCV geometric law, refit=False, n_iter=100",
     "random_geometric_200": "DPRandomSearchCV geometric law, refit=False, n_iter=200",
-    "random_geometric_1000": "DPRandomSearchCV geometric law, refit=False, n_iter=1000",
-    "random_fitrows_50": "defaults but validation_size=0 (every run fitted and scored on all rows)",
-    "random_fitrows_1000": "validation_size=0 and n_iter=1000",
-    "random_50_val10": "defaults but validation_size=0.1",
-    "random_50_val30": "defaults but validation_size=0.3",
-    "random_nb05_50": "defaults but the negative binomial law, η = 0.5 (2.5 ε_Q per run)",
-    "random_nb05_1000": "the negative binomial law, η = 0.5, n_iter=1000",
+    "random_geometric_1000": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None: "
+                             "E[K] = 1000, the runs batched)",
+    "random_fitrows_50": "n_iter=50 and validation_size=0 (every run fitted and scored on all "
+                         "rows)",
+    "random_fitrows_1000": "defaults but validation_size=0",
+    "random_50_val10": "n_iter=50 and validation_size=0.1",
+    "random_50_val30": "n_iter=50 and validation_size=0.3",
+    "random_nb05_50": "n_iter=50 and the negative binomial law, η = 0.5 (2.5 ε_Q per run)",
+    "random_nb05_1000": "defaults but the negative binomial law, η = 0.5",
     "fixed10": "naive fixed-10, refit=True",
     "fixed10_norefit": "naive fixed-10, refit=False",
 }
@@ -88,9 +90,10 @@ SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric
             "random_geometric_200", "random_geometric_1000", "random_fitrows_50",
             "random_fitrows_1000", "random_nb05_1000", "fixed10", "fixed10_norefit")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
-DEFAULT_SEARCH = "random_geometric_50"
-#: one setting of the library's default search changed (the "Levers" table, against it)
+DEFAULT_SEARCH = "random_geometric_1000"
+#: one setting of the search at E[K] = 50 changed (the "Levers" table, against LEVER_BASE)
 LEVERS = ("random_50_val10", "random_50_val30", "random_nb05_50")
+LEVER_BASE = "random_geometric_50"
 #: DPGridSearchCV before issue 7: half of the total for the tuning (and no C rescaling)
 GRID_TUNING_SHARE = 0.5
 N_ITER = 10  # E[K] of DPRandomSearchCV, exactly K for the naive baseline
@@ -133,18 +136,18 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
             "random_norefit": ("logarithmic", False, N_ITER),
             "random_geometric": ("geometric", False, N_ITER),
             "random_geometric_30": ("geometric", False, 30),
-            "random_geometric_50": ("geometric", False, None),  # the library's default
+            "random_geometric_50": ("geometric", False, 50),
             "random_geometric_100": ("geometric", False, 100),
             "random_geometric_200": ("geometric", False, 200),
-            "random_geometric_1000": ("geometric", False, 1000),
+            # the library's default: n_iter=None is E[K] = 1000 for these (batched) runs
+            "random_geometric_1000": ("geometric", False, None),
             "fixed10": ("fixed", True, N_ITER), "fixed10_norefit": ("fixed", False, N_ITER)}
-    levers = {"random_fitrows_50": {"validation_size": 0},
-              "random_fitrows_1000": {"validation_size": 0, "n_iter": 1000},
-              "random_50_val10": {"validation_size": 0.1},
-              "random_50_val30": {"validation_size": 0.3},
-              "random_nb05_50": {"distribution": "negative_binomial", "eta": 0.5},
-              "random_nb05_1000": {"distribution": "negative_binomial", "eta": 0.5,
-                                   "n_iter": 1000}}
+    levers = {"random_fitrows_50": {"validation_size": 0, "n_iter": 50},
+              "random_fitrows_1000": {"validation_size": 0},
+              "random_50_val10": {"validation_size": 0.1, "n_iter": 50},
+              "random_50_val30": {"validation_size": 0.3, "n_iter": 50},
+              "random_nb05_50": {"distribution": "negative_binomial", "eta": 0.5, "n_iter": 50},
+              "random_nb05_1000": {"distribution": "negative_binomial", "eta": 0.5}}
     if method in levers:
         return DPRandomSearchCV(estimator, space, epsilon=total_epsilon, **levers[method],
                                 **common)
@@ -176,6 +179,9 @@ def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, tota
         fitted = make_search(method, model(default, 1.0), space, total, seed)
         fitted.fit(X_train, y_train)
         spent = fitted.privacy_spent_.epsilon
+        tuning = fitted.privacy_spent_.components[0]
+        if method == DEFAULT_SEARCH and "E[K]=1000" not in tuning.detail:
+            raise AssertionError(f"{method}: n_iter=None is no longer E[K] = 1000 here")
         if not np.isclose(spent, total, rtol=1e-9) or spent > total * (1 + 1e-12):
             raise AssertionError(f"{method} spent epsilon={spent}, not the total {total}")
         params = fitted.best_params_
@@ -281,13 +287,18 @@ class Store:
 def merge_results(store: Store, other: dict) -> None:
     """Take every method result of ``other`` (another results file, e.g. one method rerun with
     ``--suffix``) into ``store``, cell by cell and crossover entry by entry, replacing the same
-    methods; save."""
+    methods, and its timings task by task (a task's timings are interleaved repetitions: they
+    replace the task's old ones whole); save."""
     store.refresh()
     for part in ("cells", "crossover"):
         for key, entry in other.get(part, {}).items():
             mine = store.report[part].setdefault(
                 key, {k: v for k, v in entry.items() if k != "methods"} | {"methods": {}})
             mine["methods"].update(entry["methods"])
+            store.mark(part, key)
+    for part in ("timing", "random_timing"):
+        for key, entry in other.get(part, {}).items():
+            store.report[part][key] = entry
             store.mark(part, key)
     store.save()
 
@@ -370,7 +381,8 @@ def run_timing(opts, store: Store) -> None:
 
 
 #: DPRandomSearchCV's runs batched (its default for a plain LogisticRegression) and one by one,
-#: at E[K] = 50 (its default) and 1000, against GridSearchCV(cv=5) (L, under one BLAS thread)
+#: at E[K] = 50 and 1000 (its default here), against GridSearchCV(cv=5) (L, under one BLAS
+#: thread)
 RANDOM_TIMINGS = ("batched_50", "one_by_one_50", "batched_1000", "one_by_one_1000", "L_1blas")
 
 
@@ -560,8 +572,8 @@ def lever_table(report: dict) -> str:
         return "(not run)"
 
     def diffs(cells, m):
-        return np.array([c["methods"][m]["accuracy"] - c["methods"][DEFAULT_SEARCH]["accuracy"]
-                         for c in cells if m in c["methods"] and DEFAULT_SEARCH in c["methods"]])
+        return np.array([c["methods"][m]["accuracy"] - c["methods"][LEVER_BASE]["accuracy"]
+                         for c in cells if m in c["methods"] and LEVER_BASE in c["methods"]])
 
     def text(d):
         return f"{d.mean():+.3f} ± {d.std(ddof=1) / np.sqrt(len(d)):.3f}" if len(d) > 1 else "–"
@@ -677,8 +689,9 @@ def markdown(report: dict, suffix: str) -> str:
         "benchmarks/_tasks.py); held-out test accuracy (stratified 25 % test split per seed); "
         f"DPRandomSearchCV and the naive baseline with n_iter = {config.get('n_iter', N_ITER)}"
         " unless the method says otherwise; DPRandomSearchCV with its defaults (geometric law, "
-        "`refit=False`, `n_iter=None`: E[K] = 50), with E[K] = 10, 30, 100, 200 and 1000 (the "
-        "last two on the cells of the goal only), and with the "
+        "`refit=False`, `n_iter=None`: E[K] = 1000 here, where the runs are batched), with "
+        "E[K] = 10, 30, 50 (the default before), 100 and 200 (the cells of the goal only), and "
+        "with the "
         "logarithmic law (the defaults before issue 7); DPGridSearchCV with its defaults "
         "(`tuning_share=\"auto\"`, partition fits as the returned model in miniature) and as "
         "before issue 7 ("
@@ -705,11 +718,12 @@ def markdown(report: dict, suffix: str) -> str:
         "exceeds two standard deviations, and never fall below D by more than one standard "
         "deviation. Counts over the (task, variant, ε) cells above.\n",
         goal_table(report) if report["cells"] else "(no cells)",
-        "\n## Levers around the default search\n",
-        "One setting of the library's default search (DPRandomSearchCV: geometric law, "
-        "E[K] = 50, `validation_size=0.2`, `refit=False`) changed at the same total ε: test "
-        "accuracy minus the default's on the same splits and seeds, mean ± standard error "
-        "(per cell, then pooled over the cells of a variant). Positive: the lever wins.\n",
+        "\n## Levers around the search at E[K] = 50\n",
+        "One setting of DPRandomSearchCV at `n_iter=50` (geometric law, "
+        "`validation_size=0.2`, `refit=False`: the library's default before `n_iter=None` meant "
+        "1000 for batched runs) changed at the same total ε: test accuracy minus that search's "
+        "on the same splits and seeds, mean ± standard error (per cell, then pooled over the "
+        "cells of a variant). Positive: the lever wins.\n",
         lever_table(report) if report["cells"] else "(no cells)",
         "\n## Test accuracy (mean ± std over seeds)\n",
         accuracy_table(report) if report["cells"] else "(no cells)",

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
 from ._estimators import estimator_privacy, space_sets_epsilon
 from .accounting import event_cost
-from .evaluation._holdout import HoldoutEvaluator, holdout_split
+from .evaluation._holdout import HoldoutEvaluator, holdout_split, runs_batched
 from .evaluation._scores import check_validation_score, raw_scorer_name
 from .selection._repetition import RandomizedRepetition
 
@@ -22,6 +22,11 @@ __all__ = ["DPRandomSearchCV"]
 #: depend on it -- more runs buy accuracy with time only (docs/random_search.md section 3) --:
 #: as many fits as scikit-learn's ``RandomizedSearchCV`` with its defaults (10 x 5 folds) ...
 DEFAULT_N_ITER = 50
+#: ... or, when the runs are fitted together (batched: a diffprivlib ``LogisticRegression``),
+#: 1000: in about the time of ``GridSearchCV(cv=5)`` over 20 candidates on the benchmark
+#: suite's easy tasks, and it closed far more of the gap to non-private tuning
+#: (docs/benchmark_suite.md) ...
+DEFAULT_N_ITER_BATCHED = 1000
 #: ... and scikit-learn's 10 under ``"poisson"`` and ``"fixed"``, whose cost grows with it
 DEFAULT_N_ITER_COMPOSED = 10
 #: ``validation_size=0``: the default ``epsilon_score`` as a share of the model epsilon -- the
@@ -63,17 +68,17 @@ class DPRandomSearchCV(BaseDPSearchCV):
     param_distributions : dict or list of dicts
         As in ``RandomizedSearchCV``: lists (sampled uniformly) or scipy.stats distributions.
     n_iter : float or None, default=None
-        Expected number of runs ``E[K]`` (the exact number for ``"fixed"``). ``None``: 50 for
-        the truncated negative binomial laws (the default geometric one included), whose cost
-        does not depend on ``n_iter`` -- more runs cost time only, and on the benchmark suite
-        ``E[K] = 50`` closed far more of the gap to non-private tuning than ``E[K] = 10``
-        (docs/random_search.md section 3); that is as many fits as ``RandomizedSearchCV``
-        with its defaults (10 candidates x 5 folds). More keeps paying: the search also picks
-        among more noise draws of the good candidates, and ``n_iter=1000`` closed far more of
-        the gap where the default model is already good (docs/benchmark_suite.md). With a
-        diffprivlib ``LogisticRegression`` -- alone, or after data-independent pipeline steps --
-        the runs are fitted together (batched: the same models, a few times faster). 10 for
-        ``"poisson"`` and ``"fixed"``, whose cost grows with it.
+        Expected number of runs ``E[K]`` (the exact number for ``"fixed"``). ``None``, for the
+        truncated negative binomial laws (the default geometric one included), whose cost
+        does not depend on ``n_iter`` -- more runs cost time only, and the search also picks
+        among more noise draws of the good candidates: **1000** when the runs are fitted
+        together (every candidate a diffprivlib ``LogisticRegression`` with a ``data_norm``,
+        alone or after data-independent pipeline steps; ``X`` then goes through the batched
+        path when it is a numeric ``numpy`` array), **50** otherwise (as many fits as
+        ``RandomizedSearchCV`` with its defaults, 10 candidates x 5 folds). On the benchmark
+        suite ``E[K] = 1000`` closed far more of the gap to non-private tuning than 50, which
+        closed far more than 10 (docs/benchmark_suite.md, docs/random_search.md section 3).
+        10 for ``"poisson"`` and ``"fixed"``, whose cost grows with it.
     distribution : {"logarithmic", "geometric", "negative_binomial", "poisson", "fixed"}, \
             default="geometric"
         Law of the number of runs. The geometric law costs ``3 eps_Q`` against the
@@ -235,11 +240,14 @@ class DPRandomSearchCV(BaseDPSearchCV):
         return RandomizedRepetition(self.distribution, self._expected_runs(), self.eta)
 
     def _expected_runs(self) -> float:
-        """``n_iter``, or its default for ``distribution`` (``DEFAULT_N_ITER``)."""
+        """``n_iter``, or its default for ``distribution`` and the estimator (public facts)."""
         if self.n_iter is not None:
             return self.n_iter
-        return (DEFAULT_N_ITER_COMPOSED if self.distribution in ("poisson", "fixed")
-                else DEFAULT_N_ITER)
+        if self.distribution in ("poisson", "fixed"):
+            return DEFAULT_N_ITER_COMPOSED
+        if runs_batched(self.estimator, self.param_distributions, self.error_score):
+            return DEFAULT_N_ITER_BATCHED
+        return DEFAULT_N_ITER
 
     def _costs(self, scale: float):
         """(tuning event, run epsilon, model (eps, delta), score epsilon) when DP epsilons are

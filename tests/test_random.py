@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 from diffprivlib import BudgetAccountant
-from diffprivlib.models import GaussianNB, LogisticRegression
+from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
 from scipy.stats import loguniform, uniform
 from sklearn.base import clone
 from sklearn.datasets import make_classification
@@ -147,6 +147,56 @@ def test_default_n_iter_leaves_the_geometric_cost_unchanged(data):
     rng = np.random.default_rng(0)
     draws = [default._repetition().sample(rng) for _ in range(4000)]
     assert np.mean(draws) == pytest.approx(50, rel=0.08)
+
+
+def lr(**kw):
+    kw.setdefault("data_norm", 1.0)
+    return LogisticRegression(**kw)
+
+
+FREE = FunctionTransformer(np.tanh)  # a data-independent step
+
+
+@pytest.mark.parametrize("estimator, space, batched", [
+    (lr(), {"C": [0.1, 1.0]}, True),
+    (lr(), {"C": loguniform(1e-2, 1e2), "data_norm": [0.5, 1.0]}, True),
+    (lr(data_norm=None), {"data_norm": [0.5, 1.0]}, True),  # every candidate sets it
+    (Pipeline([("f", FREE), ("m", lr())]), {"m__C": [0.1, 1.0]}, True),
+    (nb(), SPACE, False),
+    (lr(tol=1e-2), {"C": [0.1, 1.0]}, False),  # fitted one by one (BATCHED_MAX_TOL)
+    (lr(), {"tol": [1e-4, 1e-2]}, False),  # one candidate is
+    (lr(), [{"C": [0.1]}, {"C": [1.0], "tol": [1e-2]}], False),
+    (Pipeline([("f", FREE), ("m", lr())]), {"m": [lr(), nb()]}, False),
+    (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, False),
+])
+def test_default_n_iter_is_1000_where_the_runs_are_batched(estimator, space, batched):
+    """n_iter=None: E[K] = 1000 where every candidate's runs are fitted together (a diffprivlib
+    LogisticRegression with a data_norm, alone or after data-independent steps, tol <= 1e-3),
+    50 otherwise -- decided from the estimator and the space only, before any data."""
+    s = DPRandomSearchCV(estimator, space)
+    expected = 1000 if batched else 50
+    assert s._repetition().mean == expected
+    assert f"E[K]={expected}" in s.planned_privacy(500).components[0].detail
+    assert DPRandomSearchCV(estimator, space, n_iter=7)._repetition().mean == 7
+    # error_score="raise" fits one by one (debugging); "poisson" and "fixed" keep 10
+    assert DPRandomSearchCV(estimator, space, error_score="raise")._repetition().mean == 50
+    assert DPRandomSearchCV(estimator, space, distribution="poisson",
+                            delta=1e-6)._repetition().mean == 10
+
+
+def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):
+    """Where the default says the runs are batched, a fit does batch them (and only there)."""
+    from skdptune.evaluation import _holdout
+
+    X, y = data
+    taken = []
+    real = _holdout._batchable
+    monkeypatch.setattr(_holdout, "_batchable",
+                        lambda *a, **k: taken.append(real(*a, **k)) or taken[-1])
+    for estimator, space in ((lr(data_norm=2.0), {"C": [0.1, 1.0]}), (nb(), SPACE)):
+        s = search(estimator=estimator, space=space, n_iter=3, epsilon=1.0).fit(X, y)
+        assert taken[-1] == (DPRandomSearchCV(estimator, space)._repetition().mean == 1000)
+        assert s.best_estimator_ is not None
 
 
 def test_refit_false_keeps_the_winning_model(data):

@@ -37,14 +37,14 @@ from __future__ import annotations
 
 import numpy as np
 from diffprivlib.mechanisms import Laplace
-from joblib import effective_n_jobs
+from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._private import LEAKS, private_n_jobs, silenced
 from ._batched import batched_model, supports_batched_fits
-from ._batched_runs import fit_runs
+from ._batched_runs import CHUNK_BYTES, fit_runs
 from ._fit import (
     all_or_fail,
     candidate_key,
@@ -55,7 +55,7 @@ from ._fit import (
     single_threaded_blas,
 )
 
-__all__ = ["HoldoutEvaluator", "holdout_split"]
+__all__ = ["HoldoutEvaluator", "holdout_split", "runs_batched"]
 
 
 def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarray, np.ndarray]:
@@ -144,6 +144,55 @@ def _batchable(templates, X, y, fit_params, error_score) -> bool:
                     for t in templates))
 
 
+#: How many candidates of a search space :func:`runs_batched` checks when the space has
+#: distributions (a list-only space is checked whole, up to :data:`CHECKED_GRID` candidates)
+CHECKED_DRAWS = 32
+CHECKED_GRID = 4096
+
+
+#: The batched runs are solved in groups cut the same way whatever ``n_jobs`` is -- a matrix
+#: product's rounding depends on how many runs share it, so groups cut by ``n_jobs`` made the
+#: models differ in their last bits from one ``n_jobs`` to another --: at least this many
+#: groups (when there are as many runs, for the workers), more when a group would exceed
+#: ``_batched_runs.CHUNK_BYTES``. Four groups cost 0-5 % more than one at ``n_jobs=1``.
+BATCHED_GROUPS = 4
+
+
+def batched_groups(n_runs: int, n_rows: int) -> int:
+    """How many groups the ``n_runs`` batched runs on ``n_rows`` train rows are cut into."""
+    per_group = max(1, CHUNK_BYTES // (8 * max(n_rows, 1)))
+    return max(1, min(n_runs, max(BATCHED_GROUPS, -(-n_runs // per_group))))
+
+
+def runs_batched(estimator, space, error_score) -> bool:
+    """Whether a search over ``space`` fits its runs together (:func:`_batchable`) when ``X``
+    is a dense numeric ``numpy`` array and ``y`` a ``numpy`` array.
+
+    A public fact of the estimator and the space (no data): every candidate is a plain
+    diffprivlib ``LogisticRegression`` with a ``data_norm`` -- alone, or the last step after
+    data-independent ones -- with ``tol`` at most :data:`BATCHED_MAX_TOL`. A list-only space
+    is checked candidate by candidate; a space with distributions on :data:`CHECKED_DRAWS`
+    candidates drawn with a fixed seed (the properties checked are rarely drawn from a
+    distribution). A space that cannot be expanded answers ``False``: the search's own
+    validation reports the problem.
+    """
+    if error_score == "raise":
+        return False
+    try:
+        subspaces = space if isinstance(space, list) else [space]
+        lists_only = all(not hasattr(values, "rvs") for sub in subspaces
+                         for values in sub.values())
+        if lists_only and len(ParameterGrid(space)) <= CHECKED_GRID:
+            candidates = list(ParameterGrid(space))
+        else:
+            candidates = list(ParameterSampler(space, n_iter=CHECKED_DRAWS, random_state=0))
+        templates = candidate_templates(estimator, candidates)
+    except Exception:
+        return False
+    models = [batched_model(template, pipelines=True) for template in templates]
+    return all(model is not None and float(model.tol) <= BATCHED_MAX_TOL for model in models)
+
+
 class HoldoutEvaluator:
     """Runs of the base algorithm Q on a fixed, data-independent train/validation split.
 
@@ -193,11 +242,11 @@ class HoldoutEvaluator:
         noise_seeds = [seeds.noise_seed("score", r) for r in range(len(templates))]
         with single_threaded_blas():
             if _batchable(templates, X, y, fit_params, self.error_score):
-                # one task per worker, each solving its share of the runs together; runs of
-                # the same candidate share its prepared copy
+                # the runs in groups, each solved together in one task; runs of the same
+                # candidate share its prepared copy
                 keys = [candidate_key(params) for params in candidates]
                 shares = np.array_split(np.arange(len(templates)),
-                                        min(len(templates), effective_n_jobs(n_jobs)))
+                                        batched_groups(len(templates), len(train)))
                 blocks = Parallel(n_jobs=n_jobs)(
                     delayed(_noisy_runs_batched)(
                         [templates[r] for r in share], X_sent, y_sent, train, validation,
