@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+import joblib
 import numpy as np
 from scipy.optimize import brentq
 from sklearn.model_selection import ParameterSampler
@@ -68,12 +69,15 @@ class DPRandomSearchCV(BaseDPSearchCV):
         As in ``RandomizedSearchCV``: lists (sampled uniformly) or scipy.stats distributions.
     n_iter : float or None, default=None
         Expected number of runs ``E[K]`` (the exact number for ``"fixed"``). ``None``, for the
-        truncated negative binomial laws (the default geometric one included), whose cost
-        does not depend on ``n_iter`` -- more runs cost time only, and the search also picks
+        truncated negative binomial laws (the default geometric one included), whose pure
+        cost does not depend on ``n_iter`` (at ``delta > 0`` the Renyi and profile bounds grow
+        like ``log n_iter``) -- more runs cost time only, and the search also picks
         among more noise draws of the good candidates: **1000** when the runs are fitted
         together (every candidate a diffprivlib ``LogisticRegression`` with a ``data_norm``,
-        alone or after data-independent pipeline steps; ``X`` then goes through the batched
-        path when it is a numeric ``numpy`` array), **50** otherwise (as many fits as
+        alone or after data-independent pipeline steps; decided from the estimator and the
+        space; a plain model's ``X`` goes through the batched path when it is a numeric
+        ``numpy`` array, and labels in a list or a ``Series`` are converted as diffprivlib
+        converts them), **50** otherwise (as many fits as
         ``RandomizedSearchCV`` with its defaults, 10 candidates x 5 folds). On the benchmark
         suite ``E[K] = 1000`` closed far more of the gap to non-private tuning than 50, which
         closed far more than 10 (docs/benchmark_suite.md, docs/random_search.md section 3).
@@ -244,9 +248,17 @@ class DPRandomSearchCV(BaseDPSearchCV):
             return self.n_iter
         if self.distribution in ("poisson", "fixed"):
             return DEFAULT_N_ITER_COMPOSED
-        if runs_batched(self.estimator, self.param_distributions, self.error_score):
-            return DEFAULT_N_ITER_BATCHED
-        return DEFAULT_N_ITER
+        # a public fact of the configuration, asked many times per fit (the budget solve):
+        # kept for as long as the configuration is the same
+        try:
+            key = joblib.hash((self.estimator, self.param_distributions, self.error_score))
+        except Exception:  # unpicklable (a lambda in a FunctionTransformer): not kept
+            key = object()
+        cached = self.__dict__.get("_runs_batched")
+        if cached is None or cached[0] != key:
+            batched = runs_batched(self.estimator, self.param_distributions, self.error_score)
+            self.__dict__["_runs_batched"] = cached = (key, batched)
+        return DEFAULT_N_ITER_BATCHED if cached[1] else DEFAULT_N_ITER
 
     def _costs(self, scale: float):
         """(tuning event, run epsilon, model (eps, delta), score epsilon) when DP epsilons are
@@ -323,7 +335,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
             PrivacyComponent("per run (the base mechanism Q)", eps_run, delta_model, how),
             PrivacyComponent(f"per run: the model, fitted on {fit_rows}", eps_model,
                              delta_model, f"the estimator's DP epsilons{scaled}"),
-            PrivacyComponent(f"per run: the noisy validation score, on {score_rows}",
+            PrivacyComponent(f"per run: the noisy score, on {score_rows}",
                              eps_score, 0.0, "Laplace noise on the score"),
         )
 

@@ -65,7 +65,7 @@ def _assert_same_model(model, alone, X, atol):
 
 
 # -- the shared-rows problems: diffprivlib's objective, written out plainly ------------------
-@pytest.mark.parametrize("block_rows", [None, 16])
+@pytest.mark.parametrize("block_rows", [None, 16, 7])  # 7: a partial last block
 def test_shared_rows_objective_is_the_plain_one(monkeypatch, block_rows):
     """Each problem's objective and gradient are diffprivlib's on its own clipped rows, in one
     block of rows or summed over several (``block_rows``)."""
@@ -349,8 +349,8 @@ def test_search_uses_the_batched_runs_for_a_plain_logistic_regression(monkeypatc
 
 def test_runs_are_batched_only_where_the_models_match():
     """Labels that are not a numpy array (the released classes_'s dtype follows the one-by-one
-    fit's conversion) and a loose tol (both optimisers stop early, at visibly different
-    models) go one by one."""
+    fit's conversion; the evaluator converts plain ones first) and a loose tol (both
+    optimisers stop early, at visibly different models) go one by one."""
     pd = pytest.importorskip("pandas")
     X, y = _data()
     templates = _templates()
@@ -359,6 +359,29 @@ def test_runs_are_batched_only_where_the_models_match():
     loose = [candidate_template(LogisticRegression(epsilon=1.0, data_norm=1.0, tol=1e-2), {})]
     assert not _holdout._batchable(loose, X, y, {}, 0.0)
     assert not _holdout._batchable(templates, X, y, {}, "raise")
+
+
+def test_plain_labels_are_converted_as_diffprivlib_converts_them(monkeypatch):
+    """A list or a pandas Series of a numpy dtype becomes the array diffprivlib's fit makes of
+    it, so such labels take the batched path -- with the models and classes_ of numpy labels;
+    a pandas extension dtype stays as it is (one by one)."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data(n=600, classes=3)
+    names = np.array(["low", "mid", "top"])[y]
+    assert _holdout.labels_as_array(list(y)).dtype == y.dtype
+    assert _holdout.labels_as_array(pd.Series(names, dtype=object)).dtype == object
+    for extension in (pd.Series(y, dtype="Int64"), pd.Series(names, dtype="string")):
+        assert _holdout.labels_as_array(extension) is extension
+    calls = _spy_batched_runs(monkeypatch)
+    for labels in (list(y), pd.Series(y, index=np.arange(600) + 7)):
+        reference = _search().fit(X, np.asarray(labels))
+        calls.clear()
+        fitted = _search().fit(X, labels)
+        assert calls  # batched
+        assert fitted.best_params_ == reference.best_params_
+        np.testing.assert_array_equal(fitted.best_estimator_.coef_,
+                                      reference.best_estimator_.coef_)
+        assert fitted.classes_.dtype == reference.classes_.dtype
 
 
 # -- pipelines: data-independent steps before the model ----------------------------------------

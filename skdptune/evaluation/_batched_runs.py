@@ -82,10 +82,10 @@ CHUNK_BYTES = 32 * 2**20
 #: Upper bound on the bytes of the rows clipped to every distinct ``data_norm`` of the runs,
 #: kept for the passes when the norms are few; beyond it the clipping is a factor per row
 CLIPPED_BYTES = 256 * 2**20
-#: Upper bound on the bytes of one ``rows x problems`` array of a block of rows in a pass (the
-#: passes go through the rows in such blocks, which stay in a core's cache) ...
+#: Bytes of one ``rows x problems`` array of a block of rows in a pass (the passes go through
+#: the rows in such blocks, meant to stay in a core's cache) ...
 BLOCK_BYTES = 256 * 2**10
-#: ... and the fewest rows of a block
+#: ... unless that is fewer rows than this (many problems: larger arrays, fewer blocks)
 MIN_BLOCK_ROWS = 256
 
 
@@ -125,7 +125,7 @@ class _SharedRows:
     def loss_gradient(self, W, idx):
         """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``.
 
-        The rows are taken in blocks of :func:`block_rows` (the ``rows x problems`` arrays of
+        The rows are taken in blocks (:func:`_blocks`: the ``rows x problems`` arrays of
         a block stay in the core's cache: the pass is bound by the elementwise exponentials,
         not by memory traffic); each block's margins, terms and gradient are computed and
         summed before the next block is read.

@@ -127,6 +127,20 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
     return outputs
 
 
+def labels_as_array(y):
+    """``y`` as the ``numpy`` array diffprivlib's ``fit`` makes of it (``column_or_1d``:
+    ``np.asarray``) when that conversion is plain -- a list, or a pandas ``Series`` of a numpy
+    dtype --, so that such labels take the batched path; anything else (pandas extension
+    dtypes, whose conversion scikit-learn does its own way) as it is. The models are the same:
+    every fit converts its labels this way."""
+    if isinstance(y, list) or (type(y).__name__ == "Series"
+                               and isinstance(getattr(y, "dtype", None), np.dtype)):
+        converted = np.asarray(y)
+        if converted.ndim == 1:
+            return converted
+    return y
+
+
 #: Largest ``tol`` of a batched run: both optimisers stop once the gradient is below it, at
 #: points that differ by about that much; above it the models differ visibly (one in ten
 #: predictions at ``tol = 1e-2``), so such runs are fitted one by one
@@ -147,7 +161,7 @@ def _batchable(templates, X, y, fit_params, error_score) -> bool:
 #: How many candidates of a search space :func:`runs_batched` checks when the space has
 #: distributions (a list-only space is checked whole, up to :data:`CHECKED_GRID` candidates)
 CHECKED_DRAWS = 32
-CHECKED_GRID = 4096
+CHECKED_GRID = 512
 
 
 #: The batched runs are solved in groups cut the same way whatever ``n_jobs`` is -- a matrix
@@ -187,10 +201,11 @@ def runs_batched(estimator, space, error_score) -> bool:
         else:
             candidates = list(ParameterSampler(space, n_iter=CHECKED_DRAWS, random_state=0))
         templates = candidate_templates(estimator, candidates)
+        models = [batched_model(template, pipelines=True) for template in templates]
+        return all(model is not None and float(model.tol) <= BATCHED_MAX_TOL
+                   for model in models)
     except Exception:
         return False
-    models = [batched_model(template, pipelines=True) for template in templates]
-    return all(model is not None and float(model.tol) <= BATCHED_MAX_TOL for model in models)
 
 
 class HoldoutEvaluator:
@@ -236,6 +251,7 @@ class HoldoutEvaluator:
         train, validation = split
         seeded = seeds.seeded
         n_jobs = private_n_jobs(self.n_jobs)
+        y = labels_as_array(y)
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
         templates = candidate_templates(self.estimator, candidates)
         fit_seeds = [seeds.seed("fit", r) if seeded else None for r in range(len(templates))]
