@@ -251,13 +251,18 @@ class HoldoutEvaluator:
         train, validation = split
         seeded = seeds.seeded
         n_jobs = private_n_jobs(self.n_jobs)
-        y = labels_as_array(y)
-        X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
         templates = candidate_templates(self.estimator, candidates)
         fit_seeds = [seeds.seed("fit", r) if seeded else None for r in range(len(templates))]
         noise_seeds = [seeds.noise_seed("score", r) for r in range(len(templates))]
+        # plain labels as the array every batched fit would make of them; one by one, the
+        # estimator gets them as given (a pandas Series stays one, as in scikit-learn)
+        y_array = labels_as_array(y)
+        batched = _batchable(templates, X, y_array, fit_params, self.error_score)
+        if batched:
+            y = y_array
+        X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
         with single_threaded_blas():
-            if _batchable(templates, X, y, fit_params, self.error_score):
+            if batched:
                 # the runs in groups, each solved together in one task; runs of the same
                 # candidate share its prepared copy
                 keys = [candidate_key(params) for params in candidates]
