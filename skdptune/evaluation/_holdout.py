@@ -153,9 +153,14 @@ def _batchable(templates, X, y, fit_params, error_score) -> bool:
     released model's ``classes_`` then has the one-by-one fit's dtype whatever the labels),
     and every candidate's ``tol`` at most :data:`BATCHED_MAX_TOL`."""
     return (supports_batched_fits(templates, X, fit_params, error_score, pipelines=True)
-            and isinstance(y, np.ndarray)
-            and all(float(batched_model(t, pipelines=True).tol) <= BATCHED_MAX_TOL
-                    for t in templates))
+            and isinstance(y, np.ndarray) and _tight_models(templates))
+
+
+def _tight_models(templates) -> bool:
+    """Every template has a batched model (:func:`~._batched.batched_model`) whose ``tol`` is
+    at most :data:`BATCHED_MAX_TOL`."""
+    models = [batched_model(t, pipelines=True) for t in templates]
+    return all(m is not None and float(m.tol) <= BATCHED_MAX_TOL for m in models)
 
 
 #: How many candidates of a search space :func:`runs_batched` checks when the space has
@@ -200,10 +205,7 @@ def runs_batched(estimator, space, error_score) -> bool:
             candidates = list(ParameterGrid(space))
         else:
             candidates = list(ParameterSampler(space, n_iter=CHECKED_DRAWS, random_state=0))
-        templates = candidate_templates(estimator, candidates)
-        models = [batched_model(template, pipelines=True) for template in templates]
-        return all(model is not None and float(model.tol) <= BATCHED_MAX_TOL
-                   for model in models)
+        return _tight_models(candidate_templates(estimator, candidates))
     except Exception:
         return False
 
