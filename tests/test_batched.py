@@ -180,6 +180,56 @@ def test_lockstep_lbfgs_reaches_scipys_optimum():
         np.testing.assert_allclose(ours[p], ref, atol=1e-5)
 
 
+def _ragged_problems(n_parts=11, seed=0, max_iter=500):
+    """Stacked problems of partitions of different sizes (padded rows of weight 0)."""
+    X, y = _data(n=600, seed=seed)
+    fit = {"epsilon": 20.0, "C": 1.0, "data_norm": 2.0, "fit_intercept": True, "tol": 1e-8,
+           "max_iter": max_iter}
+    rng = np.random.RandomState(seed)
+    cuts = np.sort(rng.choice(np.arange(20, 580), n_parts - 1, replace=False))
+    blocks = []
+    for part in np.split(np.arange(600), cuts):
+        blocks += _unit_blocks(X[part], y[part], fit, rng)[0]
+    return _problems(blocks)
+
+
+def test_problem_blocks_are_the_plain_pass(monkeypatch):
+    """The pass in blocks of problems (a partial last one, and a subset of the problems) gives
+    each problem its plain objective and gradient, and bit for bit what one block gives."""
+    problems = _ragged_problems()
+    W = np.random.default_rng(1).normal(size=(problems.P, problems.D))
+    subset = np.array([0, 3, 4, 7, 10])
+    monkeypatch.setattr(_batched, "PROBLEM_BLOCK_BYTES", 10**12)
+    whole = problems.loss_gradient(W, np.arange(problems.P))
+    part = problems.loss_gradient(W[subset], subset)
+    monkeypatch.setattr(_batched, "PROBLEM_BLOCK_BYTES", 3 * problems.X[0].nbytes)
+    for a, b in zip(problems.loss_gradient(W, np.arange(problems.P)), whole, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(problems.loss_gradient(W[subset], subset), part, strict=True):
+        np.testing.assert_array_equal(a, b)
+    for q, p in enumerate(subset):  # the plain objective of problem p at W[p]
+        X, y, w, theta = problems.X[p], problems.y[p], problems.w[p], W[p]
+        z = X @ theta
+        loss = np.sum(w * (np.logaddexp(0, z) - y * z))
+        loss += np.sum((0.5 * problems.quad[p] * theta + problems.linear[p]) * theta)
+        grad = X.T @ (w * (1 / (1 + np.exp(-z)) - y)) + problems.quad[p] * theta
+        grad += problems.linear[p]
+        np.testing.assert_allclose(part[0][q], loss, rtol=1e-12)
+        np.testing.assert_allclose(part[1][q], grad, rtol=1e-10, atol=1e-12)
+
+
+def test_each_lockstep_solution_is_the_problems_own():
+    """Problems that stop at different iterations (their own max_iter) are solved as each
+    alone: the working set dropping finished problems moves no other problem."""
+    problems = _ragged_problems(n_parts=12)
+    problems.max_iter[:] = 1 + np.arange(problems.P) * 3  # finishing one after another
+    together = lbfgs(problems)
+    for p in range(problems.P):
+        keep = np.zeros(problems.P, dtype=bool)
+        keep[p] = True
+        np.testing.assert_array_equal(together[p], lbfgs(problems.subset(keep))[0])
+
+
 def test_failed_partition_gets_error_score_others_unaffected():
     X, y = _data()
     est = LogisticRegression(epsilon=1.0, data_norm=2.0)

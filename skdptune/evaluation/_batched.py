@@ -222,6 +222,13 @@ def logistic_terms(raw, y):
     return terms, residual
 
 
+#: Bytes of the stacked rows of one block of problems in a pass: the pass reads a block's
+#: rows twice (margins, then gradient), and the second read should find them in a core's
+#: cache. Measured on the suite's partition problems (77 rows, 9 to 26 columns, 10 to 16 MB
+#: per group): 1.4 to 2.4 times faster per pass than one pass over all problems.
+PROBLEM_BLOCK_BYTES = 2**20
+
+
 class _Problems:
     """``P`` independent binary problems, rows padded to a common length (weight 0)."""
 
@@ -240,17 +247,24 @@ class _Problems:
                          self.linear[keep], self.tol[keep], self.max_iter[keep])
 
     def loss_gradient(self, W, idx):
-        """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``."""
-        if len(idx) == self.P:
-            X, y, w, quad, linear = self.X, self.y, self.w, self.quad, self.linear
-        else:
-            X, y, w = self.X[idx], self.y[idx], self.w[idx]
-            quad, linear = self.quad[idx], self.linear[idx]
-        terms, residual = logistic_terms(np.einsum("pmd,pd->pm", X, W), y)
-        terms *= w
-        loss = np.sum(terms, axis=1)
-        residual *= w
-        grad = np.einsum("pmd,pm->pd", X, residual)
+        """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``.
+
+        In blocks of problems (:data:`PROBLEM_BLOCK_BYTES`); each problem's products are its
+        own matrix products, so its values do not depend on the blocks."""
+        n, whole = len(idx), len(idx) == self.P
+        per_block = max(1, PROBLEM_BLOCK_BYTES // (self.X[0].nbytes or 1))
+        loss, grad = np.empty(n), np.empty((n, self.D))
+        for start in range(0, n, per_block):
+            block = slice(start, min(start + per_block, n))
+            rows = block if whole else idx[block]
+            X, w = self.X[rows], self.w[rows]
+            terms, residual = logistic_terms(np.matmul(X, W[block, :, None])[:, :, 0],
+                                             self.y[rows])
+            terms *= w
+            loss[block] = np.sum(terms, axis=1)
+            residual *= w
+            grad[block] = np.matmul(residual[:, None, :], X)[:, 0, :]
+        quad, linear = (self.quad, self.linear) if whole else (self.quad[idx], self.linear[idx])
         grad += quad * W + linear
         loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
         return loss, grad
@@ -354,7 +368,8 @@ def lbfgs(problems, *, memory=10, factr=64.0):
     threshold = factr * np.finfo(float).eps
     it = 0
     while not done.all():
-        if done.any():  # drop the finished problems: later passes copy no subset
+        if 4 * done.sum() >= len(done):  # drop the finished problems once they are a quarter:
+            # fewer copies of the stacked rows; until then the passes skip them (act)
             solution[ids[done]] = x[done]
             keep = ~done
             ids, problems, done = ids[keep], problems.subset(keep), done[keep]
