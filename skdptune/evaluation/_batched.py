@@ -252,7 +252,7 @@ class _Problems:
         In blocks of problems (:data:`PROBLEM_BLOCK_BYTES`); each problem's products are its
         own matrix products, so its values do not depend on the blocks."""
         n, whole = len(idx), len(idx) == self.P
-        per_block = max(1, PROBLEM_BLOCK_BYTES // (self.X[0].nbytes or 1))
+        per_block = max(1, PROBLEM_BLOCK_BYTES // max(self.X[:1].nbytes, 1))
         loss, grad = np.empty(n), np.empty((n, self.D))
         for start in range(0, n, per_block):
             block = slice(start, min(start + per_block, n))
