@@ -180,11 +180,11 @@ def test_lockstep_lbfgs_reaches_scipys_optimum():
         np.testing.assert_allclose(ours[p], ref, atol=1e-5)
 
 
-def _ragged_problems(n_parts=11, seed=0, max_iter=500):
+def _ragged_problems(n_parts=11, seed=0):
     """Stacked problems of partitions of different sizes (padded rows of weight 0)."""
     X, y = _data(n=600, seed=seed)
     fit = {"epsilon": 20.0, "C": 1.0, "data_norm": 2.0, "fit_intercept": True, "tol": 1e-8,
-           "max_iter": max_iter}
+           "max_iter": 500}
     rng = np.random.RandomState(seed)
     cuts = np.sort(rng.choice(np.arange(20, 580), n_parts - 1, replace=False))
     blocks = []
