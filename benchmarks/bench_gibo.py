@@ -180,8 +180,9 @@ def cell(task, data, total, seed):
     n_fits = g.privacy_split_["n_fits"]
     run("DPGIBOSearchCV (disjoint chunks)", gibo(task, total, seed, train_split="disjoint"))
     run("DPRandomSearchCV (E[K] = GIBO fits)",
+        # a validation part like DP-GIBO's, for equal fits on equal rows
         DPRandomSearchCV(task["estimator"](1.0), task["random"], n_iter=n_fits,
-                         epsilon=total, **_search_kw(seed)))
+                         epsilon=total, validation_size=0.2, **_search_kw(seed)))
     if task["grid"] is not None:
         run("DPGridSearchCV (half tuning)", grid_search(task, total, seed))
     default = prepare_clone(task["estimator"](total), {}, seed=SeedPlan(seed).seed("refit"))

@@ -74,7 +74,7 @@ from skdptune.selection import DoublingSVT
 EVALUATION = Evaluation(min_partition_size=100, cv=0.25, inner_epsilon="scaled")
 SVT_GRANULARITY, SVT_FLOOR = 0.05, 0.5
 TUNING_SHARE = 0.5
-#: validation fraction of the naive composition baseline (DPRandomSearchCV's default)
+#: validation fraction of the naive composition baseline (DPRandomSearchCV's split)
 NAIVE_VALIDATION = 0.2
 
 

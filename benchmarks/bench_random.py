@@ -77,6 +77,11 @@ def search_grid(n_features: int) -> dict:
     return {"C": [1e-2, 1.0, 1e2], "data_norm": [*DATA_NORMS, public_norm(n_features)]}
 
 
+#: a validation part, as when the saved results were measured (the default where the runs are
+#: batched is now none: docs/random_search.md section 2.1; benchmarks/bench_suite.py measures it)
+VALIDATION_SIZE = 0.2
+
+
 def model(epsilon: float, n_features: int, **params) -> LogisticRegression:
     """diffprivlib's default logistic regression, with the public norm bound."""
     return LogisticRegression(epsilon=epsilon, data_norm=public_norm(n_features), **params)
@@ -86,7 +91,8 @@ def model(epsilon: float, n_features: int, **params) -> LogisticRegression:
 def random_search(total, n_features, seed, distribution, refit=True):
     return DPRandomSearchCV(model(1.0, n_features), search_space(n_features), n_iter=N_ITER,
                             distribution=distribution, epsilon=total, refit=refit,
-                            classes=CLASSES, random_state=seed, accountant=BudgetAccountant())
+                            validation_size=VALIDATION_SIZE, classes=CLASSES,
+                            random_state=seed, accountant=BudgetAccountant())
 
 
 def utility_cell(data, total: float, seed: int) -> list[dict]:
@@ -242,9 +248,9 @@ def run_runtime(data, name: str, opts) -> None:
         # the estimator as configured (no budget mode): every fit uses the same epsilon as
         # RandomizedSearchCV's, since diffprivlib's fit time depends on it
         return DPRandomSearchCV(model(1.0, d), search_space(d), n_iter=N_ITER,
-                                distribution=distribution, n_jobs=n_jobs, classes=CLASSES,
-                                random_state=seed,
-                                accountant=BudgetAccountant())
+                                distribution=distribution, n_jobs=n_jobs,
+                                validation_size=VALIDATION_SIZE, classes=CLASSES,
+                                random_state=seed, accountant=BudgetAccountant())
 
     def plain(n_jobs):
         return RandomizedSearchCV(model(1.0, d), search_space(d), n_iter=N_ITER, cv=5,

@@ -61,7 +61,8 @@ from skdptune.evaluation import _holdout
 METHODS = {
     "D": "D: untuned default, whole budget",
     "L": "L: GridSearchCV(cv=5) over the DP models, whole budget (NOT private)",
-    "R": "R: the best candidate fitted as one run of the default search (NOT private)",
+    "R": "R: the best candidate fitted as one run of the search at E[K] = 1000 with a validation "
+         "part (NOT private)",
     "grid": "DPGridSearchCV (defaults: auto tuning share, partition fits in miniature)",
     "grid_before": "DPGridSearchCV before issue 7 (½ tuning, C not rescaled)",
     "random": "DPRandomSearchCV refit=True, logarithmic law",
@@ -73,15 +74,19 @@ METHODS = {
                            "E[K] before batched runs got 1000)",
     "random_geometric_100": "DPRandomSearchCV geometric law, refit=False, n_iter=100",
     "random_geometric_200": "DPRandomSearchCV geometric law, refit=False, n_iter=200",
-    "random_geometric_1000": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None: "
-                             "E[K] = 1000, the runs batched)",
+    "random_geometric_1000": "DPRandomSearchCV geometric law, refit=False, n_iter=None (E[K] = "
+                             "1000: the runs batched), validation_size=0.2 (the defaults before "
+                             "validation_size=None)",
     "random_fitrows_50": "n_iter=50 and validation_size=0 (every run fitted and scored on all "
                          "rows)",
-    "random_fitrows_1000": "defaults but validation_size=0",
+    "random_fitrows_1000": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None and "
+                           "validation_size=None: E[K] = 1000 and every run fitted and scored "
+                           "on all rows, the runs batched)",
     "random_50_val10": "n_iter=50 and validation_size=0.1",
     "random_50_val30": "n_iter=50 and validation_size=0.3",
     "random_nb05_50": "n_iter=50 and the negative binomial law, η = 0.5 (2.5 ε_Q per run)",
-    "random_nb05_1000": "defaults but the negative binomial law, η = 0.5",
+    "random_nb05_1000": "E[K] = 1000, validation_size=0.2 and the negative binomial law, "
+                        "η = 0.5",
     "fixed10": "naive fixed-10, refit=True",
     "fixed10_norefit": "naive fixed-10, refit=False",
 }
@@ -90,7 +95,12 @@ SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric
             "random_geometric_200", "random_geometric_1000", "random_fitrows_50",
             "random_fitrows_1000", "random_nb05_1000", "fixed10", "fixed10_norefit")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
-DEFAULT_SEARCH = "random_geometric_1000"
+DEFAULT_SEARCH = "random_fitrows_1000"
+#: every other DPRandomSearchCV method has a validation part of this share (the default
+#: before validation_size=None), so that its saved cells keep their meaning
+VALIDATION_SIZE = 0.2
+#: the search whose one run R imitates (its run is fitted on the train part)
+RUN_CEILING_SEARCH = "random_geometric_1000"
 #: one setting of the search at E[K] = 50 changed (the "Levers" table, against LEVER_BASE)
 LEVERS = ("random_50_val10", "random_50_val30", "random_nb05_50")
 LEVER_BASE = "random_geometric_50"
@@ -139,15 +149,16 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
             "random_geometric_50": ("geometric", False, 50),
             "random_geometric_100": ("geometric", False, 100),
             "random_geometric_200": ("geometric", False, 200),
-            # the library's default: n_iter=None is E[K] = 1000 for these (batched) runs
+            # n_iter=None is E[K] = 1000 for these (batched) runs
             "random_geometric_1000": ("geometric", False, None),
             "fixed10": ("fixed", True, N_ITER), "fixed10_norefit": ("fixed", False, N_ITER)}
+    nb05 = {"distribution": "negative_binomial", "eta": 0.5, "validation_size": VALIDATION_SIZE}
     levers = {"random_fitrows_50": {"validation_size": 0, "n_iter": 50},
-              "random_fitrows_1000": {"validation_size": 0},
+              "random_fitrows_1000": {},  # the library's defaults
               "random_50_val10": {"validation_size": 0.1, "n_iter": 50},
               "random_50_val30": {"validation_size": 0.3, "n_iter": 50},
-              "random_nb05_50": {"distribution": "negative_binomial", "eta": 0.5, "n_iter": 50},
-              "random_nb05_1000": {"distribution": "negative_binomial", "eta": 0.5}}
+              "random_nb05_50": {**nb05, "n_iter": 50},
+              "random_nb05_1000": nb05}
     if method in levers:
         return DPRandomSearchCV(estimator, space, epsilon=total_epsilon, **levers[method],
                                 **common)
@@ -155,7 +166,8 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
         raise ValueError(f"unknown search {method!r}; expected one of {sorted(laws)}")
     distribution, refit, n_iter = laws[method]
     return DPRandomSearchCV(estimator, space, n_iter=n_iter, distribution=distribution,
-                            epsilon=total_epsilon, refit=refit, **common)
+                            epsilon=total_epsilon, refit=refit,
+                            validation_size=VALIDATION_SIZE, **common)
 
 
 def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, total: float,
@@ -180,8 +192,10 @@ def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, tota
         fitted.fit(X_train, y_train)
         spent = fitted.privacy_spent_.epsilon
         tuning = fitted.privacy_spent_.components[0]
-        if method == DEFAULT_SEARCH and "E[K]=1000" not in tuning.detail:
-            raise AssertionError(f"{method}: n_iter=None is no longer E[K] = 1000 here")
+        if method == DEFAULT_SEARCH and ("E[K]=1000" not in tuning.detail
+                                         or "all rows" not in tuning.parts[1].name):
+            raise AssertionError(f"{method}: the defaults are no longer E[K] = 1000 without a "
+                                 "validation part here")
         if not np.isclose(spent, total, rtol=1e-9) or spent > total * (1 + 1e-12):
             raise AssertionError(f"{method} spent epsilon={spent}, not the total {total}")
         params = fitted.best_params_
@@ -191,9 +205,10 @@ def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, tota
 
 
 def run_ceiling(X_train, y_train, X_test, y_test, variant: str, total: float, seed: int):
-    """R, a diagnostic (NOT private): the best candidate fitted as one run of the default search.
+    """R, a diagnostic (NOT private): the best candidate fitted as one run of the search at
+    ``E[K] = 1000`` with a validation part (``RUN_CEILING_SEARCH``).
 
-    The default search returns one run's model: a candidate fitted with the run's epsilon (its
+    That search returns one run's model: a candidate fitted with the run's epsilon (its
     share of the total, from the search's own accounting) on the run's training rows (all but
     the ``validation_size`` share). R fits every candidate that way with
     ``RUN_CEILING_DRAWS`` noise draws, scores them on the test rows, and keeps the best
@@ -204,7 +219,7 @@ def run_ceiling(X_train, y_train, X_test, y_test, variant: str, total: float, se
     """
     d = X_train.shape[1]
     default, space = default_params(variant, d), search_grid(variant, d)
-    search = make_search(DEFAULT_SEARCH, model(default, 1.0), space, total, seed)
+    search = make_search(RUN_CEILING_SEARCH, model(default, 1.0), space, total, seed)
     # the model epsilon of one run, from the search's own (public) budget-mode accounting
     epsilon_run = search.planned_privacy(len(y_train)).components[0].parts[1].epsilon
     n = len(y_train)
@@ -381,9 +396,12 @@ def run_timing(opts, store: Store) -> None:
 
 
 #: DPRandomSearchCV's runs batched (its default for a plain LogisticRegression) and one by one,
-#: at E[K] = 50 and 1000 (its default here), against GridSearchCV(cv=5) (L, under one BLAS
-#: thread)
+#: at E[K] = 50 and 1000 (its default here), with a validation part, against GridSearchCV(cv=5)
+#: (L, under one BLAS thread)
 RANDOM_TIMINGS = ("batched_50", "one_by_one_50", "batched_1000", "one_by_one_1000", "L_1blas")
+#: the library's defaults (E[K] = 1000, no validation part, batched) against the same search
+#: with a validation part and against L, timed in their own interleaved repetitions
+DEFAULT_TIMINGS = ("default", "split_1000", "L_1blas")
 
 
 @contextmanager
@@ -398,37 +416,56 @@ def one_by_one_runs():
 
 
 def run_random_timing(opts, store: Store) -> None:
-    """Interleaved repetitions, n_jobs=1, the easy variant at total epsilon 2; ratios only."""
+    """Interleaved repetitions, n_jobs=1, the easy variant at total epsilon 2; ratios only.
+
+    Two sets per task, each interleaved with its own GridSearchCV timings: the batched and
+    one-by-one runs (``RANDOM_TIMINGS``) and the library's defaults (``DEFAULT_TIMINGS``,
+    stored under ``"defaults"``); a set already complete in the store is not run again."""
     timing = store.report["random_timing"]
     for name in opts.random_timing_tasks:
         done = timing.get(name, {})
-        if all(len(done.get(k, [])) >= opts.timing_reps for k in RANDOM_TIMINGS):
+        paths_done = all(len(done.get(k, [])) >= opts.timing_reps for k in RANDOM_TIMINGS)
+        defaults_done = all(len(done.get("defaults", {}).get(k, [])) >= opts.timing_reps
+                            for k in DEFAULT_TIMINGS)
+        if paths_done and defaults_done:
             continue
         data = task_data(name, opts.data)
         X_train, _, y_train, _ = split(data.features("easy"), data.y, 0, TASKS[name].max_rows)
         d = X_train.shape[1]
         space, default = search_grid("easy", d), default_params("easy", d)
 
-        def search(n_iter, seed, default=default, space=space):
-            method = "random_geometric_50" if n_iter == 50 else "random_geometric_1000"
+        def search(method, seed, default=default, space=space):
             return make_search(method, model(default, 1.0), space, CROSSOVER_EPSILON, seed)
 
+        def fit(method, seed, X_train=X_train, y_train=y_train):
+            return timed_fit(search(method, seed), X_train, y_train)
+
         plain = GridSearchCV(model(default, CROSSOVER_EPSILON, 0), space, cv=5, n_jobs=1)
-        times = {key: [] for key in RANDOM_TIMINGS}
-        for rep in range(opts.timing_reps):
-            for n_iter in (50, 1000):
-                # the same seed on both paths: the same number of runs K
-                times[f"batched_{n_iter}"].append(timed_fit(search(n_iter, rep), X_train,
-                                                            y_train))
-                with one_by_one_runs():
-                    times[f"one_by_one_{n_iter}"].append(timed_fit(search(n_iter, rep),
-                                                                   X_train, y_train))
-            times["L_1blas"].append(timed_fit(plain, X_train, y_train, True))
+        entry = dict(done)
+        if not paths_done:
+            times = {key: [] for key in RANDOM_TIMINGS}
+            for rep in range(opts.timing_reps):
+                for n_iter in (50, 1000):
+                    method = f"random_geometric_{n_iter}"
+                    # the same seed on both paths: the same number of runs K
+                    times[f"batched_{n_iter}"].append(fit(method, rep))
+                    with one_by_one_runs():
+                        times[f"one_by_one_{n_iter}"].append(fit(method, rep))
+                times["L_1blas"].append(timed_fit(plain, X_train, y_train, True))
+            entry.update(times)
+        if not defaults_done:
+            times = {key: [] for key in DEFAULT_TIMINGS}
+            for rep in range(opts.timing_reps):
+                # the same seed: the same number of runs K
+                times["default"].append(fit(DEFAULT_SEARCH, rep))
+                times["split_1000"].append(fit("random_geometric_1000", rep))
+                times["L_1blas"].append(timed_fit(plain, X_train, y_train, True))
+            entry["defaults"] = times
         store.mark("random_timing", name)
-        timing[name] = {**times, "n_train": len(y_train),
+        timing[name] = {**entry, "n_train": len(y_train),
                         "load_average": os.getloadavg()[0], "cpus": os.cpu_count()}
         store.save()
-        print(f"[random timing] {name}: {times}", flush=True)
+        print(f"[random timing] {name}: {entry}", flush=True)
 
 
 def run_crossover(opts, store: Store) -> None:
@@ -637,6 +674,8 @@ def timing_table(report: dict) -> str:
 def random_timing_table(report: dict) -> str:
     rows = []
     for name, t in report["random_timing"].items():
+        if not all(k in t for k in RANDOM_TIMINGS):
+            continue
         b50, s50, b1k, s1k, plain = (np.array(t[k]) for k in RANDOM_TIMINGS)
         rows.append([name, t["n_train"], len(plain),
                      f"{t.get('load_average', float('nan')):.1f} / {t.get('cpus', '?')}",
@@ -648,6 +687,20 @@ def random_timing_table(report: dict) -> str:
                            "E[K] = 50 batched / GridSearchCV(cv=5)",
                            "E[K] = 1000 batched / GridSearchCV(cv=5)",
                            "E[K] = 50 one by one / GridSearchCV(cv=5)"], rows)
+
+
+def default_timing_table(report: dict) -> str:
+    rows = []
+    for name, t in report["random_timing"].items():
+        if "defaults" not in t:
+            continue
+        default, split_1000, plain = (np.array(t["defaults"][k]) for k in DEFAULT_TIMINGS)
+        rows.append([name, t["n_train"], len(plain), _ratio(default / plain),
+                     _ratio(split_1000 / plain), _ratio(default / split_1000)])
+    return markdown_table(["task (easy)", "n_train", "reps",
+                           "defaults (no validation part) / GridSearchCV(cv=5)",
+                           f"validation_size={VALIDATION_SIZE:g} / GridSearchCV(cv=5)",
+                           "defaults / validation part"], rows)
 
 
 def _ratio(values) -> str:
@@ -689,8 +742,10 @@ def markdown(report: dict, suffix: str) -> str:
         "benchmarks/_tasks.py); held-out test accuracy (stratified 25 % test split per seed); "
         f"DPRandomSearchCV and the naive baseline with n_iter = {config.get('n_iter', N_ITER)}"
         " unless the method says otherwise; DPRandomSearchCV with its defaults (geometric law, "
-        "`refit=False`, `n_iter=None`: E[K] = 1000 here, where the runs are batched), with "
-        "E[K] = 10, 30, 50 (the default before), 100 and 200 (the cells of the goal only), and "
+        "`refit=False`, `n_iter=None` and `validation_size=None`: E[K] = 1000 and no "
+        "validation part here, where the runs are batched), and with a validation part "
+        f"(`validation_size={VALIDATION_SIZE:g}`, the default before) at E[K] = 10, 30, 50, "
+        "100, 200 (the cells of the goal only) and 1000, and "
         "with the "
         "logarithmic law (the defaults before issue 7); DPGridSearchCV with its defaults "
         "(`tuning_share=\"auto\"`, partition fits as the returned model in miniature) and as "
@@ -699,8 +754,8 @@ def markdown(report: dict, suffix: str) -> str:
         "tuning, `C` not rescaled); every private method spends exactly the total ε. "
         "Rows used per task "
         f"(a random subset when capped): `{config.get('max_rows', {})}`. R (a diagnostic, "
-        "NOT private): every candidate fitted as one run of the default search (the run's ε, "
-        "its 80 % of the rows), its test accuracy averaged over "
+        "NOT private): every candidate fitted as one run of the search at E[K] = 1000 with a "
+        "validation part (the run's ε, its 80 % of the rows), its test accuracy averaged over "
         f"{RUN_CEILING_DRAWS} noise draws, the best candidate's mean. Wall time of the "
         f"runs that filled this file: {_seconds(report)}.\n",
         "## Gap closed\n",
@@ -738,14 +793,23 @@ def markdown(report: dict, suffix: str) -> str:
         "with no serial part).\n",
         timing_table(report) if report["timing"] else "(not run)",
         "\n## DPRandomSearchCV: batched runs and more runs (ratios only)\n",
-        "DPRandomSearchCV as the suite runs it (geometric law, `refit=False`, total ε = "
+        "DPRandomSearchCV with a validation part (geometric law, `refit=False`, "
+        f"`validation_size={VALIDATION_SIZE:g}`, total ε = "
         f"{CROSSOVER_EPSILON:g}, n_jobs=1), its runs batched (the default for a plain "
         "diffprivlib `LogisticRegression`) or one by one (every run a diffprivlib `fit`; the "
-        "same seed, so the same number of runs), at E[K] = 50 (the default) and 1000, and "
+        "same seed, so the same number of runs), at E[K] = 50 and 1000, and "
         "against GridSearchCV(cv=5) over the same 20 candidates under one BLAS thread (L: "
         "100 fits on 80 % of the rows). Median [min, max] over interleaved repetitions (a "
         "different seed, so a different K, per repetition).\n",
         random_timing_table(report) if report.get("random_timing") else "(not run)",
+        "\nThe library's defaults (`E[K] = 1000`, no validation part: every run fitted and "
+        "scored on all rows) against the same search with a validation part (`validation_size="
+        f"{VALIDATION_SIZE:g}`, the runs fitted on 80 % of the rows) and against "
+        "GridSearchCV(cv=5), in their own interleaved repetitions (the same seed for both "
+        "searches: the same K).\n",
+        default_timing_table(report)
+        if any("defaults" in t for t in report.get("random_timing", {}).values())
+        else "(not run)",
         f"\n## Crossover in n ({TASKS[CROSSOVER_TASK].source}, total ε = "
         f"{CROSSOVER_EPSILON:g}, variant {report['crossover_variant']})\n",
         "Test accuracy, mean ± std (seeds), against the number of training rows (a random "

@@ -7,12 +7,15 @@ hyperparameters from exact cross-validation scores: the choice itself leaks, and
 accounts for it. ``DPRandomSearchCV`` (Papernot & Steinke, ICLR 2022) makes the whole search
 private:
 
-* one *run* draws a candidate, fits the DP model on a fixed 80 % of the rows and releases a
-  noisy accuracy on the other 20 % -- ``eps_Q``-DP by parallel composition;
+* one *run* draws a candidate, fits the DP model and releases a noisy accuracy. For this
+  diffprivlib ``LogisticRegression`` (its runs are fitted together) a run fits and scores all
+  rows by default: the model gets four fifths of ``eps_Q``, the score a fifth (sequential
+  composition). With ``validation_size=0.2`` -- the default for other models -- it fits a
+  fixed 80 % of the rows and scores the other 20 % (parallel composition);
 * the number of runs ``K`` is random (geometric law, the default, ``E[K] = n_iter``) and only
   the best run is released -- ``3 * eps_Q``-DP in total, whatever ``K`` turned out to be;
-* with ``refit=True`` the winner is refitted on all rows (``eps_Q`` more); with ``refit=False``
-  the winning run's model is returned at no extra cost.
+* with ``refit=True`` the winner is refitted on all rows (its model's epsilon more); with
+  ``refit=False`` the winning run's model is returned at no extra cost.
 
 ``epsilon=1.0`` is the *total* budget (budget mode): the model's epsilon is scaled so that
 tuning plus model cost exactly 1. Neither ``K`` nor the losing runs' scores are released.
@@ -76,7 +79,7 @@ def main():
         elapsed = time.perf_counter() - start
         print(f"DPRandomSearchCV(refit={refit}) (tuning and model private, total epsilon 1)")
         print(f"  selected C={private.best_params_['C']:.3g}, "
-              f"data_norm={private.best_params_['data_norm']:.3g}; noisy validation "
+              f"data_norm={private.best_params_['data_norm']:.3g}; noisy in-sample "
               f"accuracy {private.best_score_:.3f}; test accuracy "
               f"{private.score(X_test, y_test):.3f}; {elapsed:.1f}s")
         print(f"  each run is eps_Q = {private.epsilon_run_:.3f}-DP; accountant charged once: "

@@ -225,7 +225,9 @@ plt.show()
 #   mechanisms, not because of a better guarantee: subsample-and-aggregate sees the outliers
 #   only inside the partitions they fall in, where one or two of them among 30 training rows
 #   rarely teach a partition model to use the marker; randomized repetition sees them only
-#   through the noisy score of its validation part, and only when it draws both candidates.
+#   through its runs' noisy models and noisy scores (here every run is fitted and scored on
+#   all rows, its default for this batched ``LogisticRegression``), and only when it draws
+#   both candidates.
 #   With common random numbers, a private search usually makes *the same* choice on both
 #   datasets of a pair -- which is what differential privacy promises.
 #

@@ -29,6 +29,10 @@ DEFAULT_N_ITER = 50
 DEFAULT_N_ITER_BATCHED = 1000
 #: ... and scikit-learn's 10 under ``"poisson"`` and ``"fixed"``, whose cost grows with it
 DEFAULT_N_ITER_COMPOSED = 10
+#: ``validation_size=None``: no validation part where the runs are batched (every run fitted and
+#: scored on all rows: on the benchmark suite it scored higher than the split in all 26 cells
+#: measured at E[K] = 1000, docs/random_search.md section 3), else this share of the rows
+DEFAULT_VALIDATION_SIZE = 0.2
 #: ``validation_size=0``: the default ``epsilon_score`` as a share of the model epsilon -- the
 #: score gets a fifth of the run's cost, so at equal ``eps_Q`` the score's noise (``1/n``
 #: sensitivity) and the model's (``1 / (n eps)``) equal the default split's
@@ -40,14 +44,16 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     The private counterpart of :class:`sklearn.model_selection.RandomizedSearchCV`, after
     Papernot & Steinke (ICLR 2022). The rows are split once, independently of the data, into a
-    train part and a validation part. One *run* draws a candidate from
-    ``param_distributions``, fits the DP estimator on the train part and releases a noisy
-    validation score (mean per-example utility in [0, 1] plus Laplace noise of sensitivity
-    ``1/m``). The number of runs ``K`` is random (``distribution``, mean ``n_iter``); the run
-    with the highest noisy score is returned -- its parameters and its trained model.
+    train part and a validation part of ``m`` rows -- or, with ``validation_size=0`` (the
+    default where the runs are batched), not split: both parts are all ``m = n`` rows. One
+    *run* draws a candidate from ``param_distributions``, fits the DP estimator on the train
+    part and releases a noisy validation score (mean per-example utility in [0, 1] plus
+    Laplace noise of sensitivity ``1/m``). The number of runs ``K`` is random
+    (``distribution``, mean ``n_iter``); the run with the highest noisy score is returned --
+    its parameters and its trained model.
 
     One run is ``eps_Q = max(eps_model, epsilon_score)``-DP (parallel composition over the two
-    disjoint parts), or ``eps_model + epsilon_score``-DP with ``validation_size=0``, where the
+    disjoint parts), or ``eps_model + epsilon_score``-DP without a validation part, where the
     run fits and scores *all* rows (sequential composition). The tuning is
     ``(2 + eta) * eps_Q``-DP for the truncated negative binomial laws (Corollary 3; eta = 0
     logarithmic, 1 geometric); at ``delta > 0`` the smallest of that, the Renyi bound (Theorem
@@ -101,15 +107,21 @@ class DPRandomSearchCV(BaseDPSearchCV):
         ``"poisson"``).
     epsilon_score : float or None, default=None
         Budget of each noisy validation score; ``None`` uses the (scaled) model epsilon -- a
-        quarter of it with ``validation_size=0``, where it adds to the run's cost (a fifth of
+        quarter of it without a validation part, where it adds to the run's cost (a fifth of
         ``eps_Q``).
-    validation_size : float, default=0.2
+    validation_size : float or None, default=None
         Fraction of rows in the validation part. ``0``: no validation part -- every run is
         fitted on all rows and scored on the same rows (sensitivity ``1/n``), and costs
         ``eps_model + epsilon_score``. At equal ``eps_Q`` a per-example score is as noisy as
-        with the default split, and the model about as noisy (more rows, less epsilon), while
-        the model uses every row and the score reads five times more rows
-        (docs/random_search.md section 2.1; measured in docs/benchmark_suite.md).
+        with a 0.2 split, and the model about as noisy (more rows, less epsilon), while the
+        model uses every row and the score reads five times more rows; the score is then an
+        in-sample one (docs/random_search.md section 2.1). ``None``: **0** where the runs are
+        batched (the same decision from the estimator and the space as ``n_iter=None``: a
+        clipped, noisy diffprivlib ``LogisticRegression``), where it scored higher than the
+        split in all 26 cells of the benchmark suite measured at ``E[K] = 1000``
+        (docs/benchmark_suite.md); **0.2** otherwise, where an in-sample score could favour
+        a model that memorises its rows. Give ``0.2`` for a validation part (the default
+        before).
     scoring : str, list, tuple, dict or None, default=None
         Per-example score: ``None`` (accuracy for classifiers, squared distance for
         clusterers), ``"accuracy"``, ``"squared_error"``, ``"absolute_error"``,
@@ -156,8 +168,10 @@ class DPRandomSearchCV(BaseDPSearchCV):
     best_estimator_ : estimator
         Refitted model (``refit=True``) or the winning run's model (``refit=False``).
     best_score_ : float
-        The winning run's *noisy* validation utility (released by the mechanism); with
-        ``validation_size=0`` an in-sample score, biased upwards by the selection.
+        The winning run's *noisy* validation utility (released by the mechanism); without a
+        validation part (``validation_size=0``, the default for batched runs) an in-sample
+        score, and in both cases biased upwards by the selection: not an estimate of test
+        accuracy.
     cv_results_ : dict
         The winning run only: ``params``, ``param_<name>``, ``selected`` and ``noisy_score``.
     no_runs_ : bool
@@ -206,13 +220,13 @@ class DPRandomSearchCV(BaseDPSearchCV):
         "epsilon": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "delta": [Interval(numbers.Real, 0, 1, closed="left")],
         "epsilon_score": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "validation_size": [Interval(numbers.Real, 0, 1, closed="left")],
+        "validation_size": [Interval(numbers.Real, 0, 1, closed="left"), None],
         "scoring": [str, list, tuple, dict, None],
         "score_clip": [Interval(numbers.Real, 0, None, closed="neither"), None],
     }
 
     def __init__(self, estimator, param_distributions, *, n_iter=None, distribution="geometric",
-                 eta=None, epsilon=None, delta=0.0, epsilon_score=None, validation_size=0.2,
+                 eta=None, epsilon=None, delta=0.0, epsilon_score=None, validation_size=None,
                  scoring=None, score_clip=None, classes=None, refit=False, n_jobs=None,
                  verbose=0, random_state=None, error_score=0.0, accountant=None,
                  return_train_score=False):
@@ -248,8 +262,17 @@ class DPRandomSearchCV(BaseDPSearchCV):
             return self.n_iter
         if self.distribution in ("poisson", "fixed"):
             return DEFAULT_N_ITER_COMPOSED
-        # a public fact of the configuration, asked many times per fit (the budget solve):
-        # kept for as long as the configuration is the same
+        return DEFAULT_N_ITER_BATCHED if self._batched() else DEFAULT_N_ITER
+
+    def _validation_size(self) -> float:
+        """``validation_size``, or its default for the estimator (public facts)."""
+        if self.validation_size is not None:
+            return float(self.validation_size)
+        return 0.0 if self._batched() else DEFAULT_VALIDATION_SIZE
+
+    def _batched(self) -> bool:
+        """Whether the runs are fitted together: a public fact of the configuration, asked many
+        times per fit (the budget solve), kept for as long as the configuration is the same."""
         try:
             key = joblib.hash((self.estimator, self.param_distributions, self.error_score))
         except Exception:  # unpicklable (a lambda in a FunctionTransformer): not kept
@@ -258,14 +281,14 @@ class DPRandomSearchCV(BaseDPSearchCV):
         if cached is None or cached[0] != key:
             batched = runs_batched(self.estimator, self.param_distributions, self.error_score)
             self.__dict__["_runs_batched"] = cached = (key, batched)
-        return DEFAULT_N_ITER_BATCHED if cached[1] else DEFAULT_N_ITER
+        return cached[1]
 
     def _costs(self, scale: float):
         """(tuning event, run epsilon, model (eps, delta), score epsilon) when DP epsilons are
         scaled by scale."""
         eps_model, delta_model = estimator_privacy(self.estimator, self._search_space())
         eps_model *= scale
-        on_fit_rows = self.validation_size == 0
+        on_fit_rows = self._validation_size() == 0
         if self.epsilon_score is not None:
             eps_score = float(self.epsilon_score)
         else:
@@ -324,7 +347,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         the line's figure is the repetition's cost of ``(eps_run, delta_model)``-DP runs)."""
         from .accounting import PrivacyComponent
 
-        if self.validation_size == 0:
+        if self._validation_size() == 0:
             fit_rows, score_rows = "all rows", "all rows"
             how = "the sum of the two below (both read all rows: sequential composition)"
         else:
@@ -346,10 +369,11 @@ class DPRandomSearchCV(BaseDPSearchCV):
                                        public.classes, **clip)
         scale = self._budget_scale()
         _, eps_run, _, eps_score = self._costs(scale)
-        if self.validation_size == 0:  # every run fits and scores all rows
+        validation_size = self._validation_size()
+        if validation_size == 0:  # every run fits and scores all rows
             split = (np.arange(public.n_samples),) * 2
         else:
-            split = holdout_split(public.n_samples, self.validation_size, seeds.rng("split"))
+            split = holdout_split(public.n_samples, validation_size, seeds.rng("split"))
         evaluator = HoldoutEvaluator(
             self.estimator, score, epsilon_score=eps_score, epsilon_scale=scale,
             error_score=self.error_score, n_jobs=self.n_jobs, padding=public.padding,

@@ -184,6 +184,69 @@ def test_default_n_iter_is_1000_where_the_runs_are_batched(estimator, space, bat
                             delta=1e-6)._repetition().mean == 10
 
 
+@pytest.mark.parametrize("estimator, space, batched", [
+    (lr(), {"C": [0.1, 1.0]}, True),
+    (Pipeline([("f", FREE), ("m", lr())]), {"m__C": [0.1, 1.0]}, True),
+    (nb(), SPACE, False),
+    (lr(tol=1e-2), {"C": [0.1, 1.0]}, False),
+    (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, False),
+])
+def test_default_validation_size_is_0_where_the_runs_are_batched(estimator, space, batched):
+    """validation_size=None: no validation part exactly where n_iter=None means 1000 (the same
+    public decision), a 0.2 split elsewhere; it stays None and an explicit value wins."""
+    def parts(**kw):
+        s = DPRandomSearchCV(estimator, space, **kw)
+        return s, s.planned_privacy(500).components[0].parts
+
+    s, (run, fit, score) = parts()
+    assert s.validation_size is None and s.get_params()["validation_size"] is None
+    assert ("all rows" in fit.name and "all rows" in score.name) == batched
+    assert ("train part" in fit.name and "validation part" in score.name) == (not batched)
+    assert ("sum" in run.detail) == batched
+    assert (s._repetition().mean == 1000) == batched
+    _, (_, fit, _) = parts(validation_size=0.2)
+    assert "train part" in fit.name
+    _, (_, fit, _) = parts(validation_size=0)
+    assert "all rows" in fit.name
+    # error_score="raise" fits one by one: a validation part, as E[K] = 50
+    _, (_, fit, _) = parts(error_score="raise")
+    assert "train part" in fit.name
+
+
+@pytest.mark.parametrize("validation_size, n_train", [(None, 1000), (0.2, 800), (0.5, 500)])
+def test_default_validation_size_fits_the_runs_on_every_row(data, monkeypatch,
+                                                            validation_size, n_train):
+    """A batched search with the default fits and scores every run on all rows; the same
+    search with a validation part fits on the train part and scores the rest. The default's
+    runs are the runs of validation_size=0, bit for bit."""
+    from skdptune.evaluation import _holdout
+
+    X, y = data
+    splits = []
+    real_run = _holdout.HoldoutEvaluator.run
+
+    def run(self, X, y, candidates, split, *args):
+        splits.append(split)
+        return real_run(self, X, y, candidates, split, *args)
+
+    monkeypatch.setattr(_holdout.HoldoutEvaluator, "run", run)
+    kw = dict(estimator=lr(data_norm=2.0), space={"C": [0.1, 1.0, 10.0]}, n_iter=5, epsilon=1.5)
+    s = search(validation_size=validation_size, **kw).fit(X, y)
+    (train, validation), = splits
+    assert len(train) == n_train
+    if validation_size is None:
+        np.testing.assert_array_equal(validation, np.arange(len(y)))
+        explicit = search(validation_size=0, **kw).fit(X, y)
+        assert explicit.best_params_ == s.best_params_
+        assert explicit.best_score_ == s.best_score_
+        np.testing.assert_array_equal(explicit.best_estimator_.coef_, s.best_estimator_.coef_)
+        assert s.best_estimator_.epsilon == pytest.approx(0.4)  # 4/5 of eps_Q = 1.5 / 3
+    else:
+        assert len(validation) == len(y) - n_train
+        assert not np.intersect1d(train, validation).size
+        assert s.best_estimator_.epsilon == pytest.approx(0.5)  # eps_Q = 1.5 / 3
+
+
 def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):
     """Where the default says the runs are batched, a fit does batch them (and only there)."""
     from skdptune.evaluation import _holdout

@@ -173,6 +173,21 @@ def test_budget_mode_with_runs_scored_on_their_fit_rows(data, distribution):
     assert parts[2].epsilon == pytest.approx(0.2 * total / factor, rel=1e-9)
 
 
+@pytest.mark.parametrize("refit", [False, True])
+def test_default_validation_size_costs_the_sum_where_the_runs_are_batched(data, refit):
+    """validation_size=None on a batched LogisticRegression: no validation part, so a run costs
+    eps_model + eps_model / 4 (3 of them for the geometric law, plus the refit); on GaussianNB
+    a validation part, so a run costs eps_model."""
+    batched = search("geometric", estimator=LogisticRegression(epsilon=EPS_MODEL, data_norm=2.0),
+                     space={"C": [0.1, 1.0]}, n_iter=4, refit=refit).fit(*data)
+    assert batched.epsilon_run_ == pytest.approx(1.25 * EPS_MODEL, rel=1e-12)
+    assert batched.privacy_spent_.epsilon == pytest.approx(
+        3 * 1.25 * EPS_MODEL + refit * EPS_MODEL, rel=1e-12)
+    split = search("geometric", n_iter=4, refit=refit).fit(*data)
+    assert split.epsilon_run_ == pytest.approx(EPS_MODEL, rel=1e-12)
+    assert split.privacy_spent_.epsilon == pytest.approx((3 + refit) * EPS_MODEL, rel=1e-12)
+
+
 # --------------------------------------------------------------------------------------------
 # budget mode
 # --------------------------------------------------------------------------------------------

@@ -112,7 +112,11 @@ def _data(n=600, seed=0):
 
 
 @pytest.mark.parametrize("scoring", ["roc_auc", "average_precision"])
-def test_random_search_releases_ranking_scores_with_their_sensitivity(scoring, monkeypatch):
+@pytest.mark.parametrize("validation_size", [None, 0.2])
+def test_random_search_releases_ranking_scores_with_their_sensitivity(scoring, validation_size,
+                                                                      monkeypatch):
+    """The noise's sensitivity is the ranking score's bound at the scored part's size: all
+    rows by default for these batched runs, the validation part with one."""
     seen = []
     real = _holdout.Laplace
 
@@ -125,8 +129,9 @@ def test_random_search_releases_ranking_scores_with_their_sensitivity(scoring, m
     acc = BudgetAccountant()
     search = DPRandomSearchCV(DPLogisticRegression(epsilon=1.0, data_norm=2.0),
                               {"C": [0.01, 1.0, 100.0]}, n_iter=3, scoring=scoring,
-                              classes=[0, 1], random_state=0, accountant=acc).fit(X, y)
-    m = math.ceil(0.2 * len(X))
+                              validation_size=validation_size, classes=[0, 1], random_state=0,
+                              accountant=acc).fit(X, y)
+    m = len(X) if validation_size is None else math.ceil(validation_size * len(X))
     assert seen and set(seen) == {RankingScore(scoring).sensitivity_of_mean(m)}
     assert acc.spent_budget == [(search.privacy_spent_.epsilon, search.privacy_spent_.delta)]
     assert search.score(X, y) == pytest.approx(
