@@ -82,11 +82,12 @@ class DPRandomSearchCV(BaseDPSearchCV):
         together (every candidate a diffprivlib ``LogisticRegression`` with a ``data_norm``,
         alone or after data-independent pipeline steps; decided from the estimator and the
         space; a plain model's ``X`` goes through the batched path when it is a numeric
-        ``numpy`` array, and labels in a list or a ``Series`` are converted as diffprivlib
-        converts them), **50** otherwise (as many fits as
-        ``RandomizedSearchCV`` with its defaults, 10 candidates x 5 folds). On the benchmark
-        suite ``E[K] = 1000`` closed far more of the gap to non-private tuning than 50, which
-        closed far more than 10 (docs/benchmark_suite.md, docs/random_search.md section 3).
+        ``numpy`` array or a pandas ``DataFrame`` of numpy numeric columns, and labels in a
+        list or a ``Series`` are converted as diffprivlib converts them), **50** otherwise
+        (as many fits as ``RandomizedSearchCV`` with its defaults, 10 candidates x 5 folds).
+        On the benchmark suite ``E[K] = 1000`` closed far more of the gap to non-private
+        tuning than 50, which closed far more than 10 (docs/benchmark_suite.md,
+        docs/random_search.md section 3).
         10 for ``"poisson"`` and ``"fixed"``, whose cost grows with it.
     distribution : {"logarithmic", "geometric", "negative_binomial", "poisson", "fixed"}, \
             default="geometric"

@@ -384,6 +384,56 @@ def test_plain_labels_are_converted_as_diffprivlib_converts_them(monkeypatch):
         assert fitted.classes_.dtype == reference.classes_.dtype
 
 
+def test_numeric_frames_are_read_as_diffprivlib_reads_them():
+    """numeric_frame: the float array and feature names of a frame of numpy numeric columns;
+    extension dtypes, non-numeric columns and mixed column names are left to diffprivlib."""
+    pd = pytest.importorskip("pandas")
+    from skdptune.evaluation._batched import numeric_frame
+
+    X, _ = _data(n=20, d=3)
+    frame = pd.DataFrame({"a": X[:, 0], "b": (X[:, 1] > 0), "c": (10 * X[:, 2]).astype(int)})
+    rows, names = numeric_frame(frame)
+    np.testing.assert_array_equal(rows, np.asarray(frame, dtype=float))
+    assert rows.dtype == np.float64 and list(names) == ["a", "b", "c"]
+    rows, names = numeric_frame(pd.DataFrame(X))  # integer column names: none recorded
+    np.testing.assert_array_equal(rows, X)
+    assert names is None
+    for other in (frame.astype({"c": "Int64"}), frame.astype({"c": "category"}),
+                  frame.assign(c=frame["c"].astype(str)), frame.rename(columns={"c": 3}),
+                  X, X.tolist()):
+        assert numeric_frame(other) is None
+
+
+@pytest.mark.parametrize("columns", [["f0", "f1", "f2", "f3"], None])
+def test_a_plain_model_batches_the_runs_of_a_numeric_frame(monkeypatch, columns):
+    """A numeric DataFrame goes through the batched runs as the float array diffprivlib's fit
+    makes of it: the models of the same search on that array, bit for bit, with the
+    feature_names_in_ the fit on the frame records -- the one-by-one runs' models (the same
+    attributes, the same selection)."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data(n=900, classes=3, seed=5)
+    frame = pd.DataFrame(X, columns=columns)
+    calls = _spy_batched_runs(monkeypatch)
+    on_frame = _search().fit(frame, y)
+    assert calls  # batched
+    on_array = _search().fit(X, y)
+    assert on_frame.best_params_ == on_array.best_params_
+    np.testing.assert_array_equal(on_frame.best_estimator_.coef_,
+                                  on_array.best_estimator_.coef_)
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
+        alone = _search().fit(frame, y)
+    model, reference = on_frame.best_estimator_, alone.best_estimator_
+    assert on_frame.best_params_ == alone.best_params_
+    assert sorted(vars(model)) == sorted(vars(reference))
+    if columns is None:
+        assert not hasattr(model, "feature_names_in_")
+    else:
+        np.testing.assert_array_equal(model.feature_names_in_, reference.feature_names_in_)
+        assert model.feature_names_in_.dtype == reference.feature_names_in_.dtype
+    assert np.mean(on_frame.predict(frame) == alone.predict(frame)) >= 0.99
+
+
 # -- pipelines: data-independent steps before the model ----------------------------------------
 CLIP = {"a_min": -0.8, "a_max": 0.8}
 

@@ -53,7 +53,7 @@ from diffprivlib.mechanisms import Vector
 from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
 from sklearn import get_config
-from sklearn.utils.validation import _check_method_params
+from sklearn.utils.validation import _check_method_params, _get_feature_names
 
 from .._estimators import final_step_after_free_steps, iter_dp_components
 from .._private import LEAKS
@@ -62,7 +62,7 @@ from . import _scores
 from ._fit import instantiate
 
 __all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "model_path",
-           "supports_batched_fits"]
+           "numeric_frame", "supports_batched_fits"]
 
 
 def batched_model(template, *, pipelines=False):
@@ -94,6 +94,25 @@ def dense_numeric(X) -> bool:
     """Whether ``X`` is what the batched fits read: a 2-D ``numpy`` array of numbers (anything
     else goes through diffprivlib's own conversion, one by one)."""
     return isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf"
+
+
+def numeric_frame(X):
+    """``(rows, names)`` of a pandas ``DataFrame`` that diffprivlib's ``fit`` reads as a plain
+    array of floats -- every column of a ``numpy`` numeric dtype --: the float array its
+    conversion makes (scikit-learn's ``check_array``: ``np.asarray(X, dtype=float)``) and the
+    feature names scikit-learn records (``feature_names_in_``; ``None`` when no column name is
+    a string). ``None`` for anything else: extension dtypes (nullable integers, categoricals)
+    and mixed column names, which scikit-learn converts or refuses its own way. The schema is
+    public; only the dtypes and names are read to decide."""
+    if type(X).__name__ != "DataFrame" or type(X).__module__.split(".")[0] != "pandas":
+        return None
+    if not all(isinstance(dtype, np.dtype) and dtype.kind in "biuf" for dtype in X.dtypes):
+        return None
+    try:
+        names = _get_feature_names(X)
+    except TypeError:  # mixed column names: the one-by-one fit raises the same
+        return None
+    return np.asarray(X, dtype=float), names
 
 
 def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=False) -> bool:

@@ -43,7 +43,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._private import LEAKS, private_n_jobs, silenced
-from ._batched import batched_model, supports_batched_fits
+from ._batched import batched_model, numeric_frame, supports_batched_fits
 from ._batched_runs import CHUNK_BYTES, fit_runs
 from ._fit import (
     all_or_fail,
@@ -95,17 +95,22 @@ def _noisy_score(utilities, score, m, epsilon_score, noise_seed) -> float:
 
 
 def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score, fit_seeds,
-                        noise_seeds, epsilon_scale, padding, keys):
+                        noise_seeds, epsilon_scale, padding, keys, names=None):
     """:func:`_noisy_run` of every run of ``templates`` (a joblib task), the fits solved
-    together (:func:`~._batched_runs.fit_runs`); one by one when that path cannot run."""
+    together (:func:`~._batched_runs.fit_runs`); one by one when that path cannot run.
+
+    ``names``: the feature names of the numeric ``DataFrame`` whose float rows ``X`` is
+    (:func:`~._batched.numeric_frame`), set on every model as its fit on the frame sets them
+    (``feature_names_in_``), once it is scored on the same float rows."""
     X, y = received(X), received(y)
     with silenced():
         models = fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys)
     if models is None:
-        return [_noisy_run(template, X, y, train, validation, score, {}, False, epsilon_score,
-                           fit_seed, noise_seed, epsilon_scale, padding)
-                for template, fit_seed, noise_seed in zip(templates, fit_seeds, noise_seeds,
-                                                          strict=True)]
+        outputs = [_noisy_run(template, X, y, train, validation, score, {}, False,
+                              epsilon_score, fit_seed, noise_seed, epsilon_scale, padding)
+                   for template, fit_seed, noise_seed in zip(templates, fit_seeds, noise_seeds,
+                                                             strict=True)]
+        return _named(outputs, names)
     X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
     outputs = []
     for model, noise_seed in zip(models, noise_seeds, strict=True):
@@ -124,6 +129,16 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
                 continue
         outputs.append((_noisy_score(utilities, score, len(validation), epsilon_score,
                                      noise_seed), model))
+    return _named(outputs, names)
+
+
+def _named(outputs, names):
+    """``outputs`` of runs fitted on a numeric frame's float rows, their models given the
+    frame's feature names (none: as they are)."""
+    if names is not None:
+        for output in outputs:
+            if output is not None:
+                output[1].feature_names_in_ = names.copy()
     return outputs
 
 
@@ -185,7 +200,8 @@ def batched_groups(n_runs: int, n_rows: int) -> int:
 
 def runs_batched(estimator, space, error_score) -> bool:
     """Whether a search over ``space`` fits its runs together (:func:`_batchable`) when ``X``
-    is a dense numeric ``numpy`` array and ``y`` a ``numpy`` array.
+    is a dense numeric ``numpy`` array (or a numeric ``DataFrame``, read as one:
+    :func:`~._batched.numeric_frame`) and ``y`` a ``numpy`` array.
 
     A public fact of the estimator and the space (no data): every candidate is a plain
     diffprivlib ``LogisticRegression`` with a ``data_norm`` -- alone, or the last step after
@@ -259,9 +275,14 @@ class HoldoutEvaluator:
         # plain labels as the array every batched fit would make of them; one by one, the
         # estimator gets them as given (a pandas Series stays one, as in scikit-learn)
         y_array = labels_as_array(y)
-        batched = _batchable(templates, X, y_array, fit_params, self.error_score)
+        # a plain model's numeric DataFrame as the float array its fit makes of it, the
+        # feature names set on the models afterwards (pipelines get the frame: their steps
+        # may select columns by name)
+        frame = numeric_frame(X) if all(batched_model(t) is t for t in templates) else None
+        X_rows, names = (X, None) if frame is None else frame
+        batched = _batchable(templates, X_rows, y_array, fit_params, self.error_score)
         if batched:
-            y = y_array
+            X, y = X_rows, y_array
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
         with single_threaded_blas():
             if batched:
@@ -275,7 +296,7 @@ class HoldoutEvaluator:
                         [templates[r] for r in share], X_sent, y_sent, train, validation,
                         self.score, self.epsilon_score, [fit_seeds[r] for r in share],
                         [noise_seeds[r] for r in share], self.epsilon_scale, self.padding,
-                        [keys[r] for r in share],
+                        [keys[r] for r in share], names,
                     )
                     for share in shares
                 )
