@@ -505,8 +505,16 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         """
         # one search's fit at a time per process: warning filters are process-wide
         # (skdptune._private, "Threads")
-        with one_fit_at_a_time():
+        with one_fit_at_a_time(), self._settled():
             return self._fit(X, y, **fit_params)
+
+    @contextlib.contextmanager
+    def _settled(self):
+        """The search's public decisions taken once for one ``fit`` or ``planned_privacy``:
+        within it every step (the budget check, the plan, the charge) reads the same ones. A
+        decision that samples the space (``DPRandomSearchCV``'s batched runs) could otherwise
+        change between steps under a distribution that ignores ``random_state``. None here."""
+        yield
 
     def _fit(self, X, y=None, **fit_params):
         # 1. public checks: nothing is read, nothing is charged
@@ -594,7 +602,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_sklearn_options()
         check_leak_free_configuration(self.estimator, self._search_space())
         check_private_components(self.estimator, self._search_space())
-        return self._planned_report(int(n_samples))
+        with self._settled():
+            return self._planned_report(int(n_samples))
 
     def _planned_report(self, n_samples: int) -> PrivacyReport:
         components = list(self._tuning_events(n_samples))

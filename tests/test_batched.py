@@ -334,6 +334,34 @@ def test_only_plain_logistic_regression_is_batched():
     assert not supports_batched_fits([candidate_template(e, {}) for e in others], X, {}, 0.0)
 
 
+def test_a_numeric_frame_is_batched_as_its_float_array(monkeypatch):
+    """A plain model's numeric DataFrame goes through the batched partition fits as the float
+    array diffprivlib's fit makes of it: the array's utilities, bit for bit; other frames go
+    one by one (the one-by-one utilities of the array)."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+    calls = []
+    real = _partitions.PartitionEvaluator._evaluate_batched
+    monkeypatch.setattr(_partitions.PartitionEvaluator, "_evaluate_batched",
+                        lambda self, *a, **k: calls.append(1) or real(self, *a, **k))
+    on_array = _evaluator(est, X, y, batched=True).evaluate_partitions(X, y, CANDIDATES, {})
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    calls.clear()
+    # the padding rows made from the frame, as the search makes them
+    on_frame = _evaluator(est, frame, y, batched=True).evaluate_partitions(frame, y,
+                                                                           CANDIDATES, {})
+    assert calls
+    np.testing.assert_array_equal(on_frame, on_array)
+    calls.clear()
+    nullable = frame.astype({"x0": "Float64"})
+    alone = _evaluator(est, nullable, y, batched=True).evaluate_partitions(nullable, y,
+                                                                           CANDIDATES, {})
+    assert not calls
+    one_by_one = _evaluator(est, X, y, batched=False).evaluate_partitions(X, y, CANDIDATES, {})
+    np.testing.assert_array_equal(alone, one_by_one)
+
+
 def test_candidate_groups_cover_every_candidate_once():
     from skdptune.evaluation._partitions import BATCH_BYTES, _candidate_groups
 

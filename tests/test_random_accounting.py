@@ -188,6 +188,48 @@ def test_default_validation_size_costs_the_sum_where_the_runs_are_batched(data, 
     assert split.privacy_spent_.epsilon == pytest.approx((3 + refit) * EPS_MODEL, rel=1e-12)
 
 
+class _OwnGenerator:
+    """A user distribution that ignores ``random_state`` (its own generator): ``tol`` = 1e-2
+    (the runs fitted one by one) in one draw of a hundred, so whether the runs are batched --
+    a question asked of 32 draws of the space -- changes from one asking to the next."""
+
+    def __init__(self, seed):
+        self.rng = np.random.RandomState(seed)
+
+    def rvs(self, random_state=None):
+        return 1e-4 if self.rng.rand() < 0.99 else 1e-2
+
+
+def test_the_validation_size_is_decided_once_per_fit(data, monkeypatch):
+    """Within one fit the split, the score's epsilon and the charge follow one decision, even
+    when the decision's sampling of the space is not reproducible: the epsilon the runs spend
+    (the evaluator's split and epsilon_score) is the one reported and charged."""
+    from skdptune.evaluation import _holdout
+
+    seen = {}
+    real = _holdout.HoldoutEvaluator.run
+
+    def run(self, X, y, candidates, split, *args):
+        seen.update(all_rows=len(split[1]) == len(X), eps_score=self.epsilon_score)
+        return real(self, X, y, candidates, split, *args)
+
+    monkeypatch.setattr(_holdout.HoldoutEvaluator, "run", run)
+    decisions = set()
+    for seed in range(30):
+        accountant = BudgetAccountant()
+        s = search("geometric", estimator=LogisticRegression(epsilon=1.0, data_norm=2.0),
+                   space={"tol": _OwnGenerator(seed)}, n_iter=3,
+                   accountant=accountant).fit(*data)
+        spent = max(1.0, seen["eps_score"]) if not seen["all_rows"] else 1.0 + seen["eps_score"]
+        run_part, fit, score = s.privacy_spent_.components[0].parts
+        assert run_part.epsilon == pytest.approx(spent, rel=1e-12)
+        assert score.epsilon == pytest.approx(seen["eps_score"], rel=1e-12)
+        assert ("all rows" in fit.name) == seen["all_rows"]
+        assert accountant.spent_budget == [(pytest.approx(3 * spent, rel=1e-12), 0.0)]
+        decisions.add(seen["all_rows"])
+    assert decisions == {True, False}  # the decision did change between fits
+
+
 # --------------------------------------------------------------------------------------------
 # budget mode
 # --------------------------------------------------------------------------------------------

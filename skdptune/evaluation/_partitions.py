@@ -55,6 +55,7 @@ from ._batched import (
     batched_model,
     batched_partition_utilities,
     dense_numeric,
+    numeric_frame,
     supports_batched_fits,
 )
 from ._fit import (
@@ -552,10 +553,15 @@ class PartitionEvaluator:
         templates = candidate_templates(self.estimator, candidates)
         n_jobs = private_n_jobs(self.n_jobs)
         settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
-        if self.batched and supports_batched_fits(templates, X, fit_params, error_score,
+        # a plain model's numeric DataFrame as the float array its fit makes of it (the
+        # partition models are never released: no feature names to give them)
+        frame = numeric_frame(X) if all(batched_model(t) is t for t in templates) else None
+        X_rows = X if frame is None else frame[0]
+        if self.batched and supports_batched_fits(templates, X_rows, fit_params, error_score,
                                                   pipelines=True):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)
-            views = _unit_views(templates, candidates, X, y, units, self.padding, score_params)
+            views = _unit_views(templates, candidates, X_rows, y, units, self.padding,
+                                score_params)
             if views is not None:
                 return self._evaluate_batched(views, templates, candidates, len(parts),
                                               n_samples, n_jobs, error_score, score_params)

@@ -106,7 +106,7 @@ N_ROWS = 50
 N_FEATURES = 2
 DATA_NORM = 1.5  # >= sqrt(2): the rows of [-1, 1]^2 are never clipped
 EPSILON = 1.0  # eps_model = eps_score = eps_run; claim 2 * eps_run (logarithmic, refit=False)
-VALIDATION_SIZE = 0.2  # the search's default: m = 10 validation rows
+VALIDATION_SIZE = 0.2  # a validation part of m = 10 rows (the no-split path: make_fit_rows_search)
 N_ITER = 2
 SPACE = {"C": [0.1, 1.0, 10.0]}
 CLASSES = (0, 1)
