@@ -602,7 +602,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_sklearn_options()
         check_leak_free_configuration(self.estimator, self._search_space())
         check_private_components(self.estimator, self._search_space())
-        with self._settled():
+        # the fit's lock: the settled decisions are the object's, one call at a time
+        with one_fit_at_a_time(), self._settled():
             return self._planned_report(int(n_samples))
 
     def _planned_report(self, n_samples: int) -> PrivacyReport:

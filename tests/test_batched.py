@@ -362,6 +362,36 @@ def test_a_numeric_frame_is_batched_as_its_float_array(monkeypatch):
     np.testing.assert_array_equal(alone, one_by_one)
 
 
+def test_a_scorer_of_a_frame_gets_the_frame(monkeypatch):
+    """A user's scorer of a numeric DataFrame sees the frame's validation rows and a model
+    with its feature names, as one by one: the frame is read as floats only where the utility
+    is the accuracy computed from the coefficients."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    seen = []
+
+    def by_name(estimator, X_test, y_test):  # reads a column by its name
+        seen.append((type(X_test).__name__, hasattr(estimator, "feature_names_in_")))
+        return float(np.mean(estimator.predict(X_test)[X_test["x0"] > 0.5]
+                             == np.asarray(y_test)[X_test["x0"] > 0.5]))
+
+    est = LogisticRegression(epsilon=1.0, data_norm=2.0)
+
+    def evaluator(batched):
+        return PartitionEvaluator(
+            est, check_bounded_scorer(by_name, (0.0, 1.0), est), n_partitions=len(X) // 100,
+            cv=0.25, inner_epsilon="scaled", inner_params="scaled", n_jobs=1,
+            pre_dispatch="2*n_jobs", error_score=0.0, seeds=SeedPlan(0),
+            padding=make_padding(frame, y, np.unique(y)), batched=batched)
+
+    utilities = evaluator(True).evaluate_partitions(frame, y, CANDIDATES, {})
+    assert seen and set(seen) == {("DataFrame", True)}
+    alone = evaluator(False).evaluate_partitions(frame, y, CANDIDATES, {})
+    assert (utilities > 0).all()
+    np.testing.assert_allclose(utilities, alone, atol=0.1)
+
+
 def test_candidate_groups_cover_every_candidate_once():
     from skdptune.evaluation._partitions import BATCH_BYTES, _candidate_groups
 

@@ -434,6 +434,23 @@ def test_a_plain_model_batches_the_runs_of_a_numeric_frame(monkeypatch, columns)
     assert np.mean(on_frame.predict(frame) == alone.predict(frame)) >= 0.99
 
 
+def test_a_pipeline_gets_the_numeric_frame_itself(monkeypatch):
+    """A pipeline's runs on a numeric DataFrame get the frame (its steps may select columns by
+    name), batched; the frame is read as floats for a plain model only."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data(n=600, classes=2, d=3, seed=2)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    pipeline = Pipeline([("columns", ColumnTransformer([("keep", "passthrough", ["a", "b"])])),
+                         ("model", LogisticRegression(epsilon=1.0, data_norm=1.5))])
+    calls = _spy_batched_runs(monkeypatch)
+    search = DPRandomSearchCV(pipeline, {"model__C": [0.1, 1.0, 10.0]}, n_iter=20, epsilon=2.0,
+                              classes=[0, 1], random_state=0, accountant=BudgetAccountant())
+    search.fit(frame, y)
+    assert calls  # batched
+    np.testing.assert_array_equal(search.best_estimator_[0].feature_names_in_, ["a", "b", "c"])
+    assert search.best_estimator_[-1].coef_.shape == (1, 2)
+
+
 # -- pipelines: data-independent steps before the model ----------------------------------------
 CLIP = {"a_min": -0.8, "a_max": 0.8}
 

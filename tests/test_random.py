@@ -247,6 +247,26 @@ def test_default_validation_size_fits_the_runs_on_every_row(data, monkeypatch,
         assert s.best_estimator_.epsilon == pytest.approx(0.5)  # eps_Q = 1.5 / 3
 
 
+def test_the_batched_decision_does_not_outlive_its_fit(data, monkeypatch):
+    """The decision settled for one fit or planned_privacy is asked once there and forgotten
+    afterwards, also when the fit fails: a new configuration is decided afresh."""
+    X, y = data
+    asked = []
+    real = random_module.runs_batched
+    monkeypatch.setattr(random_module, "runs_batched",
+                        lambda *a: asked.append(1) or real(*a))
+    s = search(estimator=lr(data_norm=2.0), space={"C": [0.1, 1.0]}, n_iter=3, epsilon=1.0)
+    s.fit(X, y)
+    assert len(asked) == 1 and "_settled_batched" not in vars(s)
+    assert "all rows" in s.planned_privacy(len(y)).components[0].parts[1].name
+    assert len(asked) == 2 and "_settled_batched" not in vars(s)
+    s.set_params(estimator=nb(), param_distributions=SPACE)
+    assert "train part" in s.planned_privacy(len(y)).components[0].parts[1].name
+    with pytest.raises(ValueError):
+        s.fit(X, y[:-1])  # fails after settling
+    assert "_settled_batched" not in vars(s)
+
+
 def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):
     """Where the default says the runs are batched, a fit does batch them (and only there)."""
     from skdptune.evaluation import _holdout

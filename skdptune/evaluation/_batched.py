@@ -434,7 +434,7 @@ def lbfgs(problems, *, memory=10, factr=64.0):
 # --------------------------------------------------------------------------------------------
 
 
-def _is_accuracy(scorer) -> bool:
+def is_accuracy(scorer) -> bool:
     return getattr(scorer, "scorer", None) is getattr(_scores, "_accuracy", False)
 
 
@@ -450,7 +450,7 @@ def _utility(scorer, template, classes, coef, intercept, X_test, y_test, score_p
     if not np.isfinite(X_test).all():
         raise ValueError("non-finite validation rows")  # predict raises in the one-by-one path
     score_params = score_params or {}
-    if _is_accuracy(scorer) and set(score_params) <= {"sample_weight"}:
+    if is_accuracy(scorer) and set(score_params) <= {"sample_weight"}:
         decision = X_test @ coef.T + intercept
         if decision.shape[1] == 1:
             predicted = classes[(decision[:, 0] > 0).astype(int)]
@@ -680,7 +680,7 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
                 pass  # NaN coefficients: its utility becomes error_score below
     d = rows.d
     X = np.asarray(X, dtype=float)
-    accuracy = _is_accuracy(scorer)
+    accuracy = is_accuracy(scorer)
     validation = {}
     for job, u, present, first, count in owners:
         theta = solution[first:first + count]

@@ -55,6 +55,7 @@ from ._batched import (
     batched_model,
     batched_partition_utilities,
     dense_numeric,
+    is_accuracy,
     numeric_frame,
     supports_batched_fits,
 )
@@ -553,9 +554,11 @@ class PartitionEvaluator:
         templates = candidate_templates(self.estimator, candidates)
         n_jobs = private_n_jobs(self.n_jobs)
         settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
-        # a plain model's numeric DataFrame as the float array its fit makes of it (the
-        # partition models are never released: no feature names to give them)
-        frame = numeric_frame(X) if all(batched_model(t) is t for t in templates) else None
+        # a plain model's numeric DataFrame as the float array its fit makes of it, where the
+        # utility is the accuracy computed from the coefficients (a user's scorer gets the
+        # frame, as one by one; the partition models are never released)
+        frame = (numeric_frame(X) if is_accuracy(self.scorer)
+                 and all(batched_model(t) is t for t in templates) else None)
         X_rows = X if frame is None else frame[0]
         if self.batched and supports_batched_fits(templates, X_rows, fit_params, error_score,
                                                   pipelines=True):
