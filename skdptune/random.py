@@ -36,7 +36,7 @@ DEFAULT_N_ITER_COMPOSED = 10
 DEFAULT_VALIDATION_SIZE = 0.2
 #: ``validation_size=0``: the default ``epsilon_score`` as a share of the model epsilon -- the
 #: score gets a fifth of the run's cost, so at equal ``eps_Q`` the score's noise (``1/n``
-#: sensitivity) and the model's (``1 / (n eps)``) equal the default split's
+#: sensitivity) and the model's (``1 / (n eps)``) equal a 0.2 split's
 SCORE_SHARE_ON_FIT_ROWS = 0.25
 
 
