@@ -112,7 +112,7 @@ EPSILONS = (1.0, 2.0, 4.0)
 CROSSOVER_EPSILON = 2.0
 CROSSOVER_SIZES = (2000, 8000, 32000, 128000, None)  # None: all training rows
 CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit", "random_geometric",
-                     "random_geometric_50", "random_geometric_1000")
+                     "random_geometric_50", "random_geometric_1000", "random_fitrows_1000")
 #: timed fits: DPGridSearchCV at n_jobs 1 and 2, GridSearchCV(cv=5) as is and under 1-thread
 #: BLAS, and the machine's own speed-up on a CPU-bound joblib job (timed_cpu_job)
 #: noise draws per candidate of the run ceiling R
