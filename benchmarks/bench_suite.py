@@ -82,6 +82,7 @@ METHODS = {
     "random_fitrows_1000": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None and "
                            "validation_size=None: E[K] = 1000 and every run fitted and scored "
                            "on all rows, the runs batched)",
+    "random_fitrows_3000": "DPRandomSearchCV defaults but n_iter=3000",
     "random_50_val10": "n_iter=50 and validation_size=0.1",
     "random_50_val30": "n_iter=50 and validation_size=0.3",
     "random_nb05_50": "n_iter=50 and the negative binomial law, η = 0.5 (2.5 ε_Q per run)",
@@ -93,7 +94,8 @@ METHODS = {
 SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric",
             "random_geometric_30", "random_geometric_50", "random_geometric_100",
             "random_geometric_200", "random_geometric_1000", "random_fitrows_50",
-            "random_fitrows_1000", "random_nb05_1000", "fixed10", "fixed10_norefit")
+            "random_fitrows_1000", "random_fitrows_3000", "random_nb05_1000", "fixed10",
+            "fixed10_norefit")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
 DEFAULT_SEARCH = "random_fitrows_1000"
 #: every other DPRandomSearchCV method has a validation part of this share (the default
@@ -155,6 +157,7 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
     nb05 = {"distribution": "negative_binomial", "eta": 0.5, "validation_size": VALIDATION_SIZE}
     levers = {"random_fitrows_50": {"validation_size": 0, "n_iter": 50},
               "random_fitrows_1000": {},  # the library's defaults
+              "random_fitrows_3000": {"n_iter": 3000},
               "random_50_val10": {"validation_size": 0.1, "n_iter": 50},
               "random_50_val30": {"validation_size": 0.3, "n_iter": 50},
               "random_nb05_50": {**nb05, "n_iter": 50},
