@@ -24,7 +24,7 @@ __all__ = ["DPRandomSearchCV"]
 #: as many fits as scikit-learn's ``RandomizedSearchCV`` with its defaults (10 x 5 folds) ...
 DEFAULT_N_ITER = 50
 #: ... or, when the runs are fitted together (batched: a diffprivlib ``LogisticRegression``),
-#: 1000: it closed far more of the gap to non-private tuning on the benchmark suite, in 4.7-6.4
+#: 1000: it closed far more of the gap to non-private tuning on the benchmark suite, in 4.9-6.6
 #: times the time of ``GridSearchCV(cv=5)`` over its 20 candidates (docs/benchmark_suite.md) ...
 DEFAULT_N_ITER_BATCHED = 1000
 #: ... and scikit-learn's 10 under ``"poisson"`` and ``"fixed"``, whose cost grows with it
