@@ -287,8 +287,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         if self.__dict__.get("_settled_batched") is not None:  # already inside one
             yield
             return
-        self.__dict__["_settled_batched"] = runs_batched(
-            self.estimator, self.param_distributions, self.error_score)
+        self.__dict__["_settled_batched"] = self._batched()  # not settled yet: asked afresh
         try:
             yield
         finally:

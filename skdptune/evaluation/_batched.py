@@ -62,7 +62,7 @@ from . import _scores
 from ._fit import instantiate
 
 __all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "model_path",
-           "numeric_frame", "supports_batched_fits"]
+           "numeric_frame", "plain_model_rows", "supports_batched_fits"]
 
 
 def batched_model(template, *, pipelines=False):
@@ -113,6 +113,15 @@ def numeric_frame(X):
     except TypeError:  # mixed column names: the one-by-one fit raises the same
         return None
     return np.asarray(X, dtype=float), names
+
+
+def plain_model_rows(templates, X):
+    """``(rows, names)``: ``X`` as the batched fits of plain models read it -- a numeric
+    ``DataFrame`` as its float array and feature names (:func:`numeric_frame`) when every
+    template is a plain model -- or ``(X, None)`` (pipelines get the frame: their steps may
+    select columns by name)."""
+    frame = numeric_frame(X) if all(batched_model(t) is t for t in templates) else None
+    return (X, None) if frame is None else frame
 
 
 def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=False) -> bool:

@@ -43,7 +43,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._private import LEAKS, private_n_jobs, silenced
-from ._batched import batched_model, numeric_frame, supports_batched_fits
+from ._batched import batched_model, plain_model_rows, supports_batched_fits
 from ._batched_runs import CHUNK_BYTES, fit_runs
 from ._fit import (
     all_or_fail,
@@ -276,10 +276,8 @@ class HoldoutEvaluator:
         # estimator gets them as given (a pandas Series stays one, as in scikit-learn)
         y_array = labels_as_array(y)
         # a plain model's numeric DataFrame as the float array its fit makes of it, the
-        # feature names set on the models afterwards (pipelines get the frame: their steps
-        # may select columns by name)
-        frame = numeric_frame(X) if all(batched_model(t) is t for t in templates) else None
-        X_rows, names = (X, None) if frame is None else frame
+        # feature names set on the models afterwards
+        X_rows, names = plain_model_rows(templates, X)
         batched = _batchable(templates, X_rows, y_array, fit_params, self.error_score)
         if batched:
             X, y = X_rows, y_array

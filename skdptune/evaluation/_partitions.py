@@ -56,7 +56,7 @@ from ._batched import (
     batched_partition_utilities,
     dense_numeric,
     is_accuracy,
-    numeric_frame,
+    plain_model_rows,
     supports_batched_fits,
 )
 from ._fit import (
@@ -557,9 +557,7 @@ class PartitionEvaluator:
         # a plain model's numeric DataFrame as the float array its fit makes of it, where the
         # utility is the accuracy computed from the coefficients (a user's scorer gets the
         # frame, as one by one; the partition models are never released)
-        frame = (numeric_frame(X) if is_accuracy(self.scorer)
-                 and all(batched_model(t) is t for t in templates) else None)
-        X_rows = X if frame is None else frame[0]
+        X_rows = plain_model_rows(templates, X)[0] if is_accuracy(self.scorer) else X
         if self.batched and supports_batched_fits(templates, X_rows, fit_params, error_score,
                                                   pipelines=True):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)
