@@ -56,6 +56,7 @@ from benchmarks._common import (
 from benchmarks._tasks import CROSSOVER_TASK, TASKS, VARIANTS, default_params, search_grid
 from skdptune import DPGridSearchCV, DPRandomSearchCV
 from skdptune.evaluation import _holdout
+from skdptune.random import SCORE_SHARE_ON_FIT_ROWS
 
 #: method key -> label. D and L are references; the others are built by make_search.
 METHODS = {
@@ -83,6 +84,9 @@ METHODS = {
                            "validation_size=None: E[K] = 1000 and every run fitted and scored "
                            "on all rows, the runs batched)",
     "random_fitrows_3000": "DPRandomSearchCV defaults but n_iter=3000",
+    "random_share10": "DPRandomSearchCV defaults but the noisy score gets 10 % of a run's ε",
+    "random_share33": "DPRandomSearchCV defaults but the noisy score gets 33 % of a run's ε",
+    "random_share50": "DPRandomSearchCV defaults but the noisy score gets 50 % of a run's ε",
     "random_50_val10": "n_iter=50 and validation_size=0.1",
     "random_50_val30": "n_iter=50 and validation_size=0.3",
     "random_nb05_50": "n_iter=50 and the negative binomial law, η = 0.5 (2.5 ε_Q per run)",
@@ -94,8 +98,8 @@ METHODS = {
 SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric",
             "random_geometric_30", "random_geometric_50", "random_geometric_100",
             "random_geometric_200", "random_geometric_1000", "random_fitrows_50",
-            "random_fitrows_1000", "random_fitrows_3000", "random_nb05_1000", "fixed10",
-            "fixed10_norefit")
+            "random_fitrows_1000", "random_fitrows_3000", "random_share10", "random_share33",
+            "random_share50", "random_nb05_1000", "fixed10", "fixed10_norefit")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
 DEFAULT_SEARCH = "random_fitrows_1000"
 #: every other DPRandomSearchCV method has a validation part of this share (the default
@@ -106,6 +110,11 @@ RUN_CEILING_SEARCH = "random_geometric_1000"
 #: one setting of the search at E[K] = 50 changed (the "Levers" table, against LEVER_BASE)
 LEVERS = ("random_50_val10", "random_50_val30", "random_nb05_50")
 LEVER_BASE = "random_geometric_50"
+#: one setting of the default search changed (the second "Levers" table, against DEFAULT_SEARCH)
+DEFAULT_LEVERS = ("random_fitrows_3000", "random_share10", "random_share33", "random_share50")
+#: the noisy score's share of a run's epsilon eps_Q = eps_model + epsilon_score (the default:
+#: SCORE_SHARE_ON_FIT_ROWS / (1 + SCORE_SHARE_ON_FIT_ROWS) = 20 %)
+SCORE_SHARES = {"random_share10": 0.10, "random_share33": 1 / 3, "random_share50": 0.50}
 #: DPGridSearchCV before issue 7: half of the total for the tuning (and no C rescaling)
 GRID_TUNING_SHARE = 0.5
 N_ITER = 10  # E[K] of DPRandomSearchCV, exactly K for the naive baseline
@@ -162,6 +171,8 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
               "random_50_val30": {"validation_size": 0.3, "n_iter": 50},
               "random_nb05_50": {**nb05, "n_iter": 50},
               "random_nb05_1000": nb05}
+    if method in SCORE_SHARES:  # geometric law, delta = 0, refit=False: 3 eps_Q is the total
+        levers[method] = {"epsilon_score": SCORE_SHARES[method] * total_epsilon / 3}
     if method in levers:
         return DPRandomSearchCV(estimator, space, epsilon=total_epsilon, **levers[method],
                                 **common)
@@ -199,6 +210,9 @@ def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, tota
                                          or "all rows" not in tuning.parts[1].name):
             raise AssertionError(f"{method}: the defaults are no longer E[K] = 1000 without a "
                                  "validation part here")
+        if method in SCORE_SHARES and not np.isclose(
+                tuning.parts[2].epsilon / tuning.parts[0].epsilon, SCORE_SHARES[method]):
+            raise AssertionError(f"{method}: the score does not get its share of a run's ε")
         if not np.isclose(spent, total, rtol=1e-9) or spent > total * (1 + 1e-12):
             raise AssertionError(f"{method} spent epsilon={spent}, not the total {total}")
         params = fitted.best_params_
@@ -604,24 +618,25 @@ def goal_table(report: dict) -> str:
                            "median gap closed there", "below D by > 1 sd"], rows)
 
 
-def lever_table(report: dict) -> str:
-    """Each lever against the default search, on the same splits and seeds: mean paired
+def lever_table(report: dict, levers: tuple = LEVERS, base: str = LEVER_BASE) -> str:
+    """Each lever against its base search, on the same splits and seeds: mean paired
     difference of test accuracy ± its standard error, per cell, then pooled per variant."""
     groups = group_cells(report["cells"])
-    levers = [m for m in LEVERS if any(m in c["methods"] for cs in groups.values()
+    levers = [m for m in levers if any(m in c["methods"] for cs in groups.values()
                                        for c in cs)]
     if not levers:
         return "(not run)"
 
     def diffs(cells, m):
-        return np.array([c["methods"][m]["accuracy"] - c["methods"][LEVER_BASE]["accuracy"]
-                         for c in cells if m in c["methods"] and LEVER_BASE in c["methods"]])
+        return np.array([c["methods"][m]["accuracy"] - c["methods"][base]["accuracy"]
+                         for c in cells if m in c["methods"] and base in c["methods"]])
 
     def text(d):
         return f"{d.mean():+.3f} ± {d.std(ddof=1) / np.sqrt(len(d)):.3f}" if len(d) > 1 else "–"
 
     rows = [[task, variant, f"{eps:g}", *[text(diffs(cells, m)) for m in levers]]
-            for (task, variant, eps), cells in sorted(groups.items())]
+            for (task, variant, eps), cells in sorted(groups.items())
+            if any(m in c["methods"] for m in levers for c in cells)]
     for variant in VARIANTS:
         cells = [c for (_, v, _), cs in groups.items() if v == variant for c in cs]
         if cells:
@@ -789,6 +804,13 @@ def markdown(report: dict, suffix: str) -> str:
         "on the same splits and seeds, mean ± standard error (per cell, then pooled over the "
         "cells of a variant). Positive: the lever wins.\n",
         lever_table(report) if report["cells"] else "(no cells)",
+        "\n## Levers around the default search\n",
+        "One setting of DPRandomSearchCV's defaults changed at the same total ε (more runs, or "
+        "another share of a run's ε for its noisy score; the default gives the score "
+        f"{SCORE_SHARE_ON_FIT_ROWS / (1 + SCORE_SHARE_ON_FIT_ROWS):.0%}): test accuracy minus "
+        "the default search's on the same splits and seeds, mean ± standard error.\n",
+        lever_table(report, DEFAULT_LEVERS, DEFAULT_SEARCH) if report["cells"]
+        else "(no cells)",
         "\n## Test accuracy (mean ± std over seeds)\n",
         accuracy_table(report) if report["cells"] else "(no cells)",
         "\n## Timing (ratios only; the machine is shared)\n",

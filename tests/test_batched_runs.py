@@ -20,8 +20,15 @@ from skdptune import DPRandomSearchCV
 from skdptune._estimators import strip_nonprivate_attributes
 from skdptune._public import make_padding
 from skdptune.evaluation import _batched_runs, _holdout
-from skdptune.evaluation._batched_runs import _SharedRows, fit_runs
-from skdptune.evaluation._fit import candidate_key, candidate_template, fit_on_rows, instantiate
+from skdptune.evaluation._batched_runs import _SharedRows, fit_runs, run_accuracies
+from skdptune.evaluation._fit import (
+    candidate_key,
+    candidate_template,
+    candidate_templates,
+    fit_on_rows,
+    instantiate,
+)
+from skdptune.evaluation._scores import AccuracyScore
 
 
 def _data(n=300, classes=2, d=4, seed=0):
@@ -245,6 +252,105 @@ def test_chunks_give_the_same_runs(monkeypatch):
     chunked = fit_runs(templates, seeds, X, y, np.arange(250), padding, 1.0)
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_runs_of_one_candidate_are_validated_once(monkeypatch):
+    """diffprivlib's fit validates the parameters first; runs of one key differ in their seed
+    only, so one validation per key -- and an invalid candidate still fails its runs."""
+    X, y = _data()
+    padding = make_padding(X, y, np.array([0, 1]))
+    good, bad = _templates()[0], candidate_template(LogisticRegression(), {"C": -1.0})
+    calls = []
+    real = LogisticRegression._validate_params
+
+    def counted(self):
+        calls.append(self.C)
+        return real(self)
+
+    monkeypatch.setattr(LogisticRegression, "_validate_params", counted)
+    keys = [("a",), ("a",), ("b",), ("a",), None, None]
+    models = fit_runs([good, good, _templates()[1], good, good, good], [1, 2, 3, 4, 5, 6], X, y,
+                      np.arange(200), padding, 1.0, keys)
+    assert all(m is not None for m in models)
+    assert len(calls) == 4  # key "a", key "b", and each run without a key
+    # an invalid candidate (a later key) makes the batched path give way to the one-by-one
+    # runs, which raise as diffprivlib raises
+    assert fit_runs([good, good, bad], [1, 2, 3], X, y, np.arange(200), padding, 1.0,
+                    [("a",), ("a",), ("c",)]) is None
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_the_runs_accuracies_are_their_models_own(n_classes):
+    X, y = _data(n=400, classes=n_classes, seed=4)
+    padding = make_padding(X, y, np.arange(n_classes))
+    templates = _templates()  # with and without an intercept
+    models = fit_runs(templates, [1, 2, 3, 4, 5], X, y, np.arange(300), padding, 1.0)
+    assert any(np.abs(m.intercept_).max() > 0.05 for m in models)
+    models[2] = None  # a failed run stays failed
+    X_val, y_val = X[300:], y[300:]
+    shared = run_accuracies(models, X_val, y_val)
+    score = AccuracyScore()
+    for model, utilities in zip(models, shared, strict=True):
+        if model is None:
+            assert utilities is None
+            continue
+        np.testing.assert_array_equal(utilities, score(model, X_val, y_val))
+    # integer rows: predict's float64 conversion
+    ints = np.rint(X_val * 3).astype(int)
+    for model, utilities in zip(models, run_accuracies(models, ints, y_val), strict=True):
+        if model is not None:
+            np.testing.assert_array_equal(utilities, score(model, ints, y_val))
+
+
+def test_the_runs_accuracies_give_way_where_predict_does_more():
+    X, y = _data(n=400, seed=4)
+    padding = make_padding(X, y, np.array([0, 1]))
+    models = fit_runs(_templates()[:2], [1, 2], X, y, np.arange(300), padding, 1.0)
+    X_val, y_val = X[300:].copy(), y[300:]
+    assert run_accuracies(models, X_val, y_val) is not None
+    X_val[0, 0] = np.nan  # predict raises: the run is scored (and fails) on its own
+    assert run_accuracies(models, X_val, y_val) is None
+    assert run_accuracies(models, X[300:, :3], y_val) is None  # too few features
+    assert run_accuracies(models, X[300:], y_val[:, None]) is None  # not 1-D labels
+    assert run_accuracies([None, None], X[300:], y_val) is None
+    pipe = Pipeline([("lr", models[0])])
+    assert run_accuracies([pipe, models[1]], X[300:], y_val) is None
+
+
+def _snapshot(template):
+    """A template's parameters, its throwaway accountant as what it has spent."""
+    return {name: value.total() if isinstance(value, BudgetAccountant) else value
+            for name, value in template.get_params().items()}
+
+
+def test_equal_candidates_share_one_template_that_no_fit_modifies(monkeypatch):
+    base = LogisticRegression(epsilon=1.0, data_norm=1.0)
+    candidates = [{"C": 1.0}, {"C": 0.1}, {"C": 1.0}, {"C": 1}, {"C": -0.0}, {"C": 0.0}]
+    templates = candidate_templates(base, candidates)
+    assert templates[0] is templates[2]
+    assert len({id(t) for t in templates}) == 5  # 1 and 1.0, 0.0 and -0.0 are told apart
+    for template, params in zip(templates, candidates, strict=True):
+        assert _snapshot(template) == _snapshot(candidate_template(base, params))
+    # through a search, batched and one by one: the templates stay as they were built
+    X, y = _data(n=400)
+    for batched in (True, False):
+        made = []
+        real = _holdout.candidate_templates
+
+        def kept(*args, made=made, real=real):
+            out = real(*args)
+            made.extend((t, _snapshot(t)) for t in out)
+            return out
+
+        with monkeypatch.context() as mp:
+            mp.setattr(_holdout, "candidate_templates", kept)
+            if not batched:
+                mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
+            _search(n_jobs=1).fit(X, y)
+        assert len(made) > len({id(t) for t, _ in made})  # runs shared templates
+        for template, snapshot in made:
+            assert not hasattr(template, "coef_")
+            assert _snapshot(template) == snapshot
 
 
 # -- failures ---------------------------------------------------------------------------------

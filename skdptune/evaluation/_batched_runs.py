@@ -27,12 +27,20 @@ they equal the one-by-one model's up to the optimiser's tolerance, with the same
 (tests/test_batched_runs.py): both optimisers stop once the gradient is below ``tol``, at points
 about that far apart (at diffprivlib's default ``tol = 1e-4`` the two models' predictions agreed
 on at least 99.5 % of the rows in a review's trials; runs with ``tol`` above ``1e-3`` are fitted
-one by one, :func:`skdptune.evaluation._holdout._batchable`). The per-example utilities, the
-Laplace noise of the score and the selection are the one-by-one path's own code (:mod:`._holdout`).
+one by one, :func:`skdptune.evaluation._holdout._batchable`). The Laplace noise of the score
+and the selection are the one-by-one path's own code (:mod:`._holdout`), and so are the
+per-example utilities -- but for accuracy, where :func:`run_accuracies` computes ``predict``'s
+decision values of all runs in one matrix product.
 
 **Privacy.** The argument of :mod:`._holdout` is untouched: a run is a DP fit of the train rows
 (objective perturbation, whose guarantee, as diffprivlib's, is stated for the minimiser that
 both solvers approximate with the same stopping rules) and a noisy score of the validation rows.
+The repetition's analysis needs runs independent given the data. Every problem's iterates,
+line search and stopping read its own noise and objective only, and a column of
+:func:`run_accuracies`'s product is one run's decision values; runs meet only in the rounding
+of shared matrix products, whose order of summation follows the arrays' shapes (which problems
+are still running) -- a coupling at the level of the last bit, the same idealisation as
+analysing the minimiser rather than the optimiser's approximation of it.
 
 **Where the shared solve stops short.** A problem whose gradient is still above its tolerance
 after the shared solve -- it stopped at the iteration limit or on the relative decrease, or its
@@ -74,7 +82,7 @@ from ._batched import (
 )
 from ._fit import PreparedTemplate, fitting, instantiate, rows_of, steps_key
 
-__all__ = ["fit_runs"]
+__all__ = ["fit_runs", "run_accuracies"]
 
 #: Upper bound on the bytes of one ``rows x runs`` array of a pass: the runs are solved in
 #: chunks of at most this many (rows x runs) entries (a pass holds a few such arrays).
@@ -228,7 +236,7 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys=Non
     try:
         estimators = _instantiated(templates, fit_seeds, epsilon_scale, keys)
         if all(type(est) is LogisticRegression for est in estimators):
-            return _fit_runs(estimators, X, y, train, padding)
+            return _fit_runs(estimators, X, y, train, padding, keys)
         return _fit_pipeline_runs(estimators, X, y, train, padding, keys)
     except LEAKS:
         raise
@@ -275,7 +283,7 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
         if not dense_numeric(Z) or len(Z) != len(y_rows):  # dropped rows: diffprivlib raises
             return None
         models = _fit_runs([pipelines[r].steps[-1][1] for r in runs], Z, y_rows,
-                           np.arange(len(Z)), None)
+                           np.arange(len(Z)), None, [keys[r] for r in runs])
         for r, model in zip(runs, models, strict=True):
             if model is not None:
                 pipe = pipelines[r]
@@ -285,8 +293,12 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
     return out
 
 
-def _fit_runs(estimators, X, y, train, padding):
-    """The runs' ``LogisticRegression`` instances ``estimators``, fitted together (in place)."""
+def _fit_runs(estimators, X, y, train, padding, keys=None):
+    """The runs' ``LogisticRegression`` instances ``estimators``, fitted together (in place).
+
+    ``keys``: the runs' candidate keys (:func:`fit_runs`). Runs of one key are copies of one
+    prepared template that differ in their seed only, so their parameters are validated once
+    (diffprivlib's ``fit`` validates them first; the seeds are the search's own integers)."""
     rows = _Rows(X, y, padding)
     fitted = rows.fit_rows(np.asarray(train))
     if fitted is False:
@@ -298,8 +310,12 @@ def _fit_runs(estimators, X, y, train, padding):
     # one entry per binary problem: its run, setting, positive class, terms and stopping rules
     problems = {key: [] for key in ("run", "norm", "intercept", "label", "quad", "linear", "tol",
                                     "max_iter")}
-    for r, est in enumerate(estimators):
-        est._validate_params()
+    validated = set()
+    for r, (est, key) in enumerate(zip(estimators, keys or [None] * len(estimators),
+                                       strict=True)):
+        if key is None or key not in validated:
+            est._validate_params()
+            validated.add(key)
         norm, intercept = float(est.data_norm), bool(est.fit_intercept)
         noise_seed = est.random_state
         if not (noise_seed is None or isinstance(noise_seed, (int, np.integer))):
@@ -374,3 +390,43 @@ def _fit_runs(estimators, X, y, train, padding):
         est.accountant.spend(est.epsilon, 0)  # the throwaway accountant, as diffprivlib's fit
         out.append(est)
     return out
+
+
+def run_accuracies(models, X_val, y_val):
+    """Every fitted run's per-example accuracy utilities on ``X_val``, from one matrix product.
+
+    ``models``: the plain ``LogisticRegression`` runs of :func:`_fit_runs` (``None``: a failed
+    run, left ``None``). The utilities are :class:`~._scores.AccuracyScore`'s -- 1 where the
+    prediction equals the label -- with ``predict``'s own arithmetic: decision values
+    ``X_val @ coef_.T + intercept_`` (``X_val`` as the float64 array ``predict`` makes of it),
+    their sign or ``argmax``, then ``classes_``; only the product is shared by all runs (its
+    rounding can differ from one run's own product in the last bit). Returns ``None`` where
+    ``predict`` would not simply compute that -- a run that is not a plain
+    ``LogisticRegression``, ``X_val`` not a finite 2-D numeric array (``predict`` raises), or
+    1-D labels missing -- and the caller scores run by run. PRIVATE: the exact utilities.
+    """
+    fitted = [m for m in models if m is not None]
+    if (not fitted or any(type(m) is not LogisticRegression for m in fitted)
+            or not isinstance(X_val, np.ndarray) or X_val.ndim != 2
+            or not isinstance(y_val, np.ndarray) or y_val.ndim != 1
+            or len(y_val) != len(X_val)):
+        return None
+    X_val = np.asarray(X_val, dtype=float)
+    k, d = fitted[0].coef_.shape
+    if (X_val.shape[1] != d or not np.isfinite(X_val).all()
+            or any(m.coef_.shape != (k, d) for m in fitted)):
+        return None
+    per_chunk = max(1, CHUNK_BYTES // (8 * k * max(len(X_val), 1)))
+    utilities = []
+    for start in range(0, len(fitted), per_chunk):
+        chunk = fitted[start:start + per_chunk]
+        coef = np.concatenate([m.coef_ for m in chunk])
+        intercept = np.concatenate([np.broadcast_to(m.intercept_, (k,)) for m in chunk])
+        decision = X_val @ coef.T + intercept
+        for j, model in enumerate(chunk):
+            scores = decision[:, j * k:(j + 1) * k]
+            indices = (scores[:, 0] > 0).astype(int) if k == 1 else scores.argmax(axis=1)
+            utilities.append((model.classes_[indices] == y_val).astype(float))
+    it = iter(utilities)
+    return [None if m is None else next(it) for m in models]
+

@@ -174,7 +174,7 @@ def _holds_estimator(value):
     return False
 
 
-def candidate_templates(estimator, candidates):
+def candidate_templates(estimator, candidates, keys=None):
     """``[candidate_template(estimator, params) for params in candidates]``, built cheaply.
 
     ``clone``, ``set_params`` and the preparation of :func:`candidate_template` each walk the
@@ -184,19 +184,31 @@ def candidate_templates(estimator, candidates):
     estimator's own template with its values set: the preparation commutes with such values,
     so the copy is its template. Other candidates, and one whose values the copy rejects (for
     scikit-learn's message), go through :func:`candidate_template`.
+
+    Candidates with equal :func:`candidate_key` (``keys``: theirs, computed here when ``None``)
+    share one template *object* -- a repetition search draws each of a grid's candidates many
+    times. Templates are never modified: every fit copies its own (:func:`instantiate`).
     """
-    base, templates = None, []
-    for params in candidates:
-        if not any(key.rpartition("__")[2] in _PREPARED_PARAMETERS or _holds_estimator(value)
-                   for key, value in params.items()):
+    keys = [candidate_key(params) for params in candidates] if keys is None else keys
+    base, templates, made = None, [], {}
+    for params, key in zip(candidates, keys, strict=True):
+        if key is not None and key in made:
+            templates.append(made[key])
+            continue
+        template = None
+        if not any(name.rpartition("__")[2] in _PREPARED_PARAMETERS or _holds_estimator(value)
+                   for name, value in params.items()):
             if base is None:
                 base = candidate_template(estimator, {})
             try:
-                templates.append(copy.deepcopy(base).set_params(**clone(params, safe=False)))
-                continue
+                template = copy.deepcopy(base).set_params(**clone(params, safe=False))
             except Exception:
                 pass  # candidate_template raises it with the estimator's own repr
-        templates.append(candidate_template(estimator, params))
+        if template is None:
+            template = candidate_template(estimator, params)
+        if key is not None:
+            made[key] = template
+        templates.append(template)
     return templates
 
 

@@ -44,7 +44,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._private import LEAKS, private_n_jobs, silenced
 from ._batched import batched_model, plain_model_rows, supports_batched_fits
-from ._batched_runs import CHUNK_BYTES, fit_runs
+from ._batched_runs import CHUNK_BYTES, fit_runs, run_accuracies
 from ._fit import (
     all_or_fail,
     candidate_key,
@@ -54,6 +54,7 @@ from ._fit import (
     received,
     single_threaded_blas,
 )
+from ._scores import AccuracyScore
 
 __all__ = ["HoldoutEvaluator", "holdout_split", "runs_batched"]
 
@@ -112,10 +113,21 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
                                                              strict=True)]
         return _named(outputs, names)
     X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
+    shared = None
+    if type(score) is AccuracyScore:  # the plain models' accuracies from one product
+        with silenced():
+            try:
+                shared = run_accuracies(models, X_val, y_val)
+            except Exception:
+                shared = None  # scored run by run below
     outputs = []
-    for model, noise_seed in zip(models, noise_seeds, strict=True):
+    for r, (model, noise_seed) in enumerate(zip(models, noise_seeds, strict=True)):
         if model is None:
             outputs.append(None)
+            continue
+        if shared is not None:
+            outputs.append((_noisy_score(shared[r], score, len(validation), epsilon_score,
+                                         noise_seed), model))
             continue
         with silenced():
             try:
@@ -269,7 +281,9 @@ class HoldoutEvaluator:
         train, validation = split
         seeded = seeds.seeded
         n_jobs = private_n_jobs(self.n_jobs)
-        templates = candidate_templates(self.estimator, candidates)
+        # runs of the same candidate share its template (and, batched, its prepared copy)
+        keys = [candidate_key(params) for params in candidates]
+        templates = candidate_templates(self.estimator, candidates, keys)
         fit_seeds = [seeds.seed("fit", r) if seeded else None for r in range(len(templates))]
         noise_seeds = [seeds.noise_seed("score", r) for r in range(len(templates))]
         # plain labels as the array every batched fit would make of them; one by one, the
@@ -284,9 +298,7 @@ class HoldoutEvaluator:
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
         with single_threaded_blas():
             if batched:
-                # the runs in groups, each solved together in one task; runs of the same
-                # candidate share its prepared copy
-                keys = [candidate_key(params) for params in candidates]
+                # the runs in groups, each solved together in one task
                 shares = np.array_split(np.arange(len(templates)),
                                         batched_groups(len(templates), len(train)))
                 blocks = Parallel(n_jobs=n_jobs)(
