@@ -273,6 +273,12 @@ def test_runs_of_one_candidate_are_validated_once(monkeypatch):
                       np.arange(200), padding, 1.0, keys)
     assert all(m is not None for m in models)
     assert len(calls) == 4  # key "a", key "b", and each run without a key
+    # the premise: runs of one key differ in their seed (and throwaway accountant) only
+    runs = _batched_runs._instantiated([good] * 3, [1, 2, 3], 0.7, [("a",)] * 3)
+    params = [{k: v for k, v in run.get_params().items()
+               if k not in ("random_state", "accountant")} for run in runs]
+    assert params[0] == params[1] == params[2]
+    assert len({run.random_state for run in runs}) == 3
     # an invalid candidate (a later key) makes the batched path give way to the one-by-one
     # runs, which raise as diffprivlib raises
     assert fit_runs([good, good, bad], [1, 2, 3], X, y, np.arange(200), padding, 1.0,
@@ -315,6 +321,40 @@ def test_the_runs_accuracies_give_way_where_predict_does_more():
     assert run_accuracies([None, None], X[300:], y_val) is None
     pipe = Pipeline([("lr", models[0])])
     assert run_accuracies([pipe, models[1]], X[300:], y_val) is None
+    # long doubles: predict keeps their precision (a review's case: rows that are 0 in float64)
+    tiny = X[300:].astype(np.longdouble) * np.longdouble("1e-4000")
+    if np.finfo(np.longdouble).bits > 64 and (tiny != 0).all():
+        assert run_accuracies(models, tiny, y_val) is None
+    for dtype in (np.float32, np.float16, np.int64, bool):  # predict computes in float64
+        rows = X[300:].astype(dtype)
+        assert run_accuracies(models, rows, y_val) is not None
+
+
+def test_the_search_releases_the_scores_of_run_by_run_accuracies(monkeypatch):
+    """End to end: the shared product gives the noisy scores, the selection and the model of
+    scoring every run with ``AccuracyScore`` on its own; other scores never take it."""
+    X, y = _data(n=600, classes=3, seed=2)
+    used = []
+    real = _holdout.run_accuracies
+
+    def spy(*args):
+        out = real(*args)
+        used.append(out is not None)
+        return out
+
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "run_accuracies", spy)
+        shared = _search(n_jobs=1).fit(X, y)
+        assert used and all(used)
+        used.clear()
+        _search(n_jobs=1, scoring="log_loss").fit(X, y)
+        assert not used  # only the accuracy score is computed from the product
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "run_accuracies", lambda *args: None)
+        alone = _search(n_jobs=1).fit(X, y)
+    assert shared.best_params_ == alone.best_params_
+    assert shared.best_score_ == alone.best_score_
+    np.testing.assert_array_equal(shared.best_estimator_.coef_, alone.best_estimator_.coef_)
 
 
 def _snapshot(template):

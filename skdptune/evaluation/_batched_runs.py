@@ -333,11 +333,11 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
             quad[d] = delta if intercept else 1.0  # no ridge on the intercept
             linear = np.zeros(d + 1)
             linear[:len(beta)] = beta / m
-            for key, value in (("run", r), ("norm", norm), ("intercept", intercept),
-                               ("label", labels.setdefault(code, len(labels))), ("quad", quad),
-                               ("linear", linear), ("tol", float(est.tol)),
-                               ("max_iter", int(est.max_iter))):
-                problems[key].append(value)
+            for entry, value in (("run", r), ("norm", norm), ("intercept", intercept),
+                                 ("label", labels.setdefault(code, len(labels))),
+                                 ("quad", quad), ("linear", linear), ("tol", float(est.tol)),
+                                 ("max_iter", int(est.max_iter))):
+                problems[entry].append(value)
     X_fit = rows.X[indices]
     with np.errstate(all="ignore"):
         row_norms = np.linalg.norm(X_fit, axis=1)
@@ -397,17 +397,23 @@ def run_accuracies(models, X_val, y_val):
 
     ``models``: the plain ``LogisticRegression`` runs of :func:`_fit_runs` (``None``: a failed
     run, left ``None``). The utilities are :class:`~._scores.AccuracyScore`'s -- 1 where the
-    prediction equals the label -- with ``predict``'s own arithmetic: decision values
-    ``X_val @ coef_.T + intercept_`` (``X_val`` as the float64 array ``predict`` makes of it),
-    their sign or ``argmax``, then ``classes_``; only the product is shared by all runs (its
-    rounding can differ from one run's own product in the last bit). Returns ``None`` where
-    ``predict`` would not simply compute that -- a run that is not a plain
-    ``LogisticRegression``, ``X_val`` not a finite 2-D numeric array (``predict`` raises), or
-    1-D labels missing -- and the caller scores run by run. PRIVATE: the exact utilities.
+    prediction equals the label -- with ``predict``'s arithmetic up to the rounding of the
+    product: decision values ``X_val @ coef_.T + intercept_`` in float64 (as ``predict``
+    computes them for float64, float32 or integer rows), their sign or ``argmax``, then
+    ``classes_``. Only the product is shared by all runs; its last bits can differ from one
+    run's own matrix-vector product, so a prediction whose decision value is within rounding
+    of 0 can differ from ``predict``'s (a run's utilities still depend on its own model and
+    the rows only). Returns ``None`` where ``predict`` would compute otherwise -- a run that is
+    not a plain ``LogisticRegression``, rows that are not a finite 2-D array of integers or
+    of floats of at most 64 bits (long doubles keep their precision in ``predict``; non-finite
+    rows make it raise), or labels that are not 1-D -- and the caller scores run by run.
+    PRIVATE: the exact utilities.
     """
     fitted = [m for m in models if m is not None]
     if (not fitted or any(type(m) is not LogisticRegression for m in fitted)
             or not isinstance(X_val, np.ndarray) or X_val.ndim != 2
+            or not (X_val.dtype.kind in "biu"
+                    or (X_val.dtype.kind == "f" and X_val.dtype.itemsize <= 8))
             or not isinstance(y_val, np.ndarray) or y_val.ndim != 1
             or len(y_val) != len(X_val)):
         return None
