@@ -308,6 +308,7 @@ def test_the_runs_accuracies_are_their_models_own(n_classes):
             np.testing.assert_array_equal(utilities, score(model, ints, y_val))
 
 
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")  # np.matrix
 def test_the_runs_accuracies_give_way_where_predict_does_more():
     X, y = _data(n=400, seed=4)
     padding = make_padding(X, y, np.array([0, 1]))
@@ -318,6 +319,7 @@ def test_the_runs_accuracies_give_way_where_predict_does_more():
     assert run_accuracies(models, X_val, y_val) is None
     assert run_accuracies(models, X[300:, :3], y_val) is None  # too few features
     assert run_accuracies(models, X[300:], y_val[:, None]) is None  # not 1-D labels
+    assert run_accuracies(models, np.asmatrix(X[300:]), y_val) is None  # matrix semantics
     assert run_accuracies([None, None], X[300:], y_val) is None
     pipe = Pipeline([("lr", models[0])])
     assert run_accuracies([pipe, models[1]], X[300:], y_val) is None

@@ -404,17 +404,18 @@ def run_accuracies(models, X_val, y_val):
     run's own matrix-vector product, so a prediction whose decision value is within rounding
     of 0 can differ from ``predict``'s (a run's utilities still depend on its own model and
     the rows only). Returns ``None`` where ``predict`` would compute otherwise -- a run that is
-    not a plain ``LogisticRegression``, rows that are not a finite 2-D array of integers or
-    of floats of at most 64 bits (long doubles keep their precision in ``predict``; non-finite
-    rows make it raise), or labels that are not 1-D -- and the caller scores run by run.
-    PRIVATE: the exact utilities.
+    not a plain ``LogisticRegression``, rows that are not a finite 2-D ``numpy`` array (no
+    subclass such as ``np.matrix``) of integers or of floats of at most 64 bits (long doubles
+    keep their precision in ``predict``; non-finite rows make it raise), or labels that are
+    not a 1-D ``numpy`` array -- and the caller scores run by run. PRIVATE: the exact
+    utilities.
     """
     fitted = [m for m in models if m is not None]
     if (not fitted or any(type(m) is not LogisticRegression for m in fitted)
-            or not isinstance(X_val, np.ndarray) or X_val.ndim != 2
+            or type(X_val) is not np.ndarray or X_val.ndim != 2
             or not (X_val.dtype.kind in "biu"
                     or (X_val.dtype.kind == "f" and X_val.dtype.itemsize <= 8))
-            or not isinstance(y_val, np.ndarray) or y_val.ndim != 1
+            or type(y_val) is not np.ndarray or y_val.ndim != 1
             or len(y_val) != len(X_val)):
         return None
     X_val = np.asarray(X_val, dtype=float)
@@ -435,4 +436,3 @@ def run_accuracies(models, X_val, y_val):
             utilities.append((model.classes_[indices] == y_val).astype(float))
     it = iter(utilities)
     return [None if m is None else next(it) for m in models]
-
