@@ -461,10 +461,11 @@ def _fits_on_both_paths(monkeypatch, make_search):
     optimiser, the same report. Returns the data and the three searches."""
     X, y = _data(n=900, classes=3, seed=5)
     with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "RUNS_PER_GROUP", 5)  # several groups, for the two workers
         calls = _spy_batched_runs(mp)
         batched = make_search(n_jobs=1).fit(X, y)
         two = make_search(n_jobs=2).fit(X, y)
-    assert calls and min(calls) >= 1
+    assert calls and min(calls) >= 1 and len(calls) > 2
     with monkeypatch.context() as mp:
         mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
         alone = make_search(n_jobs=1).fit(X, y)
@@ -487,12 +488,22 @@ def test_search_uses_the_batched_runs_for_a_plain_logistic_regression(monkeypatc
     calls = _spy_batched_runs(monkeypatch)
     X, y = _data(n=600, classes=3)
     _search(n_jobs=1).fit(X, y)
-    # the K runs in min(K, BATCHED_GROUPS) groups (480 train rows: no group exceeds a chunk)
+    # the K runs in one group per 100 runs, at least one and at most four (480 train rows:
+    # no group exceeds a chunk)
     assert calls and min(calls) >= 1
-    assert len(calls) == min(sum(calls), _holdout.BATCHED_GROUPS)
+    assert len(calls) == max(1, min(4, sum(calls) // 100))
     calls.clear()
     _search(n_jobs=1, error_score="raise").fit(X, y)  # debugging: one by one
     assert calls == []
+
+
+def test_runs_are_grouped_by_their_count_never_by_n_jobs():
+    groups = _holdout.batched_groups
+    assert [groups(k, 3000) for k in (1, 50, 199, 200, 299, 300, 399, 400, 1000, 5000)] == [
+        1, 1, 1, 2, 2, 3, 3, 4, 4, 4]
+    # more groups when one would exceed a chunk of CHUNK_BYTES (rows x runs)
+    rows = _batched_runs.CHUNK_BYTES // (8 * 100)  # a chunk holds 100 runs
+    assert groups(50, rows) == 1 and groups(1000, rows) == 10
 
 
 def test_runs_are_batched_only_where_the_models_match():

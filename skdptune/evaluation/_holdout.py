@@ -198,16 +198,23 @@ CHECKED_GRID = 512
 
 #: The batched runs are solved in groups cut the same way whatever ``n_jobs`` is -- a matrix
 #: product's rounding depends on how many runs share it, so groups cut by ``n_jobs`` made the
-#: models differ in their last bits from one ``n_jobs`` to another --: at least this many
-#: groups (when there are as many runs, for the workers), more when a group would exceed
-#: ``_batched_runs.CHUNK_BYTES``. Four groups cost 0-5 % more than one at ``n_jobs=1``.
+#: models differ in their last bits from one ``n_jobs`` to another --: this many groups (for
+#: the workers) when there are at least :data:`RUNS_PER_GROUP` runs for each, fewer when there
+#: are fewer runs, more when a group would exceed ``_batched_runs.CHUNK_BYTES``.
 BATCHED_GROUPS = 4
+#: Every iteration of a group's solver has a fixed cost (a pass over the rows, the solver's
+#: own bookkeeping), so few runs are solved in fewer groups: at ``n_iter=50`` on Adult four
+#: groups took 1.5 times as long as one at ``n_jobs=1`` (CPU time, 3 seeds), at 1000 runs
+#: 0-5 % longer. Below ``2 * RUNS_PER_GROUP`` runs, one group (one worker).
+RUNS_PER_GROUP = 100
 
 
 def batched_groups(n_runs: int, n_rows: int) -> int:
-    """How many groups the ``n_runs`` batched runs on ``n_rows`` train rows are cut into."""
+    """How many groups the ``n_runs`` batched runs on ``n_rows`` train rows are cut into (a
+    function of the two counts only, never of ``n_jobs``)."""
     per_group = max(1, CHUNK_BYTES // (8 * max(n_rows, 1)))
-    return max(1, min(n_runs, max(BATCHED_GROUPS, -(-n_runs // per_group))))
+    wanted = min(BATCHED_GROUPS, n_runs // RUNS_PER_GROUP)
+    return max(1, min(n_runs, max(wanted, -(-n_runs // per_group))))
 
 
 def runs_batched(estimator, space, error_score) -> bool:
