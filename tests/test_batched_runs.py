@@ -465,7 +465,8 @@ def _fits_on_both_paths(monkeypatch, make_search):
         calls = _spy_batched_runs(mp)
         batched = make_search(n_jobs=1).fit(X, y)
         two = make_search(n_jobs=2).fit(X, y)
-    assert calls and min(calls) >= 1 and len(calls) > 2
+    # several groups (counted at n_jobs=1: at n_jobs=2 they run in the workers)
+    assert calls and min(calls) >= 1 and len(calls) >= 2
     with monkeypatch.context() as mp:
         mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
         alone = make_search(n_jobs=1).fit(X, y)
@@ -479,8 +480,7 @@ def _fits_on_both_paths(monkeypatch, make_search):
 
 def test_search_selects_as_with_one_by_one_runs(monkeypatch):
     _, batched, two, _ = _fits_on_both_paths(monkeypatch, _search)
-    np.testing.assert_allclose(two.best_estimator_.coef_, batched.best_estimator_.coef_,
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(two.best_estimator_.coef_, batched.best_estimator_.coef_)
     assert not hasattr(batched.best_estimator_, "n_iter_")
 
 
@@ -732,8 +732,8 @@ def _pipeline_search(**params):
 def test_pipeline_search_selects_as_with_one_by_one_runs(monkeypatch):
     _, batched, two, _ = _fits_on_both_paths(monkeypatch, _pipeline_search)
     assert type(batched.best_estimator_) is Pipeline
-    np.testing.assert_allclose(two.best_estimator_[-1].coef_, batched.best_estimator_[-1].coef_,
-                               rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(two.best_estimator_[-1].coef_,
+                                  batched.best_estimator_[-1].coef_)
     assert not hasattr(batched.best_estimator_[-1], "n_iter_")
 
 
