@@ -488,22 +488,43 @@ def test_search_uses_the_batched_runs_for_a_plain_logistic_regression(monkeypatc
     calls = _spy_batched_runs(monkeypatch)
     X, y = _data(n=600, classes=3)
     _search(n_jobs=1).fit(X, y)
-    # the K runs in one group per 100 runs, at least one and at most four (480 train rows:
-    # no group exceeds a chunk)
+    # the K runs in one group per 100 expected runs (n_iter=40: one), whatever K is (480
+    # train rows: no group exceeds a chunk)
     assert calls and min(calls) >= 1
-    assert len(calls) == max(1, min(4, sum(calls) // 100))
+    assert len(calls) == 1
     calls.clear()
     _search(n_jobs=1, error_score="raise").fit(X, y)  # debugging: one by one
     assert calls == []
 
 
-def test_runs_are_grouped_by_their_count_never_by_n_jobs():
+def test_a_search_cuts_its_runs_by_its_expected_count(monkeypatch):
+    """Through the search: the groups follow E[K] (n_iter=40 with 10 runs a group: four),
+    not the realised K -- a K below 40 would otherwise get fewer."""
+    X, y = _data(n=300)
+    monkeypatch.setattr(_holdout, "RUNS_PER_GROUP", 10)
+    seen = []
+    for seed in range(6):
+        calls = []
+        with monkeypatch.context() as mp:
+            calls = _spy_batched_runs(mp)
+            _search(n_jobs=1).set_params(random_state=seed).fit(X, y)
+        seen.append(sum(calls))
+        assert len(calls) == min(4, sum(calls))
+    assert any(4 <= k < 40 for k in seen)  # the case where the realised K would cut fewer
+
+
+def test_runs_are_grouped_by_their_expected_count_never_by_n_jobs():
     groups = _holdout.batched_groups
     assert [groups(k, 3000) for k in (1, 50, 199, 200, 299, 300, 399, 400, 1000, 5000)] == [
         1, 1, 1, 2, 2, 3, 3, 4, 4, 4]
     # more groups when one would exceed a chunk of CHUNK_BYTES (rows x runs)
     rows = _batched_runs.CHUNK_BYTES // (8 * 100)  # a chunk holds 100 runs
     assert groups(50, rows) == 1 and groups(1000, rows) == 10
+    # a search's groups follow its public expected number of runs, not the realised K
+    assert [groups(k, 3000, 1000) for k in (150, 399, 1000, 1300)] == [4, 4, 4, 4]
+    assert [groups(k, 3000, 50) for k in (1, 150, 1300)] == [1, 1, 1]
+    assert groups(3, 3000, 1000) == 3  # never more groups than runs
+    assert groups(1000, rows, 50) == 10  # nor a group larger than a chunk
 
 
 def test_runs_are_batched_only_where_the_models_match():

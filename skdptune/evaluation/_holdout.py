@@ -199,21 +199,27 @@ CHECKED_GRID = 512
 #: The batched runs are solved in groups cut the same way whatever ``n_jobs`` is -- a matrix
 #: product's rounding depends on how many runs share it, so groups cut by ``n_jobs`` made the
 #: models differ in their last bits from one ``n_jobs`` to another --: this many groups (for
-#: the workers) when there are at least :data:`RUNS_PER_GROUP` runs for each, fewer when there
-#: are fewer runs, more when a group would exceed ``_batched_runs.CHUNK_BYTES``.
+#: the workers) when the search expects at least :data:`RUNS_PER_GROUP` runs for each, fewer
+#: when it expects fewer, more when a group would exceed ``_batched_runs.CHUNK_BYTES``.
 BATCHED_GROUPS = 4
 #: Every iteration of a group's solver has a fixed cost (a pass over the rows, the solver's
 #: own bookkeeping), so few runs are solved in fewer groups: at ``n_iter=50`` on Adult four
 #: groups took 1.5 times as long as one at ``n_jobs=1`` (CPU time, 3 seeds), at 1000 runs
-#: 0-5 % longer. Below ``2 * RUNS_PER_GROUP`` runs, one group (one worker).
+#: 0-5 % longer. Below ``2 * RUNS_PER_GROUP`` expected runs, one group (one worker).
 RUNS_PER_GROUP = 100
 
 
-def batched_groups(n_runs: int, n_rows: int) -> int:
+def batched_groups(n_runs: int, n_rows: int, expected_runs: float | None = None) -> int:
     """How many groups the ``n_runs`` batched runs on ``n_rows`` train rows are cut into (a
-    function of the two counts only, never of ``n_jobs``)."""
+    function of the counts only, never of ``n_jobs``).
+
+    ``expected_runs``: the public expected number of runs (``E[K]``) the number of groups is
+    chosen from, so that it does not follow the realised ``K`` (``None``: ``n_runs``); only
+    fewer runs than groups, or groups that would exceed a chunk, make it depend on ``K``.
+    """
     per_group = max(1, CHUNK_BYTES // (8 * max(n_rows, 1)))
-    wanted = min(BATCHED_GROUPS, n_runs // RUNS_PER_GROUP)
+    planned = n_runs if expected_runs is None else expected_runs
+    wanted = min(BATCHED_GROUPS, int(planned // RUNS_PER_GROUP))
     return max(1, min(n_runs, max(wanted, -(-n_runs // per_group))))
 
 
@@ -264,6 +270,9 @@ class HoldoutEvaluator:
     n_jobs : joblib parallelism.
     padding : Padding or None
         Public rows appended to every fit (classifiers).
+    expected_runs : float or None
+        The search's public ``E[K]``: batched runs are cut into groups by it
+        (:func:`batched_groups`), not by the realised number of runs.
 
     The runs of diffprivlib's ``LogisticRegression``, alone or after data-independent pipeline
     steps, are fitted together (:mod:`._batched_runs`: the same models up to the optimiser's
@@ -271,7 +280,7 @@ class HoldoutEvaluator:
     """
 
     def __init__(self, estimator, score, *, epsilon_score, epsilon_scale, error_score, n_jobs,
-                 padding=None):
+                 padding=None, expected_runs=None):
         self.estimator = estimator
         self.score = score
         self.epsilon_score = epsilon_score
@@ -279,6 +288,7 @@ class HoldoutEvaluator:
         self.error_score = error_score
         self.n_jobs = n_jobs
         self.padding = padding
+        self.expected_runs = expected_runs
 
     def run(self, X, y, candidates, split, fit_params, seeds):
         """Noisy scores and models of ``candidates`` (one run each). Released outputs of Q.
@@ -307,7 +317,8 @@ class HoldoutEvaluator:
             if batched:
                 # the runs in groups, each solved together in one task
                 shares = np.array_split(np.arange(len(templates)),
-                                        batched_groups(len(templates), len(train)))
+                                        batched_groups(len(templates), len(train),
+                                                       self.expected_runs))
                 blocks = Parallel(n_jobs=n_jobs)(
                     delayed(_noisy_runs_batched)(
                         [templates[r] for r in share], X_sent, y_sent, train, validation,
