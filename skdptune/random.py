@@ -24,7 +24,7 @@ __all__ = ["DPRandomSearchCV"]
 #: as many fits as scikit-learn's ``RandomizedSearchCV`` with its defaults (10 x 5 folds) ...
 DEFAULT_N_ITER = 50
 #: ... or, when the runs are fitted together (batched: a diffprivlib ``LogisticRegression``),
-#: 1000: it closed far more of the gap to non-private tuning on the benchmark suite, in 4.9-6.6
+#: 1000: it closed far more of the gap to non-private tuning on the benchmark suite, in 4.2-6.3
 #: times the time of ``GridSearchCV(cv=5)`` over its 20 candidates (docs/benchmark_suite.md) ...
 DEFAULT_N_ITER_BATCHED = 1000
 #: ... and scikit-learn's 10 under ``"poisson"`` and ``"fixed"``, whose cost grows with it
@@ -36,7 +36,8 @@ DEFAULT_N_ITER_COMPOSED = 10
 DEFAULT_VALIDATION_SIZE = 0.2
 #: ``validation_size=0``: the default ``epsilon_score`` as a share of the model epsilon -- the
 #: score gets a fifth of the run's cost, so at equal ``eps_Q`` the score's noise (``1/n``
-#: sensitivity) and the model's (``1 / (n eps)``) equal a 0.2 split's
+#: sensitivity) and the model's (``1 / (n eps)``) equal a 0.2 split's; on the benchmark suite
+#: 10 %, 33 % and 50 % of ``eps_Q`` did no better (docs/benchmark_suite.md)
 SCORE_SHARE_ON_FIT_ROWS = 0.25
 
 

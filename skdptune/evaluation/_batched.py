@@ -447,6 +447,14 @@ def is_accuracy(scorer) -> bool:
     return getattr(scorer, "scorer", None) is getattr(_scores, "_accuracy", False)
 
 
+def predicted_indices(decision):
+    """Indices into ``classes_`` of a linear classifier's predictions from its decision values
+    ``(rows, 1 or classes)``, as scikit-learn's ``predict`` takes them: the sign for one
+    column, the ``argmax`` otherwise."""
+    return (decision[:, 0] > 0).astype(int) if decision.shape[1] == 1 \
+        else decision.argmax(axis=1)
+
+
 def _utility(scorer, template, classes, coef, intercept, X_test, y_test, score_params=None):
     """The partition model's bounded utility on its validation rows.
 
@@ -460,11 +468,7 @@ def _utility(scorer, template, classes, coef, intercept, X_test, y_test, score_p
         raise ValueError("non-finite validation rows")  # predict raises in the one-by-one path
     score_params = score_params or {}
     if is_accuracy(scorer) and set(score_params) <= {"sample_weight"}:
-        decision = X_test @ coef.T + intercept
-        if decision.shape[1] == 1:
-            predicted = classes[(decision[:, 0] > 0).astype(int)]
-        else:
-            predicted = classes[decision.argmax(axis=1)]
+        predicted = classes[predicted_indices(X_test @ coef.T + intercept)]
         weights = score_params.get("sample_weight")
         correct = predicted == y_test
         accuracy = float(np.mean(correct) if weights is None
@@ -574,11 +578,7 @@ def _accuracy_utility(scorer, present, coef, intercept, X_test, test_codes,
     decision values, hence the same predictions and the same (weighted) accuracy."""
     if not (np.isfinite(coef).all() and np.isfinite(intercept).all()):
         raise ValueError("the fit failed")
-    decision = X_test @ coef.T + intercept
-    if decision.shape[1] == 1:
-        predicted = present[(decision[:, 0] > 0).astype(int)]
-    else:
-        predicted = present[decision.argmax(axis=1)]
+    predicted = present[predicted_indices(X_test @ coef.T + intercept)]
     correct = predicted == test_codes
     accuracy = (np.count_nonzero(correct) / len(test_codes) if sample_weight is None
                 else float(np.average(correct, weights=sample_weight)))

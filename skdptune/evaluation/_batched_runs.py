@@ -78,6 +78,7 @@ from ._batched import (
     lbfgs,
     logistic_terms,
     perturbation,
+    predicted_indices,
     vector_mechanism,
 )
 from ._fit import PreparedTemplate, fitting, instantiate, rows_of, steps_key
@@ -431,8 +432,7 @@ def run_accuracies(models, X_val, y_val):
         intercept = np.concatenate([np.broadcast_to(m.intercept_, (k,)) for m in chunk])
         decision = X_val @ coef.T + intercept
         for j, model in enumerate(chunk):
-            scores = decision[:, j * k:(j + 1) * k]
-            indices = (scores[:, 0] > 0).astype(int) if k == 1 else scores.argmax(axis=1)
+            indices = predicted_indices(decision[:, j * k:(j + 1) * k])
             utilities.append((model.classes_[indices] == y_val).astype(float))
     it = iter(utilities)
     return [None if m is None else next(it) for m in models]

@@ -119,7 +119,7 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
             try:
                 shared = run_accuracies(models, X_val, y_val)
             except Exception:
-                shared = None  # scored run by run below
+                pass  # scored run by run below
     outputs = []
     for r, (model, noise_seed) in enumerate(zip(models, noise_seeds, strict=True)):
         if model is None:
