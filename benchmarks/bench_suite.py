@@ -75,22 +75,24 @@ METHODS = {
                            "E[K] before batched runs got 1000)",
     "random_geometric_100": "DPRandomSearchCV geometric law, refit=False, n_iter=100",
     "random_geometric_200": "DPRandomSearchCV geometric law, refit=False, n_iter=200",
-    "random_geometric_1000": "DPRandomSearchCV geometric law, refit=False, n_iter=None (E[K] = "
-                             "1000: the runs batched), validation_size=0.2 (the defaults before "
+    "random_geometric_1000": "DPRandomSearchCV geometric law, refit=False, n_iter=1000 (the "
+                             "runs batched), validation_size=0.2 (the defaults before "
                              "validation_size=None)",
     "random_fitrows_50": "n_iter=50 and validation_size=0 (every run fitted and scored on all "
                          "rows)",
-    "random_fitrows_1000": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None and "
-                           "validation_size=None: E[K] = 1000 and every run fitted and scored "
+    "random_fitrows_1000": "n_iter=1000 and validation_size=0 (every run fitted and scored on all "
+                           "rows, the runs batched: the defaults before n_iter=None meant 2000)",
+    "random_fitrows_2000": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None and "
+                           "validation_size=None: E[K] = 2000 and every run fitted and scored "
                            "on all rows, the runs batched)",
     "random_fitrows_3000": "DPRandomSearchCV defaults but n_iter=3000",
-    "random_share10": "DPRandomSearchCV defaults but the noisy score gets 10 % of a run's ε",
-    "random_share33": "DPRandomSearchCV defaults but the noisy score gets 33 % of a run's ε",
-    "random_share50": "DPRandomSearchCV defaults but the noisy score gets 50 % of a run's ε",
+    "random_share10": "n_iter=1000, validation_size=0, the noisy score gets 10 % of a run's ε",
+    "random_share33": "n_iter=1000, validation_size=0, the noisy score gets 33 % of a run's ε",
+    "random_share50": "n_iter=1000, validation_size=0, the noisy score gets 50 % of a run's ε",
     "random_50_val10": "n_iter=50 and validation_size=0.1",
     "random_50_val30": "n_iter=50 and validation_size=0.3",
     "random_nb05_50": "n_iter=50 and the negative binomial law, η = 0.5 (2.5 ε_Q per run)",
-    "random_nb05_1000": "E[K] = 1000, validation_size=0.2 and the negative binomial law, "
+    "random_nb05_1000": "n_iter=1000, validation_size=0.2 and the negative binomial law, "
                         "η = 0.5",
     "fixed10": "naive fixed-10, refit=True",
     "fixed10_norefit": "naive fixed-10, refit=False",
@@ -98,10 +100,10 @@ METHODS = {
 SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric",
             "random_geometric_30", "random_geometric_50", "random_geometric_100",
             "random_geometric_200", "random_geometric_1000", "random_fitrows_50",
-            "random_fitrows_1000", "random_fitrows_3000", "random_share10", "random_share33",
-            "random_share50", "random_nb05_1000", "fixed10", "fixed10_norefit")
+            "random_fitrows_1000", "random_fitrows_2000", "random_fitrows_3000", "random_share10",
+            "random_share33", "random_share50", "random_nb05_1000", "fixed10", "fixed10_norefit")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
-DEFAULT_SEARCH = "random_fitrows_1000"
+DEFAULT_SEARCH = "random_fitrows_2000"
 #: every other DPRandomSearchCV method has a validation part of this share (the default
 #: before validation_size=None), so that its saved cells keep their meaning
 VALIDATION_SIZE = 0.2
@@ -110,8 +112,11 @@ RUN_CEILING_SEARCH = "random_geometric_1000"
 #: one setting of the search at E[K] = 50 changed (the "Levers" table, against LEVER_BASE)
 LEVERS = ("random_50_val10", "random_50_val30", "random_nb05_50")
 LEVER_BASE = "random_geometric_50"
-#: one setting of the default search changed (the second "Levers" table, against DEFAULT_SEARCH)
-DEFAULT_LEVERS = ("random_fitrows_3000", "random_share10", "random_share33", "random_share50")
+#: one setting of the search at E[K] = 1000 without a validation part (the defaults before
+#: n_iter=None meant 2000) changed: the second "Levers" table, against DEFAULT_LEVER_BASE
+DEFAULT_LEVERS = ("random_fitrows_2000", "random_fitrows_3000", "random_share10",
+                  "random_share33", "random_share50")
+DEFAULT_LEVER_BASE = "random_fitrows_1000"
 #: the noisy score's share of a run's epsilon eps_Q = eps_model + epsilon_score (the default:
 #: SCORE_SHARE_ON_FIT_ROWS / (1 + SCORE_SHARE_ON_FIT_ROWS) = 20 %)
 SCORE_SHARES = {"random_share10": 0.10, "random_share33": 1 / 3, "random_share50": 0.50}
@@ -123,7 +128,8 @@ EPSILONS = (1.0, 2.0, 4.0)
 CROSSOVER_EPSILON = 2.0
 CROSSOVER_SIZES = (2000, 8000, 32000, 128000, None)  # None: all training rows
 CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit", "random_geometric",
-                     "random_geometric_50", "random_geometric_1000", "random_fitrows_1000")
+                     "random_geometric_50", "random_geometric_1000", "random_fitrows_1000",
+                     "random_fitrows_2000")
 #: timed fits: DPGridSearchCV at n_jobs 1 and 2, GridSearchCV(cv=5) as is and under 1-thread
 #: BLAS, and the machine's own speed-up on a CPU-bound joblib job (timed_cpu_job)
 #: noise draws per candidate of the run ceiling R
@@ -160,19 +166,21 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
             "random_geometric_50": ("geometric", False, 50),
             "random_geometric_100": ("geometric", False, 100),
             "random_geometric_200": ("geometric", False, 200),
-            # n_iter=None is E[K] = 1000 for these (batched) runs
-            "random_geometric_1000": ("geometric", False, None),
+            "random_geometric_1000": ("geometric", False, 1000),
             "fixed10": ("fixed", True, N_ITER), "fixed10_norefit": ("fixed", False, N_ITER)}
-    nb05 = {"distribution": "negative_binomial", "eta": 0.5, "validation_size": VALIDATION_SIZE}
+    nb05 = {"distribution": "negative_binomial", "eta": 0.5, "validation_size": VALIDATION_SIZE,
+            "n_iter": 1000}
     levers = {"random_fitrows_50": {"validation_size": 0, "n_iter": 50},
-              "random_fitrows_1000": {},  # the library's defaults
+              "random_fitrows_1000": {"validation_size": 0, "n_iter": 1000},
+              "random_fitrows_2000": {},  # the library's defaults
               "random_fitrows_3000": {"n_iter": 3000},
               "random_50_val10": {"validation_size": 0.1, "n_iter": 50},
               "random_50_val30": {"validation_size": 0.3, "n_iter": 50},
               "random_nb05_50": {**nb05, "n_iter": 50},
               "random_nb05_1000": nb05}
     if method in SCORE_SHARES:  # geometric law, delta = 0, refit=False: 3 eps_Q is the total
-        levers[method] = {"epsilon_score": SCORE_SHARES[method] * total_epsilon / 3}
+        levers[method] = {"epsilon_score": SCORE_SHARES[method] * total_epsilon / 3,
+                          "validation_size": 0, "n_iter": 1000}
     if method in levers:
         return DPRandomSearchCV(estimator, space, epsilon=total_epsilon, **levers[method],
                                 **common)
@@ -206,9 +214,9 @@ def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, tota
         fitted.fit(X_train, y_train)
         spent = fitted.privacy_spent_.epsilon
         tuning = fitted.privacy_spent_.components[0]
-        if method == DEFAULT_SEARCH and ("E[K]=1000" not in tuning.detail
+        if method == DEFAULT_SEARCH and ("E[K]=2000" not in tuning.detail
                                          or "all rows" not in tuning.parts[1].name):
-            raise AssertionError(f"{method}: the defaults are no longer E[K] = 1000 without a "
+            raise AssertionError(f"{method}: the defaults are no longer E[K] = 2000 without a "
                                  "validation part here")
         if method in SCORE_SHARES and not np.isclose(
                 tuning.parts[2].epsilon / tuning.parts[0].epsilon, SCORE_SHARES[method]):
@@ -413,13 +421,13 @@ def run_timing(opts, store: Store) -> None:
 
 
 #: DPRandomSearchCV's runs batched (its default for a plain LogisticRegression) and one by one,
-#: at E[K] = 50 and 1000 (its default here), with a validation part, against GridSearchCV(cv=5)
+#: at E[K] = 50 and 1000, with a validation part, against GridSearchCV(cv=5)
 #: (L, under one BLAS thread)
 RANDOM_TIMINGS = ("batched_50", "one_by_one_50", "batched_1000", "one_by_one_1000", "L_1blas")
-#: the library's defaults (E[K] = 1000, no validation part, batched) against the same search
-#: with a validation part, with E[K] = 3000, and against L, timed in their own interleaved
-#: repetitions
-DEFAULT_TIMINGS = ("default", "split_1000", "default_3000", "L_1blas")
+#: the library's defaults (E[K] = 2000, no validation part, batched) against the same search
+#: with E[K] = 1000 (the defaults before) and 3000, and against L, timed in their own
+#: interleaved repetitions
+DEFAULT_TIMINGS = ("default", "default_1000", "default_3000", "L_1blas")
 
 
 @contextmanager
@@ -474,9 +482,8 @@ def run_random_timing(opts, store: Store) -> None:
         if not defaults_done:
             times = {key: [] for key in DEFAULT_TIMINGS}
             for rep in range(opts.timing_reps):
-                # the same seed: the same number of runs K
                 times["default"].append(fit(DEFAULT_SEARCH, rep))
-                times["split_1000"].append(fit("random_geometric_1000", rep))
+                times["default_1000"].append(fit("random_fitrows_1000", rep))
                 times["default_3000"].append(fit("random_fitrows_3000", rep))
                 times["L_1blas"].append(timed_fit(plain, X_train, y_train, True))
             entry["defaults"] = times
@@ -714,16 +721,16 @@ def default_timing_table(report: dict) -> str:
     for name, t in report["random_timing"].items():
         if "defaults" not in t:
             continue
-        default, split_1000, default_3000, plain = (np.array(t["defaults"][k])
-                                                    for k in DEFAULT_TIMINGS)
+        default, default_1000, default_3000, plain = (np.array(t["defaults"][k])
+                                                      for k in DEFAULT_TIMINGS)
         rows.append([name, t["n_train"], len(plain), _ratio(default / plain),
-                     _ratio(split_1000 / plain), _ratio(default / split_1000),
+                     _ratio(default_1000 / plain), _ratio(default / default_1000),
                      _ratio(default_3000 / plain), _ratio(default_3000 / default)])
     return markdown_table(["task (easy)", "n_train", "reps",
-                           "defaults (no validation part) / GridSearchCV(cv=5)",
-                           f"validation_size={VALIDATION_SIZE:g} / GridSearchCV(cv=5)",
-                           "defaults / validation part",
-                           "defaults but n_iter=3000 / GridSearchCV(cv=5)",
+                           "defaults (E[K] = 2000) / GridSearchCV(cv=5)",
+                           "n_iter=1000 (the defaults before) / GridSearchCV(cv=5)",
+                           "defaults / n_iter=1000",
+                           "n_iter=3000 / GridSearchCV(cv=5)",
                            "n_iter=3000 / defaults"], rows)
 
 
@@ -804,12 +811,14 @@ def markdown(report: dict, suffix: str) -> str:
         "on the same splits and seeds, mean ± standard error (per cell, then pooled over the "
         "cells of a variant). Positive: the lever wins.\n",
         lever_table(report) if report["cells"] else "(no cells)",
-        "\n## Levers around the default search\n",
-        "One setting of DPRandomSearchCV's defaults changed at the same total ε (more runs, or "
-        "another share of a run's ε for its noisy score; the default gives the score "
+        "\n## Levers around the search at E[K] = 1000 without a validation part\n",
+        "One setting of DPRandomSearchCV at `n_iter=1000` and `validation_size=0` (the "
+        "library's defaults before `n_iter=None` meant 2000 for batched runs) changed at the "
+        "same total ε (more runs -- 2000 is the default now --, or another share of a run's ε "
+        "for its noisy score; the default gives the score "
         f"{SCORE_SHARE_ON_FIT_ROWS / (1 + SCORE_SHARE_ON_FIT_ROWS):.0%}): test accuracy minus "
-        "the default search's on the same splits and seeds, mean ± standard error.\n",
-        lever_table(report, DEFAULT_LEVERS, DEFAULT_SEARCH) if report["cells"]
+        "that search's on the same splits and seeds, mean ± standard error.\n",
+        lever_table(report, DEFAULT_LEVERS, DEFAULT_LEVER_BASE) if report["cells"]
         else "(no cells)",
         "\n## Test accuracy (mean ± std over seeds)\n",
         accuracy_table(report) if report["cells"] else "(no cells)",
@@ -833,11 +842,10 @@ def markdown(report: dict, suffix: str) -> str:
         "100 fits on 80 % of the rows). Median [min, max] over interleaved repetitions (a "
         "different seed, so a different K, per repetition).\n",
         random_timing_table(report) if report.get("random_timing") else "(not run)",
-        "\nThe library's defaults (`E[K] = 1000`, no validation part: every run fitted and "
-        "scored on all rows) against the same search with a validation part (`validation_size="
-        f"{VALIDATION_SIZE:g}`, the runs fitted on 80 % of the rows), with `n_iter=3000`, and "
-        "against GridSearchCV(cv=5), in their own interleaved repetitions (the same seed for "
-        "the searches at E[K] = 1000: the same K).\n",
+        "\nThe library's defaults (`E[K] = 2000`, no validation part: every run fitted and "
+        "scored on all rows, the runs batched) against the same search with `n_iter=1000` (the "
+        "defaults before) and `n_iter=3000`, and against GridSearchCV(cv=5), in their own "
+        "interleaved repetitions.\n",
         default_timing_table(report)
         if any("defaults" in t for t in report.get("random_timing", {}).values())
         else "(not run)",

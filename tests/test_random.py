@@ -169,12 +169,12 @@ FREE = FunctionTransformer(np.tanh)  # a data-independent step
     (Pipeline([("f", FREE), ("m", lr())]), {"m": [lr(), nb()]}, False),
     (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, False),
 ])
-def test_default_n_iter_is_1000_where_the_runs_are_batched(estimator, space, batched):
-    """n_iter=None: E[K] = 1000 where every candidate's runs are fitted together (a diffprivlib
+def test_default_n_iter_is_2000_where_the_runs_are_batched(estimator, space, batched):
+    """n_iter=None: E[K] = 2000 where every candidate's runs are fitted together (a diffprivlib
     LogisticRegression with a data_norm, alone or after data-independent steps, tol <= 1e-3),
     50 otherwise -- decided from the estimator and the space only, before any data."""
     s = DPRandomSearchCV(estimator, space)
-    expected = 1000 if batched else 50
+    expected = 2000 if batched else 50
     assert s._repetition().mean == expected
     assert f"E[K]={expected}" in s.planned_privacy(500).components[0].detail
     assert DPRandomSearchCV(estimator, space, n_iter=7)._repetition().mean == 7
@@ -192,7 +192,7 @@ def test_default_n_iter_is_1000_where_the_runs_are_batched(estimator, space, bat
     (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, False),
 ])
 def test_default_validation_size_is_0_where_the_runs_are_batched(estimator, space, batched):
-    """validation_size=None: no validation part exactly where n_iter=None means 1000 (the same
+    """validation_size=None: no validation part exactly where n_iter=None means 2000 (the same
     public decision), a 0.2 split elsewhere; it stays None and an explicit value wins."""
     def parts(**kw):
         s = DPRandomSearchCV(estimator, space, **kw)
@@ -203,7 +203,7 @@ def test_default_validation_size_is_0_where_the_runs_are_batched(estimator, spac
     assert ("all rows" in fit.name and "all rows" in score.name) == batched
     assert ("train part" in fit.name and "validation part" in score.name) == (not batched)
     assert ("sum" in run.detail) == batched
-    assert (s._repetition().mean == 1000) == batched
+    assert (s._repetition().mean == 2000) == batched
     _, (_, fit, _) = parts(validation_size=0.2)
     assert "train part" in fit.name
     _, (_, fit, _) = parts(validation_size=0)
@@ -278,7 +278,7 @@ def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):
                         lambda *a, **k: taken.append(real(*a, **k)) or taken[-1])
     for estimator, space in ((lr(data_norm=2.0), {"C": [0.1, 1.0]}), (nb(), SPACE)):
         s = search(estimator=estimator, space=space, n_iter=3, epsilon=1.0).fit(X, y)
-        assert taken[-1] == (DPRandomSearchCV(estimator, space)._repetition().mean == 1000)
+        assert taken[-1] == (DPRandomSearchCV(estimator, space)._repetition().mean == 2000)
         assert s.best_estimator_ is not None
 
 
