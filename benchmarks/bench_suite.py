@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import LogisticRegression
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, ParameterGrid, train_test_split
 from threadpoolctl import threadpool_limits
 
@@ -131,10 +132,12 @@ CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit", "ra
                      "random_geometric_50", "random_geometric_1000", "random_fitrows_1000",
                      "random_fitrows_2000")
 #: timed fits: DPGridSearchCV at n_jobs 1 and 2, GridSearchCV(cv=5) as is and under 1-thread
-#: BLAS, and the machine's own speed-up on a CPU-bound joblib job (timed_cpu_job)
+#: BLAS at n_jobs 1 and 2 (its own speed-up), and the machine's own speed-up on a CPU-bound
+#: joblib job (timed_cpu_job)
 #: noise draws per candidate of the run ceiling R
 RUN_CEILING_DRAWS = 3
-TIMINGS = ("dp_1", "dp_2", "gridsearchcv_1", "gridsearchcv_1_1blas", "cpu_1", "cpu_2")
+TIMINGS = ("dp_1", "dp_2", "gridsearchcv_1", "gridsearchcv_1_1blas", "gridsearchcv_2_1blas",
+           "cpu_1", "cpu_2")
 
 
 # == the one place where searches are built =====================================================
@@ -402,6 +405,7 @@ def run_timing(opts, store: Store) -> None:
 
         plain = GridSearchCV(model(default, CROSSOVER_EPSILON * (1 - GRID_TUNING_SHARE), 0),
                              space, cv=5, n_jobs=1)
+        plain_2 = clone(plain).set_params(n_jobs=2)
         dp(2).fit(X_train[:2000], y_train[:2000])  # warm-up: start the joblib workers untimed
         timed_cpu_job(2)
         times = {key: [] for key in TIMINGS}
@@ -410,6 +414,8 @@ def run_timing(opts, store: Store) -> None:
             times["gridsearchcv_1"].append(timed_fit(plain, X_train, y_train))
             # skdptune fits under one BLAS thread (many small fits); time scikit-learn so too
             times["gridsearchcv_1_1blas"].append(timed_fit(plain, X_train, y_train, True))
+            # scikit-learn's own speed-up on the same work (its workers get one BLAS thread)
+            times["gridsearchcv_2_1blas"].append(timed_fit(plain_2, X_train, y_train, True))
             times["dp_2"].append(timed_fit(dp(2), X_train, y_train))
             times["cpu_1"].append(timed_cpu_job(1))
             times["cpu_2"].append(timed_cpu_job(2))
@@ -684,16 +690,20 @@ def timing_table(report: dict) -> str:
     for name, t in report["timing"].items():
         dp1, dp2, plain = (np.array(t[k]) for k in ("dp_1", "dp_2", "gridsearchcv_1"))
         one_blas = np.array(t.get("gridsearchcv_1_1blas", []))
+        two_blas = np.array(t.get("gridsearchcv_2_1blas", []))
         cpu1, cpu2 = np.array(t.get("cpu_1", [])), np.array(t.get("cpu_2", []))
         rows.append([name, t["n_train"], t["n_candidates"], len(dp1),
                      f"{t.get('load_average', float('nan')):.1f} / {t.get('cpus', '?')}",
                      _ratio(dp1 / plain), _ratio(dp1 / one_blas) if len(one_blas) else "–",
-                     _ratio(dp1 / dp2), _ratio(cpu1 / cpu2) if len(cpu2) else "–",
+                     _ratio(dp1 / dp2),
+                     _ratio(one_blas / two_blas) if len(two_blas) else "–",
+                     _ratio(cpu1 / cpu2) if len(cpu2) else "–",
                      _ratio((dp1 / dp2) / (cpu1 / cpu2)) if len(cpu2) else "–"])
     return markdown_table(["task (easy)", "n_train", "|S|", "reps", "load avg / CPUs",
                            "DPGridSearchCV / GridSearchCV(cv=5), n_jobs=1",
                            "same, GridSearchCV under 1-thread BLAS",
                            "DPGridSearchCV speed-up n_jobs=2 over n_jobs=1",
+                           "GridSearchCV's (1-thread BLAS), same ratio",
                            "the machine's: CPU-bound joblib job, same ratio",
                            "DPGridSearchCV's / the machine's, per repetition"], rows)
 
@@ -748,15 +758,21 @@ def crossover_rows(report: dict) -> dict:
     return dict(sorted(rows.items()))
 
 
+def _measured(by_n: dict, method: str) -> bool:
+    """Whether ``method`` has a crossover result at some ``n`` (``crossover_rows``)."""
+    return any(by_method.get(method) for by_method in by_n.values())
+
+
 def crossover_table(report: dict) -> str:
-    rows = []
-    for n, by_method in crossover_rows(report).items():
+    rows, by_n = [], crossover_rows(report)
+    methods = [m for m in CROSSOVER_METHODS if _measured(by_n, m)]
+    for n, by_method in by_n.items():
         row = [n]
-        for m in CROSSOVER_METHODS:
+        for m in methods:
             acc = np.array(by_method.get(m, []))
             row.append(f"{acc.mean():.3f} ± {_std(acc):.3f} ({len(acc)})" if len(acc) else "–")
         rows.append(row)
-    return markdown_table(["n_train", *[METHODS[m] for m in CROSSOVER_METHODS]], rows)
+    return markdown_table(["n_train", *[METHODS[m] for m in methods]], rows)
 
 
 def _seconds(report: dict) -> str:
@@ -773,8 +789,9 @@ def markdown(report: dict, suffix: str) -> str:
         "benchmarks/_tasks.py); held-out test accuracy (stratified 25 % test split per seed); "
         f"DPRandomSearchCV and the naive baseline with n_iter = {config.get('n_iter', N_ITER)}"
         " unless the method says otherwise; DPRandomSearchCV with its defaults (geometric law, "
-        "`refit=False`, `n_iter=None` and `validation_size=None`: E[K] = 1000 and no "
-        "validation part here, where the runs are batched), and with a validation part "
+        "`refit=False`, `n_iter=None` and `validation_size=None`: E[K] = 2000 and no "
+        "validation part here, where the runs are batched), without a validation part at "
+        "E[K] = 1000 (the defaults before) and 3000, and with a validation part "
         f"(`validation_size={VALIDATION_SIZE:g}`, the default before) at E[K] = 10, 30, 50, "
         "100, 200 (the cells of the goal only) and 1000, and "
         "with the "
@@ -825,9 +842,10 @@ def markdown(report: dict, suffix: str) -> str:
         "\n## Timing (ratios only; the machine is shared)\n",
         "DPGridSearchCV (20 candidates, its defaults) against GridSearchCV(cv=5) on the same grid "
         "and estimator, both n_jobs=1; and DPGridSearchCV n_jobs=1 time / n_jobs=2 time "
-        "(> 1: n_jobs=2 is faster). Median [min, max] over interleaved repetitions. The last "
-        "column is the machine's own ceiling, measured in the same repetitions: 8 equal "
-        "pure-Python CPU-bound tasks through joblib (no serial part, no memory traffic), "
+        "(> 1: n_jobs=2 is faster), next to GridSearchCV's own speed-up on the same grid "
+        "(both under one BLAS thread). Median [min, max] over interleaved repetitions. The "
+        "last two columns are the machine's own ceiling, measured in the same repetitions: 8 "
+        "equal pure-Python CPU-bound tasks through joblib (no serial part, no memory traffic), "
         "n_jobs=1 time / n_jobs=2 time; the search's speed-up over it, per repetition, reads "
         "the search against what the machine gave at that moment (1: as parallel as a job "
         "with no serial part).\n",
@@ -910,7 +928,9 @@ def plot_crossover(report: dict, name: str) -> None:
     rows = crossover_rows(report)
     ns = list(rows)
     fig, ax = plt.subplots(figsize=(6.5, 4))
-    for j, m in enumerate(CROSSOVER_METHODS):
+    for j, m in enumerate(CROSSOVER_METHODS):  # a method keeps its colour when one is missing
+        if not _measured(rows, m):
+            continue
         values = [np.array(rows[n].get(m, [np.nan])) for n in ns]
         ax.errorbar(ns, [v.mean() for v in values],
                     yerr=[v.std(ddof=1) if len(v) > 1 else 0.0 for v in values],

@@ -524,7 +524,11 @@ def test_runs_are_grouped_by_their_expected_count_never_by_n_jobs():
     assert [groups(k, 3000, 1000) for k in (150, 399, 1000, 1300)] == [4, 4, 4, 4]
     assert [groups(k, 3000, 50) for k in (1, 150, 1300)] == [1, 1, 1]
     assert groups(3, 3000, 1000) == 3  # never more groups than runs
-    assert groups(1000, rows, 50) == 10  # nor a group larger than a chunk
+    # large data: as many groups as the *expected* runs fill chunks, whatever K is (the count
+    # of joblib tasks must not tell K); a larger K makes larger groups, which fit_runs and
+    # run_accuracies cut into chunks themselves
+    assert [groups(k, rows, 1000) for k in (150, 1000, 5000)] == [10, 10, 10]
+    assert groups(1000, rows, 50) == 1 and groups(7, rows, 1000) == 7
 
 
 def test_runs_are_batched_only_where_the_models_match():

@@ -408,8 +408,10 @@ def run_accuracies(models, X_val, y_val):
     not a plain ``LogisticRegression``, rows that are not a finite 2-D ``numpy`` array (no
     subclass such as ``np.matrix``) of integers or of floats of at most 64 bits (long doubles
     keep their precision in ``predict``; non-finite rows make it raise), or labels that are
-    not a 1-D ``numpy`` array -- and the caller scores run by run. PRIVATE: the exact
-    utilities.
+    not a 1-D ``numpy`` array -- and the caller scores run by run. The utilities are boolean
+    arrays (a mean of 0/1 values is exact either way; a group holds every run's, so a byte per
+    row rather than eight keeps its memory small when ``K`` exceeds ``E[K]``). PRIVATE: the
+    exact utilities.
     """
     fitted = [m for m in models if m is not None]
     if (not fitted or any(type(m) is not LogisticRegression for m in fitted)
@@ -433,6 +435,6 @@ def run_accuracies(models, X_val, y_val):
         decision = X_val @ coef.T + intercept
         for j, model in enumerate(chunk):
             indices = predicted_indices(decision[:, j * k:(j + 1) * k])
-            utilities.append((model.classes_[indices] == y_val).astype(float))
+            utilities.append(model.classes_[indices] == y_val)
     it = iter(utilities)
     return [None if m is None else next(it) for m in models]

@@ -200,7 +200,8 @@ CHECKED_GRID = 512
 #: product's rounding depends on how many runs share it, so groups cut by ``n_jobs`` made the
 #: models differ in their last bits from one ``n_jobs`` to another --: this many groups (for
 #: the workers) when the search expects at least :data:`RUNS_PER_GROUP` runs for each, fewer
-#: when it expects fewer, more when a group would exceed ``_batched_runs.CHUNK_BYTES``.
+#: when it expects fewer, more when its expected runs would make a group exceed
+#: ``_batched_runs.CHUNK_BYTES``.
 BATCHED_GROUPS = 4
 #: Every iteration of a group's solver has a fixed cost (a pass over the rows, the solver's
 #: own bookkeeping), so few runs are solved in fewer groups: at ``n_iter=50`` on Adult four
@@ -214,13 +215,19 @@ def batched_groups(n_runs: int, n_rows: int, expected_runs: float | None = None)
     function of the counts only, never of ``n_jobs``).
 
     ``expected_runs``: the public expected number of runs (``E[K]``) the number of groups is
-    chosen from, so that it does not follow the realised ``K`` (``None``: ``n_runs``); only
-    fewer runs than groups, or groups that would exceed a chunk, make it depend on ``K``.
+    chosen from, so that it does not follow the realised ``K`` (``None``: ``n_runs``): one per
+    :data:`RUNS_PER_GROUP` expected runs up to :data:`BATCHED_GROUPS`, or as many as the
+    expected runs fill chunks of ``CHUNK_BYTES``, whichever is more. Only fewer runs than
+    groups make it depend on ``K``. A group may then hold more runs than a chunk (when
+    ``K > E[K]``): :func:`~._batched_runs.fit_runs` and
+    :func:`~._batched_runs.run_accuracies` cut their arithmetic into chunks themselves; what a
+    group keeps -- its models, and one boolean utility per run and row -- grows with
+    ``K / E[K]``, by about an eighth of a chunk per chunk's worth of runs.
     """
     per_group = max(1, CHUNK_BYTES // (8 * max(n_rows, 1)))
     planned = n_runs if expected_runs is None else expected_runs
     wanted = min(BATCHED_GROUPS, int(planned // RUNS_PER_GROUP))
-    return max(1, min(n_runs, max(wanted, -(-n_runs // per_group))))
+    return max(1, min(n_runs, max(wanted, -(-int(np.ceil(planned)) // per_group))))
 
 
 def runs_batched(estimator, space, error_score) -> bool:
