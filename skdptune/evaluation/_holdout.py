@@ -220,9 +220,9 @@ def batched_groups(n_runs: int, n_rows: int, expected_runs: float | None = None)
     expected runs fill chunks of ``CHUNK_BYTES``, whichever is more. Only fewer runs than
     groups make it depend on ``K``. A group may then hold more runs than a chunk (when
     ``K > E[K]``): :func:`~._batched_runs.fit_runs` and
-    :func:`~._batched_runs.run_accuracies` cut their arithmetic into chunks themselves; what a
-    group keeps -- its models, and one boolean utility per run and row -- grows with
-    ``K / E[K]``, by about an eighth of a chunk per chunk's worth of runs.
+    :func:`~._batched_runs.run_accuracies` cut their arithmetic into chunks themselves, and
+    what a group keeps -- its models, and one boolean utility per run and row -- grows with
+    ``K / E[K]`` from about an eighth of a chunk at ``K = E[K]``.
     """
     per_group = max(1, CHUNK_BYTES // (8 * max(n_rows, 1)))
     planned = n_runs if expected_runs is None else expected_runs
