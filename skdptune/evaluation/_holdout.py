@@ -35,6 +35,8 @@ with :class:`~skdptune.exceptions.PrivateFitError` (fixed message, budget charge
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from diffprivlib.mechanisms import Laplace
 from sklearn.model_selection import ParameterGrid, ParameterSampler
@@ -227,7 +229,7 @@ def batched_groups(n_runs: int, n_rows: int, expected_runs: float | None = None)
     per_group = max(1, CHUNK_BYTES // (8 * max(n_rows, 1)))
     planned = n_runs if expected_runs is None else expected_runs
     wanted = min(BATCHED_GROUPS, int(planned // RUNS_PER_GROUP))
-    return max(1, min(n_runs, max(wanted, -(-int(np.ceil(planned)) // per_group))))
+    return max(1, min(n_runs, max(wanted, math.ceil(planned / per_group))))
 
 
 def runs_batched(estimator, space, error_score) -> bool:
