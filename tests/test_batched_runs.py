@@ -503,14 +503,15 @@ def test_a_search_cuts_its_runs_by_its_expected_count(monkeypatch):
     X, y = _data(n=300)
     monkeypatch.setattr(_holdout, "RUNS_PER_GROUP", 10)
     seen = []
-    for seed in range(6):
+    for seed in (*range(6), 22):  # seed 22 draws K = 3
         calls = []
         with monkeypatch.context() as mp:
             calls = _spy_batched_runs(mp)
             _search(n_jobs=1).set_params(random_state=seed).fit(X, y)
         seen.append(sum(calls))
-        assert len(calls) == min(4, sum(calls))
+        assert len(calls) == 4  # empty groups included: the task count does not tell K
     assert any(4 <= k < 40 for k in seen)  # the case where the realised K would cut fewer
+    assert any(k < 4 for k in seen)  # fewer runs than groups: still four tasks
 
 
 def test_runs_are_grouped_by_their_expected_count_never_by_n_jobs():
@@ -523,12 +524,12 @@ def test_runs_are_grouped_by_their_expected_count_never_by_n_jobs():
     # a search's groups follow its public expected number of runs, not the realised K
     assert [groups(k, 3000, 1000) for k in (150, 399, 1000, 1300)] == [4, 4, 4, 4]
     assert [groups(k, 3000, 50) for k in (1, 150, 1300)] == [1, 1, 1]
-    assert groups(3, 3000, 1000) == 3  # never more groups than runs
+    assert groups(3, 3000, 1000) == 4  # with it, empty groups rather than a count that tells K
     # large data: as many groups as the *expected* runs fill chunks, whatever K is (the count
     # of joblib tasks must not tell K); a larger K makes larger groups, which fit_runs and
     # run_accuracies cut into chunks themselves
     assert [groups(k, rows, 1000) for k in (150, 1000, 5000)] == [10, 10, 10]
-    assert groups(1000, rows, 50) == 1 and groups(7, rows, 1000) == 7
+    assert groups(1000, rows, 50) == 1 and groups(7, rows, 1000) == 10
 
 
 def test_runs_are_batched_only_where_the_models_match():

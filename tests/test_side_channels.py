@@ -346,6 +346,36 @@ def test_searches_fitted_in_threads_take_turns(monkeypatch, own_filters, task):
     assert len(events) == 2 * per_fit and switches == 1
 
 
+@pytest.mark.parametrize("batched", [True, False])
+def test_the_number_of_joblib_tasks_does_not_tell_the_number_of_runs(monkeypatch, batched):
+    """Whoever counts the joblib tasks of a fit (a dask dashboard, the worker processes) learns
+    a public count: the runs fitted one by one go in ``one_by_one_tasks(n_jobs)`` tasks, the
+    batched runs in ``batched_groups`` groups of the public E[K] -- also when the realised K is
+    smaller than that count (empty tasks). A task per run, or a group count cut by K, fails."""
+    from skdptune.evaluation import _holdout
+
+    task = "_noisy_runs_batched" if batched else "_noisy_runs"
+    if not batched:
+        monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
+    monkeypatch.setattr(_holdout, "RUNS_PER_GROUP", 2)  # E[K] = 8: four groups when batched
+    counts, real = [], getattr(_holdout, task)
+
+    def recorded(templates, *args, **kwargs):
+        counts[-1].append(len(templates))
+        return real(templates, *args, **kwargs)
+
+    monkeypatch.setattr(_holdout, task, recorded)
+    X, y_d, _ = neighbours(200)
+    y_d[:100] = 1
+    for seed in range(12):
+        counts.append([])
+        rand(random_state=seed, n_iter=8, n_jobs=1).fit(X, y_d)
+    runs = [sum(c) for c in counts]
+    assert min(runs) < 4 < max(runs)  # fewer runs than tasks, and more
+    expected = 4 if batched else _holdout.one_by_one_tasks(1)
+    assert {len(c) for c in counts} == {expected}
+
+
 def test_a_leak_outside_a_fit_leaves_the_private_region_as_a_leak_error():
     """A ``PrivacyLeakWarning`` raised in the private region outside a fit's own filter (the
     region's filter makes it an error) leaves as ``PrivacyLeakError``, raised afresh, with a

@@ -39,6 +39,7 @@ import math
 
 import numpy as np
 from diffprivlib.mechanisms import Laplace
+from joblib import effective_n_jobs
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
@@ -89,6 +90,17 @@ def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsi
     return _noisy_score(utilities, score, len(validation), epsilon_score, noise_seed), model
 
 
+def _noisy_runs(templates, X, y, train, validation, score, fit_params, debug, epsilon_score,
+                fit_seeds, noise_seeds, epsilon_scale, padding):
+    """:func:`_noisy_run` of every run of ``templates``, in turn (a joblib task; may be
+    empty)."""
+    X, y = received(X), received(y)
+    return [_noisy_run(template, X, y, train, validation, score, fit_params, debug,
+                       epsilon_score, fit_seed, noise_seed, epsilon_scale, padding)
+            for template, fit_seed, noise_seed in zip(templates, fit_seeds, noise_seeds,
+                                                      strict=True)]
+
+
 def _noisy_score(utilities, score, m, epsilon_score, noise_seed) -> float:
     """The released score of a run: the mean utility plus Laplace noise."""
     # 1/m for per-example scores; the ranking scores' own bound (docs/random_search.md)
@@ -104,7 +116,10 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
 
     ``names``: the feature names of the numeric ``DataFrame`` whose float rows ``X`` is
     (:func:`~._batched.numeric_frame`), set on every model as its fit on the frame sets them
-    (``feature_names_in_``), once it is scored on the same float rows."""
+    (``feature_names_in_``), once it is scored on the same float rows. A group may be empty
+    (fewer runs than groups: :func:`batched_groups`)."""
+    if not templates:
+        return []
     X, y = received(X), received(y)
     with silenced():
         models = fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys)
@@ -219,17 +234,29 @@ def batched_groups(n_runs: int, n_rows: int, expected_runs: float | None = None)
     ``expected_runs``: the public expected number of runs (``E[K]``) the number of groups is
     chosen from, so that it does not follow the realised ``K`` (``None``: ``n_runs``): one per
     :data:`RUNS_PER_GROUP` expected runs up to :data:`BATCHED_GROUPS`, or as many as the
-    expected runs fill chunks of ``CHUNK_BYTES``, whichever is more. Only fewer runs than
-    groups make it depend on ``K``. A group may then hold more runs than a chunk (when
-    ``K > E[K]``): :func:`~._batched_runs.fit_runs` and
-    :func:`~._batched_runs.run_accuracies` cut their arithmetic into chunks themselves, and
-    what a group keeps -- its models, and one boolean utility per run and row -- grows with
-    ``K / E[K]`` from about an eighth of a chunk at ``K = E[K]``.
+    expected runs fill chunks of ``CHUNK_BYTES``, whichever is more. With ``expected_runs`` the
+    count does not depend on ``K`` at all: fewer runs than groups leave some groups empty (a
+    joblib task with nothing to fit), so the number of tasks does not tell ``K``. A group may
+    hold more runs than a chunk (when ``K > E[K]``): :func:`~._batched_runs.fit_runs` and
+    :func:`~._batched_runs.run_accuracies` cut their arithmetic into chunks themselves, and what
+    a group keeps -- its models, and one boolean utility per run and row -- grows with ``K /
+    E[K]`` from about an eighth of a chunk at ``K = E[K]``.
     """
     per_group = max(1, CHUNK_BYTES // (8 * max(n_rows, 1)))
     planned = n_runs if expected_runs is None else expected_runs
     wanted = min(BATCHED_GROUPS, int(planned // RUNS_PER_GROUP))
-    return max(1, min(n_runs, max(wanted, math.ceil(planned / per_group))))
+    return max(1, wanted, math.ceil(planned / per_group))
+
+
+#: Runs fitted one by one are cut into this many joblib tasks per worker (``n_jobs``), each
+#: fitting its share in turn: a public count, whatever the realised ``K`` (a task per run would
+#: tell ``K`` to whoever counts the tasks), and enough tasks to balance the workers.
+TASKS_PER_WORKER = 4
+
+
+def one_by_one_tasks(n_jobs) -> int:
+    """How many joblib tasks the runs fitted one by one are cut into (public: ``n_jobs``)."""
+    return TASKS_PER_WORKER * effective_n_jobs(n_jobs)
 
 
 def runs_batched(estimator, space, error_score) -> bool:
@@ -339,15 +366,18 @@ class HoldoutEvaluator:
                 )
                 outputs = [output for block in blocks for output in block]
             else:
-                outputs = Parallel(n_jobs=n_jobs)(
-                    delayed(_noisy_run)(
-                        template, X_sent, y_sent, train, validation,
+                # a public number of tasks (one_by_one_tasks), each fitting its runs in turn
+                shares = np.array_split(np.arange(len(templates)), one_by_one_tasks(n_jobs))
+                blocks = Parallel(n_jobs=n_jobs)(
+                    delayed(_noisy_runs)(
+                        [templates[r] for r in share], X_sent, y_sent, train, validation,
                         self.score, fit_params, self.error_score == "raise", self.epsilon_score,
-                        fit_seed, noise_seed, self.epsilon_scale, self.padding,
+                        [fit_seeds[r] for r in share], [noise_seeds[r] for r in share],
+                        self.epsilon_scale, self.padding,
                     )
-                    for template, fit_seed, noise_seed in zip(templates, fit_seeds, noise_seeds,
-                                                              strict=True)
+                    for share in shares
                 )
+                outputs = [output for block in blocks for output in block]
         outputs = all_or_fail(outputs)
         scores = np.array([s for s, _ in outputs], dtype=float)
         return scores, [m for _, m in outputs]
