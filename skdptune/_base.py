@@ -82,11 +82,13 @@ from ._public import (
     PublicInfo,
     check_budget,
     check_domain,
+    check_model_input,
     check_public_shapes,
     check_routed_metadata,
     check_rows,
     check_weights_domain,
     choose_object_fill,
+    declared_labels,
     dry_run,
     make_padding,
     resolve_classes,
@@ -559,6 +561,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         # 3. the declared domain (fixed message, nothing charged)
         check_domain(X, y, classes, allow_nan=domain.allow_nan)
+        check_model_input(templates, X, y, classes, allow_nan=domain.allow_nan, fill=fill)
+        y = declared_labels(y, classes)  # classes_ of the declared dtype, whatever one row holds
         check_weights_domain([fit_params.get("sample_weight"),
                               score_params.get("sample_weight")])
 

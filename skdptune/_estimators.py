@@ -776,6 +776,21 @@ def final_step_after_free_steps(estimator: Any) -> Any:
     return None
 
 
+def leading_free_steps(estimator: Any) -> tuple[Any, Any]:
+    """``(prefix, step)``: a ``Pipeline`` of the leading steps of ``estimator`` whose every
+    component is data-independent (:func:`_is_data_independent`, ``"passthrough"``, ``"drop"``;
+    ``None`` when there is none) and the first step after them -- the first that reads the
+    rows as the prefix transforms them. ``(None, estimator)`` for anything but a ``Pipeline``.
+    The steps are the estimator's own objects (clone the prefix before fitting it)."""
+    if type(estimator) is not Pipeline or not estimator.steps:
+        return None, estimator
+    steps = estimator.steps
+    j = 0
+    while j < len(steps) - 1 and all(comp.role == _FREE for comp in _walk(steps[j][1])):
+        j += 1
+    return (Pipeline(steps[:j]) if j else None), steps[j][1]
+
+
 def with_throwaway_accountants(estimator: Any) -> Any:
     """Give every diffprivlib component its own fresh, unlimited ``BudgetAccountant``.
 
@@ -972,14 +987,21 @@ def for_inner_fits(estimator: Any) -> Any:
       noise from diffprivlib's secure generator unless the search seeds it (a seed set on the
       estimator would give every inner and returned fit the same, known noise, and make the
       runs of a repetition dependent, which its analysis excludes);
-    * every ``verbose`` parameter becomes 0: what an inner estimator prints is a release.
+    * every ``verbose`` parameter becomes 0: what an inner estimator prints is a release;
+    * every ``ColumnTransformer``'s ``sparse_threshold`` becomes 0 (dense output): otherwise it
+      chooses sparse output when the rows it is fitted on are sparse enough, so the *format* the
+      next step receives -- which diffprivlib's models refuse when sparse -- would depend on
+      the data, and a fit could fail on a dataset and succeed on its neighbour.
 
     Returns the same object.
     """
     updates = {_join(path, "random_state"): None for path in seeded_dp_components(estimator)}
+    params = estimator.get_params(deep=True)
     updates.update({key: False if isinstance(value, bool) else 0  # composites take a bool
-                    for key, value in estimator.get_params(deep=True).items()
+                    for key, value in params.items()
                     if key.rpartition("__")[2] == "verbose" and value})
+    updates.update({key: 0 for key, value in params.items()
+                    if key.rpartition("__")[2] == "sparse_threshold" and value != 0})
     if updates:
         estimator.set_params(**updates)
     return estimator

@@ -46,11 +46,13 @@ __all__ = [
     "PublicInfo",
     "check_budget",
     "check_domain",
+    "check_model_input",
     "check_public_shapes",
     "check_routed_metadata",
     "check_rows",
     "check_weights_domain",
     "choose_object_fill",
+    "declared_labels",
     "dry_run",
     "make_padding",
     "resolve_classes",
@@ -463,6 +465,130 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
                 f"X contains {what} values, which the estimator does not accept. Impute or "
                 "clip them with public constants before the search (no position is named here "
                 "because this check reads the private data).")
+
+
+def declared_labels(y: Any, classes: np.ndarray | None) -> Any:
+    """``y`` with each label replaced by the declared class it equals, where the *values*
+    decide the labels' type: a list, a tuple, an object array or column (``np.asarray([0, 1.0])``
+    is a float array, and ``np.unique`` keeps one of ``1`` and ``1.0``, depending on the rows).
+    The fitted models' ``classes_`` then has the declared classes' dtype, whatever one record
+    holds. Labels with a dtype of their own (a numeric array, a pandas column of a non-object
+    dtype) have a public format and are returned as they are. Call after :func:`check_domain`
+    (every label equals a declared class); a list stays a list, a pandas ``Series`` a
+    ``Series`` (same index, name)."""
+    if classes is None or y is None:
+        return y
+    dtype = getattr(y, "dtype", None)
+    if dtype is not None and not (isinstance(dtype, np.dtype) and dtype.kind == "O"):
+        return y
+    lookup = {label: i for i, label in enumerate(classes.tolist())}
+    values = np.asarray(y, dtype=object)
+    labels = classes[np.fromiter((lookup[v] for v in values), dtype=np.intp,
+                                 count=len(values))]
+    if hasattr(y, "iloc"):
+        return type(y)(labels, index=y.index, name=y.name)
+    if isinstance(y, (list, tuple)):  # the estimator gets the container it was given
+        return type(y)(labels.tolist())
+    return labels
+
+
+_MODEL_INPUT_MESSAGE = (
+    "X contains a row that the estimator's first private step cannot take as it is given to "
+    "it -- after the data-independent steps before it, if any: a value that is not a number, "
+    "a missing value it does not accept, or a value those steps turn into an infinite or "
+    "missing one (an overflow, an unknown category encoded as NaN). Such rows are outside the "
+    "domain; clip, impute or encode them with public constants before the search (no value or "
+    "position is named here because this check reads the private data). Nothing was charged.")
+
+
+def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | None, *,
+                      allow_nan: bool, fill: Any = "") -> None:
+    """Refuse, with a fixed message (:class:`DomainError`), a dataset with a row that the
+    first private step of a candidate could not take.
+
+    The private fits must not fail on some datasets only: a failure is released (the search
+    raises ``PrivateFitError``) and one record can cause it. :func:`check_domain` reads the raw
+    features; this reads them as the first diffprivlib model of each candidate receives them
+    (:func:`~skdptune._estimators.leading_free_steps`): after the data-independent steps
+    before it, which are row-wise, so the domain stays a set of *rows* (a row is in it or
+    not, whatever the other rows) and replace-one neighbours within it are what the guarantee
+    covers. Those rows must convert to numbers and be finite; NaN is allowed only where the
+    model accepts it (:func:`check_domain`'s rule without steps before the model; with them,
+    the model fitted on synthetic transformed rows holding a NaN answers -- a public
+    question). Candidates whose first private step is a composite are not checked here.
+
+    Reads the data (the prefix of every distinct candidate is applied to all rows once);
+    nothing is charged. ``templates``: the dry run's candidate templates (a space with
+    distributions: its seeded draws).
+    """
+    from ._estimators import _is_dp_component, leading_free_steps
+
+    checked = set()
+    for template in templates:
+        prefix, first = leading_free_steps(template)
+        if not _is_dp_component(first):
+            continue
+        key = None if prefix is None else _prefix_key(prefix, len(checked))
+        if key in checked:
+            continue
+        checked.add(key)
+        nan_ok = allow_nan if prefix is None else _accepts_nan_after(prefix, first, X, y,
+                                                                     classes, fill)
+        if not _model_input_ok(prefix, X, nan_ok):
+            # raised here, outside any except block: no __context__ that could quote a value
+            raise DomainError(_MODEL_INPUT_MESSAGE)
+
+
+def _prefix_key(prefix, position: int) -> Any:
+    """A key equal for equal prefixes (``joblib.hash``), or one of its own when the prefix
+    cannot be hashed (a lambda in a ``FunctionTransformer``): checked again."""
+    import joblib
+
+    try:
+        return joblib.hash(prefix)
+    except Exception:
+        return ("unhashable", position)
+
+
+def _model_input_ok(prefix, X, nan_ok: bool) -> bool:
+    """Whether every row of ``X``, through ``prefix`` (``None``: as is), is numbers the model
+    can take: finite, or NaN where ``nan_ok``."""
+    from sklearn.base import clone
+
+    try:
+        with silenced(), np.errstate(all="ignore"):
+            Z = X if prefix is None else clone(prefix).fit_transform(X)
+            values = _as_model_input(Z)
+    except Exception:
+        return False
+    return bool(np.all(np.isfinite(values) | (nan_ok & np.isnan(values))))
+
+
+def _as_model_input(Z: Any) -> np.ndarray:
+    """The values of ``Z`` as the float numbers a diffprivlib model converts them to."""
+    if sp.issparse(Z):
+        return np.asarray(sp.csr_matrix(Z).data, dtype=np.float64)
+    if hasattr(Z, "iloc"):
+        return Z.to_numpy(dtype=np.float64, na_value=np.nan)
+    return np.asarray(Z, dtype=np.float64)
+
+
+def _accepts_nan_after(prefix, first, X, y, classes, fill) -> bool:
+    """Whether ``first`` fits synthetic rows transformed by ``prefix`` with one NaN in them (a
+    public question: synthetic rows with the public format of ``X``)."""
+    from sklearn.base import clone
+
+    X_syn, y_syn = synthetic_dataset(X, y, classes, fill=fill)
+    try:
+        with silenced(), np.errstate(all="ignore"):
+            Z = clone(prefix).fit_transform(X_syn)
+            Z = Z.toarray() if sp.issparse(Z) else _as_model_input(Z).reshape(np.shape(Z))
+            Z = np.array(Z, dtype=np.float64)
+            Z.flat[0] = np.nan
+            clone(first).fit(Z, y_syn) if y_syn is not None else clone(first).fit(Z)
+    except Exception:
+        return False
+    return True
 
 
 def check_weights_domain(weights: list) -> None:

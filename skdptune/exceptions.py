@@ -62,9 +62,12 @@ class PrivateFitError(RuntimeError):
 
     Raised by :func:`skdptune._private.run_private` with a fixed message and no ``__cause__``,
     ``__context__`` or inner traceback, because the original exception may describe the
-    private data. The search's budget is charged (the data was read). The padding rows and the
-    dry run make the known data-dependent failures impossible (docs/privacy.md); this is the
-    exit of last resort. ``error_score="raise"`` re-raises the original exception instead, for
+    private data. The search's budget is charged (the data was read). The padding rows, the
+    dry run and the domain checks make the known data-dependent failures impossible
+    (docs/privacy.md): a row that the data-independent steps in front of the first private
+    model cannot transform, or turn into values that model cannot take, is refused before the
+    private part with :class:`DomainError` (nothing charged), as below. This is the exit of
+    last resort. ``error_score="raise"`` re-raises the original exception instead, for
     debugging, which voids the guarantee.
 
     Examples
@@ -73,7 +76,7 @@ class PrivateFitError(RuntimeError):
     >>> from diffprivlib.models import LogisticRegression
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.preprocessing import FunctionTransformer
-    >>> from skdptune import DPRandomSearchCV, PrivateFitError
+    >>> from skdptune import DPRandomSearchCV, DomainError
     >>> def fails_on_private_rows(X):  # row-wise, but fails on a value of the private data
     ...     if np.any(np.asarray(X) == 7.0):
     ...         raise ValueError("a secret value: 7.0")
@@ -83,7 +86,7 @@ class PrivateFitError(RuntimeError):
     >>> X, y = np.full((100, 1), 7.0), np.array([0, 1] * 50)
     >>> try:
     ...     DPRandomSearchCV(pipe, {"logisticregression__C": [1.0]}, classes=[0, 1]).fit(X, y)
-    ... except PrivateFitError as exc:
+    ... except DomainError as exc:
     ...     print("secret" in str(exc), exc.__context__)
     False None
     """
@@ -94,7 +97,9 @@ class DomainError(ValueError):
 
     Raised by :func:`skdptune._public.check_domain` -- a label outside the declared ``classes``,
     a non-finite target (estimators other than classifiers), non-finite features the estimator
-    does not accept -- with a fixed message (no value, no
+    does not accept -- and :func:`skdptune._public.check_model_input` -- a row that the
+    data-independent steps before the first private model cannot transform, or turn into values
+    it cannot take -- with a fixed message (no value, no
     count, no position), after the budget check and before any private computation. Nothing is
     charged: differential privacy is a statement about the datasets of a domain, and this error
     says only that the dataset is not one of them (docs/privacy.md).

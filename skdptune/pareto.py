@@ -494,6 +494,13 @@ class _UtilityOracle:
     def _throwaway_clone(self, params: dict, seed: int | None):
         est = with_throwaway_accountants(clone(self.estimator).set_params(**params))
         for_inner_fits(est)
+        # a search nested in a pipeline or another meta-estimator charges its own accountant,
+        # and with accountant=None diffprivlib's default one: give it a throwaway one too
+        nested = {f"{key}__accountant": BudgetAccountant()
+                  for key, value in est.get_params(deep=True).items()
+                  if isinstance(value, BaseDPSearchCV)}
+        if nested:
+            est.set_params(**nested)
         if isinstance(est, BaseDPSearchCV):
             # a search charges its own accountant (None: diffprivlib's default) once per fit
             est.set_params(accountant=BudgetAccountant(), random_state=seed)

@@ -707,9 +707,13 @@ def test_pipeline_runs_take_a_data_frame_through_a_column_transformer():
     (model,) = fit_runs([dense], [7], frame, y, np.arange(200), padding, 1.0)
     alone = _one_by_one(dense, 7, frame, y, np.arange(200), padding, scale=1.0)
     _assert_same_pipeline(model, alone, frame)
-    # sparse rows: diffprivlib's own conversion decides them, one by one
-    assert fit_runs([pipeline(sparse=True)], [7], frame, y, np.arange(200), padding,
-                    1.0) is None
+    # a sparse-enabled ColumnTransformer is made dense for the fits (its threshold would
+    # choose the format from the data): batched as well, the same models
+    sparse = pipeline(sparse=True)
+    assert sparse.named_steps["columns"].sparse_threshold == 0
+    (model,) = fit_runs([sparse], [7], frame, y, np.arange(200), padding, 1.0)
+    _assert_same_pipeline(model, _one_by_one(sparse, 7, frame, y, np.arange(200), padding,
+                                             scale=1.0), frame)
 
 
 def test_pipeline_runs_fail_where_the_pipelines_fail_one_by_one():

@@ -395,6 +395,7 @@ def _fails_on_marked_rows(X):
     return X
 
 
+@pytest.mark.usefixtures("unforeseen_failures")
 def test_failed_partition_fits_get_error_score(data):
     """A fit that fails on the private data (not on the synthetic dry-run data) inside a
     partition: its utility is error_score, a value in [0, 1] like any other."""

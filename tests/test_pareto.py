@@ -340,6 +340,27 @@ def test_pipeline_privacy_adds_its_steps_and_charges_nothing(data):
     assert default.spent_budget == spent_before
 
 
+def test_a_search_nested_in_a_pipeline_charges_no_accountant(data):
+    """A search inside a pipeline (reached through nested parameters) with accountant=None
+    would charge diffprivlib's default accountant on every evaluation: it gets a throwaway one
+    as a top-level search does."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = data
+    default = BudgetAccountant.load_default(None)
+    spent_before = list(default.spent_budget)
+    search = DPRandomSearchCV(GaussianNB(bounds=(-1.0, 1.0)),
+                              {"var_smoothing": loguniform(1e-9, 1e-1)}, n_iter=2,
+                              epsilon=1.0, classes=[0, 1])
+    pipe = Pipeline([("identity", FunctionTransformer()), ("search", search)])
+    with pytest.warns(NotPrivateWarning):
+        privacy_utility_front(pipe, {"search__epsilon": (0.5, 2.0, "log")}, X, y, cv=2,
+                              n_repeats=1, n_initial=2, n_iter=0, random_state=0,
+                              privacy=lambda est: est[-1].planned_privacy(len(X)))
+    assert default.spent_budget == spent_before
+    assert search.accountant is None  # the user's estimator is not modified
+
+
 def test_search_as_estimator_uses_its_planned_privacy(data):
     X, y = data
     accountant = BudgetAccountant()

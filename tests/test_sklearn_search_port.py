@@ -862,6 +862,7 @@ def _fail_above(X, limit):
     return X
 
 
+@pytest.mark.usefixtures("unforeseen_failures")
 def test_grid_search_failing_classifier(data):
     """Port of test_grid_search_failing_classifier.
 
@@ -896,6 +897,7 @@ def test_a_failure_the_dry_run_sees_charges_nothing(data):
     assert spent(search) == []
 
 
+@pytest.mark.usefixtures("unforeseen_failures")
 def test_grid_search_classifier_all_fits_fail(data):
     """ADAPTED (port of test_grid_search_classifier_all_fits_fail): scikit-learn raises "All the
     fits failed"; that is an event on the private data, so the private search releases its
@@ -912,6 +914,7 @@ def test_grid_search_classifier_all_fits_fail(data):
     assert search.best_params_ in search.cv_results_["params"]
 
 
+@pytest.mark.usefixtures("unforeseen_failures")
 def test_grid_search_failing_classifier_raise(data):
     """Port of test_grid_search_failing_classifier_raise (plus the debugging warning)."""
     X, y = data

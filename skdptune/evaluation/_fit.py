@@ -160,7 +160,7 @@ def candidate_template(estimator, params):
 
 
 #: the parameters :func:`candidate_template` sets after the candidate's values
-_PREPARED_PARAMETERS = frozenset({"accountant", "random_state", "verbose"})
+_PREPARED_PARAMETERS = frozenset({"accountant", "random_state", "verbose", "sparse_threshold"})
 
 
 def _holds_estimator(value):
@@ -179,11 +179,11 @@ def candidate_templates(estimator, candidates, keys=None):
 
     ``clone``, ``set_params`` and the preparation of :func:`candidate_template` each walk the
     estimator's signature; for many candidates most of that walk is repeated. A candidate that
-    sets plain values (no estimator) of parameters other than ``accountant``, ``random_state``
-    and ``verbose`` -- which the preparation sets, and nothing else does -- gets a copy of the
-    estimator's own template with its values set: the preparation commutes with such values,
-    so the copy is its template. Other candidates, and one whose values the copy rejects (for
-    scikit-learn's message), go through :func:`candidate_template`.
+    sets plain values (no estimator) of parameters other than ``accountant``, ``random_state``,
+    ``verbose`` and ``sparse_threshold`` -- which the preparation sets, and nothing else does --
+    gets a copy of the estimator's own template with its values set: the preparation commutes
+    with such values, so the copy is its template. Other candidates, and one whose values the
+    copy rejects (for scikit-learn's message), go through :func:`candidate_template`.
 
     Candidates with equal :func:`candidate_key` (``keys``: theirs, computed here when ``None``)
     share one template *object* -- a repetition search draws each of a grid's candidates many
