@@ -189,7 +189,7 @@ _HINTS_BY_NAME = {
     "LogisticRegression": "use diffprivlib.models.LogisticRegression(data_norm=...)",
     "LinearRegression": "use diffprivlib.models.LinearRegression(bounds_X=..., bounds_y=...)",
     "GaussianNB": "use diffprivlib.models.GaussianNB(bounds=...)",
-    "KMeans": "use diffprivlib.models.KMeans(bounds=...)",
+    "KMeans": "no clusterer of diffprivlib is accepted (see diffprivlib's KMeans)",
     "PCA": "use diffprivlib.models.PCA(data_norm=..., bounds=...)",
     "RandomForestClassifier": (
         "use diffprivlib.models.RandomForestClassifier(bounds=..., classes=...)"
@@ -247,10 +247,27 @@ def _public_name(obj: Any) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+#: diffprivlib models that do not meet their own guarantee, by ``module.qualname``, and why:
+#: they are refused like non-private components.
+_UNSOUND_DP_MODELS = {
+    "diffprivlib.models.k_means.KMeans": (
+        "its centre update leaves a cluster that no row is nearest to where it was, without "
+        "noise, and whether a cluster is empty depends on the rows (one record can decide it: "
+        "some outputs then have probability 0 on a dataset and not on its neighbour); it also "
+        "draws its noise from numpy's global generator when random_state is None. skdptune "
+        "does not accept it until a sound update exists"
+    ),
+}
+
+
 def _is_dp_component(estimator: Any) -> bool:
-    """True for diffprivlib's models: defined in ``diffprivlib.*`` with an ``epsilon`` param."""
-    module = type(estimator).__module__ or ""
+    """True for diffprivlib's models: defined in ``diffprivlib.*`` with an ``epsilon`` param
+    (except :data:`_UNSOUND_DP_MODELS`)."""
+    cls = type(estimator)
+    module = cls.__module__ or ""
     if not module.startswith("diffprivlib.") or not hasattr(estimator, "get_params"):
+        return False
+    if f"{module}.{cls.__qualname__}" in _UNSOUND_DP_MODELS:
         return False
     return "epsilon" in estimator.get_params(deep=False)
 
@@ -356,7 +373,13 @@ def _nonprivate_message(components: list[_Component], setting: dict,
                         advice: str = _OPT_OUT) -> str:
     lines = []
     for comp in components:
-        hint = _HINTS_BY_NAME.get(type(comp.estimator).__name__, _DEFAULT_HINT)
+        cls = type(comp.estimator)
+        unsound = _UNSOUND_DP_MODELS.get(f"{cls.__module__}.{cls.__qualname__}")
+        if unsound is not None:
+            lines.append(f"{comp.where} ({_public_name(comp.estimator)}) is not differentially "
+                         f"private as implemented: {unsound}.")
+            continue
+        hint = _HINTS_BY_NAME.get(cls.__name__, _DEFAULT_HINT)
         lines.append(
             f"{comp.where} ({_public_name(comp.estimator)}) learns from the data without "
             f"differential privacy; {hint}."
@@ -1009,10 +1032,10 @@ def for_inner_fits(estimator: Any) -> Any:
 
 #: Fitted attributes of diffprivlib models that are computed from the data *outside* their DP
 #: mechanism: the optimiser's iteration count of ``LogisticRegression`` (L-BFGS on the private
-#: objective), and ``KMeans``'s training-row ``labels_``, exact ``inertia_`` and ``n_iter_``.
+#: objective). (``KMeans``, whose training-row ``labels_``, exact ``inertia_`` and ``n_iter_``
+#: were stripped here, is refused: :data:`_UNSOUND_DP_MODELS`.)
 _NONPRIVATE_ATTRIBUTES = {
     "LogisticRegression": ("n_iter_",),
-    "KMeans": ("labels_", "inertia_", "n_iter_"),
 }
 
 

@@ -130,9 +130,10 @@ class DPRandomSearchCV(BaseDPSearchCV):
     scoring : str, list, tuple, dict or None, default=None
         Per-example score: ``None`` (accuracy for classifiers, squared distance for
         clusterers), ``"accuracy"``, ``"squared_error"``, ``"absolute_error"``,
-        ``"log_loss"`` or ``"squared_distance"`` (distance to the nearest cluster centre, e.g.
-        diffprivlib's ``KMeans``); or, for a binary classifier, ``"roc_auc"`` /
-        ``"average_precision"`` on the whole validation part, released with a larger noise
+        ``"log_loss"`` or ``"squared_distance"`` (distance to the nearest cluster centre, for
+        clusterers; diffprivlib's ``KMeans`` is refused, docs/privacy.md); or, for a binary
+        classifier, ``"roc_auc"`` / ``"average_precision"`` on the whole validation part,
+        released with a larger noise
         (sensitivity about ``4/m`` and ``2 ln(m)/m``; derivation in docs/random_search.md).
         Several of them (a list or dict) select by the one named in ``refit``; only that one
         is computed on the private data.

@@ -10,7 +10,6 @@ from diffprivlib import BudgetAccountant
 from diffprivlib.models import PCA as DPPCA
 from diffprivlib.models import DecisionTreeClassifier as DPTree
 from diffprivlib.models import GaussianNB as DPNB
-from diffprivlib.models import KMeans as DPKMeans
 from diffprivlib.models import LinearRegression as DPLinear
 from diffprivlib.models import LogisticRegression as DPLR
 from diffprivlib.models import RandomForestClassifier as DPForest
@@ -363,7 +362,6 @@ LEAKY = [
     (DPPCA(n_components=1, centered=True), ["data_norm"]),
     (DPNB(), ["bounds"]),
     (DPScaler(), ["bounds"]),
-    (DPKMeans(n_clusters=2), ["bounds"]),
     (DPForest(n_estimators=2), ["bounds", "classes"]),
     (DPTree(bounds=BOUNDS), ["classes"]),
     (DPLinear(bounds_X=BOUNDS), ["bounds_y"]),
@@ -375,7 +373,6 @@ LEAK_FREE = [
     DPPCA(n_components=1, data_norm=2.0, centered=True),
     DPNB(bounds=BOUNDS),
     DPScaler(bounds=BOUNDS),
-    DPKMeans(n_clusters=2, bounds=BOUNDS),
     DPForest(n_estimators=2, bounds=BOUNDS, classes=[0, 1]),
     DPTree(bounds=BOUNDS, classes=[0, 1]),
     DPLinear(bounds_X=BOUNDS, bounds_y=BOUNDS),

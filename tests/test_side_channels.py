@@ -27,9 +27,20 @@ from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skdptune import ArrayRange, DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
+from skdptune import (
+    ArrayRange,
+    DPGIBOSearchCV,
+    DPGridSearchCV,
+    DPRandomSearchCV,
+    estimator_privacy,
+)
 from skdptune._estimators import leak_warnings_as_errors
-from skdptune.exceptions import DomainError, PrivacyLeakError, PrivateFitError
+from skdptune.exceptions import (
+    DomainError,
+    NonPrivateComponentError,
+    PrivacyLeakError,
+    PrivateFitError,
+)
 
 SPACE = {"C": [0.1, 1.0, 10.0]}
 
@@ -913,16 +924,28 @@ def test_returned_model_has_no_optimiser_iteration_count(make, refit):
         assert search.predict(X).shape == (600,)
 
 
-def test_kmeans_training_labels_and_inertia_are_not_released():
+@pytest.mark.parametrize("make", [grid, rand])
+def test_diffprivlibs_kmeans_is_refused_before_any_data(make):
+    """diffprivlib's KMeans leaves an empty cluster's centre un-noised (emptiness depends on
+    the rows) and draws from numpy's global generator when unseeded: refused as a component
+    of any search, before the data is read, nothing charged -- also inside a pipeline."""
     from diffprivlib.models import KMeans
 
     X = np.random.RandomState(0).uniform(-1, 1, size=(600, 2))
-    search = grid(estimator=KMeans(epsilon=1.0, bounds=(-1, 1), n_clusters=2), classes=None,
-                  space={"n_clusters": [2, 3]}, scoring=lambda est, X, y=None: 0.5,
-                  score_bounds=(0, 1), random_state=0).fit(X)
-    for name in ("labels_", "inertia_", "n_iter_"):
-        assert not hasattr(search.best_estimator_, name)
-    assert search.best_estimator_.predict(X).shape == (600,)
+    kmeans = KMeans(epsilon=1.0, bounds=(-1, 1), n_clusters=2)
+    for estimator, space in ((kmeans, {"n_clusters": [2, 3]}),
+                             (Pipeline([("ft", FunctionTransformer()), ("km", kmeans)]),
+                              {"km__n_clusters": [2, 3]})):
+        acc = BudgetAccountant()
+        with pytest.raises(NonPrivateComponentError, match="not differentially private as "
+                                                           "implemented: its centre update"):
+            scores = ({"score_clip": 1.0} if make is rand else
+                      {"scoring": lambda est, X, y=None: 0.5, "score_bounds": (0, 1)})
+            make(estimator=estimator, classes=None, space=space, accountant=acc,
+                 **scores).fit(X)
+        assert acc.spent_budget == []
+    with pytest.raises(NonPrivateComponentError, match="empty"):
+        estimator_privacy(kmeans)
 
 
 # -- the label set when the space sets the classifier -----------------------------------------

@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pytest
 from diffprivlib import BudgetAccountant
-from diffprivlib.models import KMeans
 from diffprivlib.models import LogisticRegression as DPLogisticRegression
 from sklearn.metrics import average_precision_score, roc_auc_score
 
@@ -139,7 +138,9 @@ def test_random_search_releases_ranking_scores_with_their_sensitivity(scoring, v
             y, search.decision_function(X)))
 
 
-def test_squared_distance_score_and_kmeans_search():
+def test_squared_distance_score():
+    """The clusterers' score (no search can use it while diffprivlib's KMeans, its only
+    clusterer, is refused: tests/test_side_channels.py)."""
     X = np.array([[0.0], [0.5], [2.0]])
     score = SquaredDistanceScore(clip=1.0)
 
@@ -150,14 +151,3 @@ def test_squared_distance_score_and_kmeans_search():
 
     assert np.allclose(score(Nearest(), X, None), [1.0, 0.75, 1.0])
     assert np.allclose(SquaredDistanceScore(clip=0.1)(Nearest(), X, None), [1.0, 0.0, 1.0])
-
-    rng = np.random.RandomState(0)
-    X = np.r_[rng.normal(-0.5, 0.1, size=(300, 2)), rng.normal(0.5, 0.1, size=(300, 2))]
-    X = np.clip(X, -1, 1)
-    acc = BudgetAccountant()
-    search = DPRandomSearchCV(KMeans(epsilon=1.0, bounds=(-1, 1)), {"n_clusters": [2, 3]},
-                              n_iter=2, score_clip=1.0, random_state=0, accountant=acc).fit(X)
-    assert search.best_params_["n_clusters"] in (2, 3)
-    assert search.predict(X).shape == (600,)
-    assert search.score(X) == pytest.approx(search.best_estimator_.score(X))
-    assert len(acc.spent_budget) == 1

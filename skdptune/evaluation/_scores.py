@@ -587,7 +587,7 @@ def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerE
                          "scoring='accuracy' for this estimator.")
     if scoring == "squared_distance" and not hasattr(estimator, "transform"):
         raise ValueError("scoring='squared_distance' needs a clusterer with transform "
-                         "(distances to the cluster centres), e.g. diffprivlib's KMeans.")
+                         "(distances to the cluster centres).")
     return _PER_EXAMPLE[scoring](**kwargs)
 
 
