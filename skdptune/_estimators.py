@@ -803,15 +803,28 @@ def leading_free_steps(estimator: Any) -> tuple[Any, Any]:
     """``(prefix, step)``: a ``Pipeline`` of the leading steps of ``estimator`` whose every
     component is data-independent (:func:`_is_data_independent`, ``"passthrough"``, ``"drop"``;
     ``None`` when there is none) and the first step after them -- the first that reads the
-    rows as the prefix transforms them. ``(None, estimator)`` for anything but a ``Pipeline``.
-    The steps are the estimator's own objects (clone the prefix before fitting it)."""
-    if type(estimator) is not Pipeline or not estimator.steps:
+    rows as the prefix transforms them. Nested pipelines are read as their steps in line.
+    ``(None, estimator)`` for anything but a ``Pipeline``. The steps are the estimator's own
+    objects (clone the prefix before fitting it)."""
+    if not isinstance(estimator, Pipeline) or not estimator.steps:
         return None, estimator
-    steps = estimator.steps
+    steps = _steps_in_line(estimator)
     j = 0
-    while j < len(steps) - 1 and all(comp.role == _FREE for comp in _walk(steps[j][1])):
+    while j < len(steps) - 1 and all(comp.role == _FREE for comp in _walk(steps[j])):
         j += 1
-    return (Pipeline(steps[:j]) if j else None), steps[j][1]
+    prefix = Pipeline([(f"step{i}", step) for i, step in enumerate(steps[:j])]) if j else None
+    return prefix, steps[j]
+
+
+def _steps_in_line(pipeline: Any) -> list:
+    """The steps of ``pipeline``, those of nested pipelines in their place."""
+    out = []
+    for _, step in pipeline.steps:
+        if isinstance(step, Pipeline) and step.steps:
+            out += _steps_in_line(step)
+        else:
+            out.append(step)
+    return out
 
 
 def with_throwaway_accountants(estimator: Any) -> Any:

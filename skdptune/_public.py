@@ -481,15 +481,39 @@ def declared_labels(y: Any, classes: np.ndarray | None) -> Any:
     dtype = getattr(y, "dtype", None)
     if dtype is not None and not (isinstance(dtype, np.dtype) and dtype.kind == "O"):
         return y
-    lookup = {label: i for i, label in enumerate(classes.tolist())}
-    values = np.asarray(y, dtype=object)
-    labels = classes[np.fromiter((lookup[v] for v in values), dtype=np.intp,
-                                 count=len(values))]
+    labels = _matching_classes(np.asarray(y), classes)
+    if labels is None:
+        # raised here, outside any except block: no __context__ that could quote a label
+        raise DomainError(_LABEL_MESSAGE)
     if hasattr(y, "iloc"):
         return type(y)(labels, index=y.index, name=y.name)
     if isinstance(y, (list, tuple)):  # the estimator gets the container it was given
         return type(y)(labels.tolist())
     return labels
+
+
+_LABEL_MESSAGE = (
+    "y contains a label that is not in the declared classes (a label you did not declare, or "
+    "a continuous target). The label set is public information of the privacy contract; "
+    "declare every label y may take (no value is named here because this check reads the "
+    "private data).")
+
+
+def _matching_classes(labels: np.ndarray, classes: np.ndarray) -> np.ndarray | None:
+    """For every label, the declared class it equals as :func:`check_domain` compares them
+    (numpy's comparison after its type coercion: ``7`` equals ``"7"`` among strings); ``None``
+    when one has none."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            order = np.argsort(classes, kind="stable")
+            found = np.searchsorted(classes, labels, sorter=order)
+            index = order[np.clip(found, 0, len(classes) - 1)]
+            if not np.all(classes[index] == labels):
+                return None
+    except Exception:
+        return None
+    return classes[index]
 
 
 _MODEL_INPUT_MESSAGE = (
@@ -534,7 +558,8 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
         checked.add(key)
         nan_ok = allow_nan if prefix is None else _accepts_nan_after(prefix, first, X, y,
                                                                      classes, fill)
-        if not _model_input_ok(prefix, X, nan_ok):
+        if not _model_input_ok(prefix, X, nan_ok, _MODEL_DTYPES.get(type(first).__name__,
+                                                                    np.float64)):
             # raised here, outside any except block: no __context__ that could quote a value
             raise DomainError(_MODEL_INPUT_MESSAGE)
 
@@ -550,27 +575,43 @@ def _prefix_key(prefix, position: int) -> Any:
         return ("unhashable", position)
 
 
-def _model_input_ok(prefix, X, nan_ok: bool) -> bool:
+#: The float type a diffprivlib model converts its rows to, where it is not float64: the trees
+#: read float32, in which a finite float64 above 3.4e38 is infinite.
+_MODEL_DTYPES = {"DecisionTreeClassifier": np.float32, "RandomForestClassifier": np.float32}
+
+
+def _model_input_ok(prefix, X, nan_ok: bool, dtype=np.float64) -> bool:
     """Whether every row of ``X``, through ``prefix`` (``None``: as is), is numbers the model
-    can take: finite, or NaN where ``nan_ok``."""
+    can take in its float ``dtype``: finite, or NaN where ``nan_ok``."""
     from sklearn.base import clone
 
     try:
         with silenced(), np.errstate(all="ignore"):
             Z = X if prefix is None else clone(prefix).fit_transform(X)
-            values = _as_model_input(Z)
+            values = _as_model_input(Z).astype(dtype)
     except Exception:
         return False
     return bool(np.all(np.isfinite(values) | (nan_ok & np.isnan(values))))
 
 
 def _as_model_input(Z: Any) -> np.ndarray:
-    """The values of ``Z`` as the float numbers a diffprivlib model converts them to."""
+    """The values of ``Z`` as the float numbers a diffprivlib model converts them to; complex
+    values, which it refuses, raise."""
     if sp.issparse(Z):
-        return np.asarray(sp.csr_matrix(Z).data, dtype=np.float64)
-    if hasattr(Z, "iloc"):
+        Z = sp.csr_matrix(Z).data
+    elif hasattr(Z, "iloc"):
+        import pandas as pd  # Z is a pandas object
+
+        dtypes = Z.dtypes if hasattr(Z, "columns") else [Z.dtype]
+        if any(pd.api.types.is_complex_dtype(t) for t in dtypes):
+            raise TypeError("complex values")
         return Z.to_numpy(dtype=np.float64, na_value=np.nan)
-    return np.asarray(Z, dtype=np.float64)
+    values = np.asarray(Z)
+    if values.dtype.kind == "c" or (values.dtype.kind == "O" and any(
+            isinstance(v, complex) for v in values.ravel())):
+        raise TypeError("complex values")
+    return np.asarray(values, dtype=np.float64)
+
 
 
 def _accepts_nan_after(prefix, first, X, y, classes, fill) -> bool:

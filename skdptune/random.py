@@ -391,7 +391,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         evaluator = HoldoutEvaluator(
             self.estimator, score, epsilon_score=eps_score, epsilon_scale=scale,
             error_score=self.error_score, n_jobs=self.n_jobs, padding=public.padding,
-            expected_runs=self._repetition().mean,
+            expected_runs=self._repetition().mean, batched=self._batched(),
         )
         self.epsilon_scale_ = scale
         self.epsilon_run_ = eps_run

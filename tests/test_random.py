@@ -272,14 +272,16 @@ def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):
     from skdptune.evaluation import _holdout
 
     X, y = data
-    taken = []
     real = _holdout._batchable
+    taken = []  # per fit: whether the runs were batched
     monkeypatch.setattr(_holdout, "_batchable",
-                        lambda *a, **k: taken.append(real(*a, **k)) or taken[-1])
+                        lambda *a, **k: taken.__setitem__(-1, real(*a, **k)) or taken[-1])
     for estimator, space in ((lr(data_norm=2.0), {"C": [0.1, 1.0]}), (nb(), SPACE)):
+        taken.append(False)  # not asked where the search's public decision says one by one
         s = search(estimator=estimator, space=space, n_iter=3, epsilon=1.0).fit(X, y)
         assert taken[-1] == (DPRandomSearchCV(estimator, space)._repetition().mean == 2000)
         assert s.best_estimator_ is not None
+    assert taken == [True, False]
 
 
 def test_refit_false_keeps_the_winning_model(data):

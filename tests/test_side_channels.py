@@ -360,33 +360,40 @@ def test_searches_fitted_in_threads_take_turns(monkeypatch, own_filters, task):
     assert len(events) == 2 * per_fit and switches == 1
 
 
-@pytest.mark.parametrize("batched", [True, False])
-def test_the_number_of_joblib_tasks_does_not_tell_the_number_of_runs(monkeypatch, batched):
+@pytest.mark.parametrize("case", ["batched", "one_by_one", "some_batchable"])
+def test_the_number_of_joblib_tasks_does_not_tell_the_number_of_runs(monkeypatch, case):
     """Whoever counts the joblib tasks of a fit (a dask dashboard, the worker processes) learns
-    a public count: the runs fitted one by one go in ``one_by_one_tasks(n_jobs)`` tasks, the
-    batched runs in ``batched_groups`` groups of the public E[K] -- also when the realised K is
-    smaller than that count (empty tasks). A task per run, or a group count cut by K, fails."""
+    a public count: where the space's runs are batched (a public decision), ``batched_groups``
+    of the public E[K]; elsewhere ``one_by_one_tasks(n_jobs)`` -- also when the realised K is
+    smaller than that count (empty tasks), and when the candidates drawn happen to be all
+    batchable in a space that is not (a loose ``tol`` next to a tight one). A task per run, a
+    group count cut by K, or a layout chosen by the drawn candidates, fails."""
     from skdptune.evaluation import _holdout
 
-    task = "_noisy_runs_batched" if batched else "_noisy_runs"
-    if not batched:
-        monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
-    monkeypatch.setattr(_holdout, "RUNS_PER_GROUP", 2)  # E[K] = 8: four groups when batched
-    counts, real = [], getattr(_holdout, task)
+    monkeypatch.setattr(_holdout, "RUNS_PER_GROUP", 4)  # E[K] = 8: two groups when batched
+    spaces = {"batched": (lr(), SPACE),
+              "one_by_one": (GaussianNB(bounds=(-1.0, 1.0)), {"var_smoothing": [1e-9, 1e-6]}),
+              "some_batchable": (lr(), {"C": [0.1, 1.0, 10.0, 3.0, 0.3], "tol": [1e-4] * 9
+                                        + [1e-2]})}
+    estimator, space = spaces[case]
+    counts = []
+    for task in ("_noisy_runs_batched", "_noisy_runs"):
+        real = getattr(_holdout, task)
 
-    def recorded(templates, *args, **kwargs):
-        counts[-1].append(len(templates))
-        return real(templates, *args, **kwargs)
+        def recorded(templates, *args, real=real, **kwargs):
+            counts[-1].append(len(templates))
+            return real(templates, *args, **kwargs)
 
-    monkeypatch.setattr(_holdout, task, recorded)
+        monkeypatch.setattr(_holdout, task, recorded)
     X, y_d, _ = neighbours(200)
     y_d[:100] = 1
     for seed in range(12):
         counts.append([])
-        rand(random_state=seed, n_iter=8, n_jobs=1).fit(X, y_d)
+        rand(estimator=estimator, space=space, random_state=seed, n_iter=8,
+             n_jobs=1).fit(X, y_d)
     runs = [sum(c) for c in counts]
-    assert min(runs) < 4 < max(runs)  # fewer runs than tasks, and more
-    expected = 4 if batched else _holdout.one_by_one_tasks(1)
+    assert min(runs) < 2 and max(runs) > 4  # fewer runs than tasks, and more
+    expected = 2 if case == "batched" else _holdout.one_by_one_tasks(1)
     assert {len(c) for c in counts} == {expected}
 
 
@@ -547,6 +554,10 @@ def test_a_number_beyond_float64_in_an_object_array_is_outside_the_domain(huge):
     assert acc.spent_budget == []
 
 
+def _complex_below_minus_100(X):
+    return np.emath.sqrt(np.asarray(X) + 100.0)
+
+
 def _pipeline_cases():
     """``(name, estimator, X, X')``: a pipeline whose data-independent steps turn one record of
     ``X'`` (a finite number, or a category the encoder does not know) into what its
@@ -566,6 +577,14 @@ def _pipeline_cases():
     X3 = X.copy()
     X3[7, -1] = 1.0  # a row the user's row-wise step raises on (with the value in its message)
     cases.append(("step_raises", _failing_pipe(), X, X3))
+    nested = Pipeline([("model", Pipeline([("poly", PolynomialFeatures(degree=3)),
+                                           ("lr", lr())]))])
+    cases.append(("nested_pipeline_overflow", nested, X, X2))
+    X4 = X.copy()
+    X4[7, 0] = -200.0  # np.emath.sqrt makes the whole batch complex, which diffprivlib refuses
+    complex_pipe = Pipeline([("sqrt", FunctionTransformer(_complex_below_minus_100)),
+                             ("lr", lr())])
+    cases.append(("complex_output", complex_pipe, X, X4))
     cats = rng.randint(-2, 3, size=(300, 2))  # integers: the dry run's are rounded normals
     ordinal = Pipeline([
         ("ct", ColumnTransformer([("oe", OrdinalEncoder(
@@ -606,6 +625,8 @@ def test_rows_the_first_private_step_cannot_take_are_outside_the_domain(make, ca
     _, estimator, X, X2 = case
     y = (np.arange(300) % 2).astype(int)
     final = f"{estimator.steps[-1][0]}__C" if isinstance(estimator, Pipeline) else "C"
+    if final == "model__C":
+        final = "model__lr__C"
     if make == "gibo":
         search = DPGIBOSearchCV(estimator, {final: (0.1, 10.0, "log")}, n_iter=2,
                                 classes=[0, 1], random_state=0)
@@ -617,6 +638,42 @@ def test_rows_the_first_private_step_cannot_take_are_outside_the_domain(make, ca
         clone(search).set_params(accountant=acc).fit(X2, y)
     assert info.value.__context__ is None and info.value.__cause__ is None
     assert acc.spent_budget == []
+
+
+@pytest.mark.parametrize("make", [grid, rand])
+def test_a_value_a_tree_reads_as_infinite_is_outside_the_domain(make):
+    """diffprivlib's trees read their rows as float32: a finite float64 above 3.4e38 is
+    infinite there, so it is refused like an infinite value (it used to make the fits fail
+    inside, on one neighbour only)."""
+    from diffprivlib.models import DecisionTreeClassifier
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (np.arange(300) % 2).astype(int)
+    tree = DecisionTreeClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1])
+    search = make(estimator=tree, space={"max_depth": [2, 3]}, random_state=0)
+    clone(search).fit(X, y)
+    X[7, 0] = 1e39
+    acc = BudgetAccountant()
+    with pytest.raises(DomainError, match="^X contains a row that"):
+        clone(search).set_params(accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
+
+
+@pytest.mark.parametrize("make", [grid, rand])
+def test_labels_are_matched_to_the_classes_as_the_domain_check_compares_them(make):
+    """String classes and a list of labels holding the int 7 where the class is "7": numpy
+    compares them equal (the domain check passes), so the label becomes the class -- no
+    KeyError naming it, the same model as with "7"."""
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    labels = ["7" if i % 2 else "yes" for i in range(300)]
+    results = []
+    for record in ("7", 7):
+        y = list(labels)
+        y[1] = record
+        search = make(estimator=GaussianNB(bounds=(-1.0, 1.0)), classes=["7", "yes"],
+                      space={"var_smoothing": [1e-9]}, random_state=0).fit(X, y)
+        results.append(tuple(search.best_estimator_.classes_.tolist()))
+    assert results == [("7", "yes")] * 2
 
 
 @pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")

@@ -309,6 +309,12 @@ class HoldoutEvaluator:
     expected_runs : float or None
         The search's public ``E[K]``: batched runs are cut into groups by it
         (:func:`batched_groups`), not by the realised number of runs.
+    batched : bool
+        The search's public decision (:func:`runs_batched`, on the space): whether its runs
+        may be batched. It alone sets the joblib tasks -- :func:`batched_groups` of ``E[K]``,
+        or :func:`one_by_one_tasks` --, so that their number cannot follow which candidates
+        were drawn; drawn runs that cannot be batched (or data that cannot) are fitted one by
+        one inside those tasks.
 
     The runs of diffprivlib's ``LogisticRegression``, alone or after data-independent pipeline
     steps, are fitted together (:mod:`._batched_runs`: the same models up to the optimiser's
@@ -316,7 +322,7 @@ class HoldoutEvaluator:
     """
 
     def __init__(self, estimator, score, *, epsilon_score, epsilon_scale, error_score, n_jobs,
-                 padding=None, expected_runs=None):
+                 padding=None, expected_runs=None, batched=True):
         self.estimator = estimator
         self.score = score
         self.epsilon_score = epsilon_score
@@ -325,6 +331,7 @@ class HoldoutEvaluator:
         self.n_jobs = n_jobs
         self.padding = padding
         self.expected_runs = expected_runs
+        self.batched = batched
 
     def run(self, X, y, candidates, split, fit_params, seeds):
         """Noisy scores and models of ``candidates`` (one run each). Released outputs of Q.
@@ -345,16 +352,18 @@ class HoldoutEvaluator:
         # a plain model's numeric DataFrame as the float array its fit makes of it, the
         # feature names set on the models afterwards
         X_rows, names = plain_model_rows(templates, X)
-        batched = _batchable(templates, X_rows, y_array, fit_params, self.error_score)
+        batched = self.batched and _batchable(templates, X_rows, y_array, fit_params,
+                                              self.error_score)
         if batched:
             X, y = X_rows, y_array
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
+        # the joblib tasks follow the public decision only (not which candidates were drawn)
+        n_tasks = (batched_groups(len(templates), len(train), self.expected_runs)
+                   if self.batched else one_by_one_tasks(n_jobs))
+        shares = np.array_split(np.arange(len(templates)), n_tasks)
         with single_threaded_blas():
             if batched:
                 # the runs in groups, each solved together in one task
-                shares = np.array_split(np.arange(len(templates)),
-                                        batched_groups(len(templates), len(train),
-                                                       self.expected_runs))
                 blocks = Parallel(n_jobs=n_jobs)(
                     delayed(_noisy_runs_batched)(
                         [templates[r] for r in share], X_sent, y_sent, train, validation,
@@ -366,8 +375,7 @@ class HoldoutEvaluator:
                 )
                 outputs = [output for block in blocks for output in block]
             else:
-                # a public number of tasks (one_by_one_tasks), each fitting its runs in turn
-                shares = np.array_split(np.arange(len(templates)), one_by_one_tasks(n_jobs))
+                # each task fits its runs in turn
                 blocks = Parallel(n_jobs=n_jobs)(
                     delayed(_noisy_runs)(
                         [templates[r] for r in share], X_sent, y_sent, train, validation,
