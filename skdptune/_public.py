@@ -440,15 +440,12 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
     domain (see docs/privacy.md); nothing is charged.
     """
     if classes is not None:
-        labels = np.asarray(y)
+        labels = _labels_as_given(y)
         if labels.ndim != 1:
             raise DomainError("A private classifier search needs 1-d labels y.")
-        if not np.isin(labels, classes).all():
-            raise DomainError(
-                "y contains a label that is not in the declared classes (a label you did not "
-                "declare, or a continuous target). The label set is public information of the "
-                "privacy contract; declare every label y may take (no value is named here "
-                "because this check reads the private data).")
+        if _matching_classes(labels, classes) is None:
+            # raised here, outside any except block: no __context__ that could quote a label
+            raise DomainError(_LABEL_MESSAGE)
     elif y is not None:
         target = _as_numbers(y)
         if target is None or not np.isfinite(target).all():
@@ -481,7 +478,7 @@ def declared_labels(y: Any, classes: np.ndarray | None) -> Any:
     dtype = getattr(y, "dtype", None)
     if dtype is not None and not (isinstance(dtype, np.dtype) and dtype.kind == "O"):
         return y
-    labels = _matching_classes(np.asarray(y), classes)
+    labels = _matching_classes(_labels_as_given(y), classes)
     if labels is None:
         # raised here, outside any except block: no __context__ that could quote a label
         raise DomainError(_LABEL_MESSAGE)
@@ -499,10 +496,30 @@ _LABEL_MESSAGE = (
     "private data).")
 
 
+def _labels_as_given(y: Any) -> np.ndarray:
+    """The labels as an array, each as given: a list or tuple becomes an object array, since
+    numpy would otherwise choose one type from all the records (``[7, "7"]`` becomes strings,
+    ``[7, 7]`` integers) and whether a label equals a class would depend on the other rows.
+    An array or column keeps its own (public) dtype."""
+    if isinstance(y, (list, tuple)):
+        labels = np.empty(len(y), dtype=object)
+        labels[:] = list(y)
+        return labels
+    return np.asarray(y)
+
+
 def _matching_classes(labels: np.ndarray, classes: np.ndarray) -> np.ndarray | None:
-    """For every label, the declared class it equals as :func:`check_domain` compares them
-    (numpy's comparison after its type coercion: ``7`` equals ``"7"`` among strings); ``None``
-    when one has none."""
+    """For every label, the declared class it equals (``==``, label by label: ``1.0`` equals
+    ``1``, ``7`` does not equal ``"7"``); ``None`` when one has none, or the comparison
+    fails (a missing value such as ``pd.NA``)."""
+    if labels.dtype == object:  # Python's ==, one label at a time (equal numbers hash alike)
+        lookup = {label: i for i, label in enumerate(classes.tolist())}
+        try:
+            index = np.fromiter((lookup[v] for v in labels), dtype=np.intp,
+                                count=len(labels))
+        except Exception:
+            return None
+        return classes[index]
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -552,7 +569,8 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
         prefix, first = leading_free_steps(template)
         if not _is_dp_component(first):
             continue
-        key = None if prefix is None else _prefix_key(prefix, len(checked))
+        # the float type and NaN answer belong to the model: one key per (prefix, model class)
+        key = (None if prefix is None else _prefix_key(prefix, len(checked)), type(first))
         if key in checked:
             continue
         checked.add(key)
@@ -588,7 +606,11 @@ def _model_input_ok(prefix, X, nan_ok: bool, dtype=np.float64) -> bool:
     try:
         with silenced(), np.errstate(all="ignore"):
             Z = X if prefix is None else clone(prefix).fit_transform(X)
-            values = _as_model_input(Z).astype(dtype)
+            with warnings.catch_warnings():
+                # dropping an imaginary part (a complex number in an object array or column,
+                # numpy's or Python's) is an error, as in scikit-learn's check_array
+                warnings.simplefilter("error", np.exceptions.ComplexWarning)
+                values = _as_model_input(Z).astype(dtype)
     except Exception:
         return False
     return bool(np.all(np.isfinite(values) | (nan_ok & np.isnan(values))))
@@ -607,8 +629,7 @@ def _as_model_input(Z: Any) -> np.ndarray:
             raise TypeError("complex values")
         return Z.to_numpy(dtype=np.float64, na_value=np.nan)
     values = np.asarray(Z)
-    if values.dtype.kind == "c" or (values.dtype.kind == "O" and any(
-            isinstance(v, complex) for v in values.ravel())):
+    if values.dtype.kind == "c":
         raise TypeError("complex values")
     return np.asarray(values, dtype=np.float64)
 

@@ -360,41 +360,61 @@ def test_searches_fitted_in_threads_take_turns(monkeypatch, own_filters, task):
     assert len(events) == 2 * per_fit and switches == 1
 
 
-@pytest.mark.parametrize("case", ["batched", "one_by_one", "some_batchable"])
+@pytest.mark.parametrize("case", ["batched", "one_by_one", "some_batchable", "rare_loose"])
 def test_the_number_of_joblib_tasks_does_not_tell_the_number_of_runs(monkeypatch, case):
-    """Whoever counts the joblib tasks of a fit (a dask dashboard, the worker processes) learns
-    a public count: where the space's runs are batched (a public decision), ``batched_groups``
-    of the public E[K]; elsewhere ``one_by_one_tasks(n_jobs)`` -- also when the realised K is
-    smaller than that count (empty tasks), and when the candidates drawn happen to be all
-    batchable in a space that is not (a loose ``tol`` next to a tight one). A task per run, a
-    group count cut by K, or a layout chosen by the drawn candidates, fails."""
+    """Whoever watches the joblib tasks of a fit (a dask dashboard, the worker processes)
+    learns public facts only. Their number: where the space's runs are batched (a public
+    decision), ``batched_groups`` of the public E[K]; elsewhere ``one_by_one_tasks(n_jobs)`` --
+    also when the realised K is smaller than that count (empty tasks), and when the candidates
+    drawn happen to be all batchable in a space that is not (a loose ``tol`` next to a tight
+    one). Their function (a dashboard shows its name): the same, also when a rare loose
+    candidate drawn in a batched space sends a task one by one. A task per run, a group count
+    cut by K, a layout or a function chosen by the drawn candidates, fails."""
     from skdptune.evaluation import _holdout
 
     monkeypatch.setattr(_holdout, "RUNS_PER_GROUP", 4)  # E[K] = 8: two groups when batched
+    rare = {"C": np.logspace(-3, 3, 600).tolist(), "tol": [1e-4] * 30 + [1e-2]}
     spaces = {"batched": (lr(), SPACE),
               "one_by_one": (GaussianNB(bounds=(-1.0, 1.0)), {"var_smoothing": [1e-9, 1e-6]}),
               "some_batchable": (lr(), {"C": [0.1, 1.0, 10.0, 3.0, 0.3], "tol": [1e-4] * 9
-                                        + [1e-2]})}
+                                        + [1e-2]}),
+              "rare_loose": (lr(), rare)}
     estimator, space = spaces[case]
+    names, real_delayed = set(), _holdout.delayed
+
+    def delayed(function):
+        names.add(function.__name__)
+        return real_delayed(function)
+
+    monkeypatch.setattr(_holdout, "delayed", delayed)
     counts = []
     for task in ("_noisy_runs_batched", "_noisy_runs"):
         real = getattr(_holdout, task)
 
-        def recorded(templates, *args, real=real, **kwargs):
+        def recorded(templates, *args, real=real, task=task, **kwargs):
             counts[-1].append(len(templates))
+            paths[-1].add(task)
             return real(templates, *args, **kwargs)
 
         monkeypatch.setattr(_holdout, task, recorded)
     X, y_d, _ = neighbours(200)
     y_d[:100] = 1
+    paths = []
     for seed in range(12):
         counts.append([])
+        paths.append(set())
         rand(estimator=estimator, space=space, random_state=seed, n_iter=8,
              n_jobs=1).fit(X, y_d)
     runs = [sum(c) for c in counts]
     assert min(runs) < 2 and max(runs) > 4  # fewer runs than tasks, and more
-    expected = 2 if case == "batched" else _holdout.one_by_one_tasks(1)
+    expected = 2 if case in ("batched", "rare_loose") else _holdout.one_by_one_tasks(1)
     assert {len(c) for c in counts} == {expected}
+    assert names == {"_runs_task"}
+    if case == "rare_loose":  # the public decision batches, and some fits drew a loose tol
+        from skdptune.evaluation._holdout import runs_batched
+
+        assert runs_batched(estimator, space, 0.0)
+        assert {"_noisy_runs_batched"} in paths and {"_noisy_runs"} in paths
 
 
 def test_a_leak_outside_a_fit_leaves_the_private_region_as_a_leak_error():
@@ -660,20 +680,63 @@ def test_a_value_a_tree_reads_as_infinite_is_outside_the_domain(make):
 
 
 @pytest.mark.parametrize("make", [grid, rand])
-def test_labels_are_matched_to_the_classes_as_the_domain_check_compares_them(make):
-    """String classes and a list of labels holding the int 7 where the class is "7": numpy
-    compares them equal (the domain check passes), so the label becomes the class -- no
-    KeyError naming it, the same model as with "7"."""
+def test_whether_a_label_is_declared_does_not_depend_on_the_other_labels(make):
+    """A list of labels is compared label by label (Python's ``==``): numpy would turn
+    ``[7, ..., "7"]`` into strings, where 7 equals the class "7", and ``[7, ..., 7]`` into
+    integers, where it does not -- one record deciding whether another is in the domain. The
+    int 7 is refused with string classes whatever the other labels; a missing label (pd.NA),
+    whose comparison raises, is refused with the fixed message too, with no __context__."""
+    pd = pytest.importorskip("pandas")
     X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
-    labels = ["7" if i % 2 else "yes" for i in range(300)]
-    results = []
-    for record in ("7", 7):
-        y = list(labels)
-        y[1] = record
-        search = make(estimator=GaussianNB(bounds=(-1.0, 1.0)), classes=["7", "yes"],
-                      space={"var_smoothing": [1e-9]}, random_state=0).fit(X, y)
-        results.append(tuple(search.best_estimator_.classes_.tolist()))
-    assert results == [("7", "yes")] * 2
+    search = make(estimator=GaussianNB(bounds=(-1.0, 1.0)), classes=["7", "yes"],
+                  space={"var_smoothing": [1e-9]}, random_state=0)
+    strings = ["7" if i % 2 else "yes" for i in range(300)]
+    clone(search).fit(X, strings)
+    for others in (strings, [7] * 300):
+        y = list(others)
+        y[1] = 7
+        acc = BudgetAccountant()
+        with pytest.raises(DomainError, match="^y contains a label") as info:
+            clone(search).set_params(accountant=acc).fit(X, y)
+        assert info.value.__context__ is None and acc.spent_budget == []
+    missing = pd.Series(strings, dtype="string")
+    missing[1] = pd.NA
+    with pytest.raises(DomainError, match="^y contains a label") as info:
+        clone(search).fit(X, missing)
+    assert info.value.__context__ is None
+
+
+@pytest.mark.parametrize("make", [grid, rand])
+def test_each_first_private_model_reads_the_rows_in_its_own_float_type(make):
+    """Two candidates with the same (empty) prefix and different models: the tree reads
+    float32, where 1e39 is infinite, whichever candidate the check meets first."""
+    from diffprivlib.models import DecisionTreeClassifier
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    X[7, 0] = 1e39
+    y = (np.arange(300) % 2).astype(int)
+    tree = DecisionTreeClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1])
+    for models in ([lr(), tree], [tree, lr()]):
+        pipe = Pipeline([("model", models[0])])
+        acc = BudgetAccountant()
+        with pytest.raises(DomainError, match="^X contains a row that"):
+            make(estimator=pipe, space={"model": models}, accountant=acc,
+                 random_state=0).fit(X, y)
+        assert acc.spent_budget == []
+
+
+@pytest.mark.parametrize("value", [np.complex64(1 + 1j), np.clongdouble(1 + 1j), 1 + 1j])
+def test_a_complex_number_in_an_object_array_is_outside_the_domain(value):
+    """numpy's complex scalars as well as Python's: converting them to floats would drop the
+    imaginary part (scikit-learn's check_array refuses them, inside the private part)."""
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2)).astype(object)
+    y = (np.arange(300) % 2).astype(int)
+    rand(random_state=0).fit(X, y)
+    X[7, 1] = value
+    acc = BudgetAccountant()
+    with pytest.raises(DomainError, match="^X contains"):
+        rand(random_state=0, accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
 
 
 @pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")

@@ -90,6 +90,18 @@ def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsi
     return _noisy_score(utilities, score, len(validation), epsilon_score, noise_seed), model
 
 
+def _runs_task(batched, templates, X, y, train, validation, score, fit_params, debug,
+               epsilon_score, fit_seeds, noise_seeds, epsilon_scale, padding, keys, names):
+    """One joblib task of runs: :func:`_noisy_runs_batched` or :func:`_noisy_runs`. One
+    function whatever the path, so that the task's name (which a dask dashboard shows) does
+    not tell which path the drawn candidates took."""
+    if batched:
+        return _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score,
+                                   fit_seeds, noise_seeds, epsilon_scale, padding, keys, names)
+    return _noisy_runs(templates, X, y, train, validation, score, fit_params, debug,
+                       epsilon_score, fit_seeds, noise_seeds, epsilon_scale, padding)
+
+
 def _noisy_runs(templates, X, y, train, validation, score, fit_params, debug, epsilon_score,
                 fit_seeds, noise_seeds, epsilon_scale, padding):
     """:func:`_noisy_run` of every run of ``templates``, in turn (a joblib task; may be
@@ -362,30 +374,16 @@ class HoldoutEvaluator:
                    if self.batched else one_by_one_tasks(n_jobs))
         shares = np.array_split(np.arange(len(templates)), n_tasks)
         with single_threaded_blas():
-            if batched:
-                # the runs in groups, each solved together in one task
-                blocks = Parallel(n_jobs=n_jobs)(
-                    delayed(_noisy_runs_batched)(
-                        [templates[r] for r in share], X_sent, y_sent, train, validation,
-                        self.score, self.epsilon_score, [fit_seeds[r] for r in share],
-                        [noise_seeds[r] for r in share], self.epsilon_scale, self.padding,
-                        [keys[r] for r in share], names,
-                    )
-                    for share in shares
+            # batched: each group solved together; else each task fits its runs in turn
+            blocks = Parallel(n_jobs=n_jobs)(
+                delayed(_runs_task)(
+                    batched, [templates[r] for r in share], X_sent, y_sent, train, validation,
+                    self.score, fit_params, self.error_score == "raise", self.epsilon_score,
+                    [fit_seeds[r] for r in share], [noise_seeds[r] for r in share],
+                    self.epsilon_scale, self.padding, [keys[r] for r in share], names,
                 )
-                outputs = [output for block in blocks for output in block]
-            else:
-                # each task fits its runs in turn
-                blocks = Parallel(n_jobs=n_jobs)(
-                    delayed(_noisy_runs)(
-                        [templates[r] for r in share], X_sent, y_sent, train, validation,
-                        self.score, fit_params, self.error_score == "raise", self.epsilon_score,
-                        [fit_seeds[r] for r in share], [noise_seeds[r] for r in share],
-                        self.epsilon_scale, self.padding,
-                    )
-                    for share in shares
-                )
-                outputs = [output for block in blocks for output in block]
-        outputs = all_or_fail(outputs)
+                for share in shares
+            )
+        outputs = all_or_fail([output for block in blocks for output in block])
         scores = np.array([s for s, _ in outputs], dtype=float)
         return scores, [m for _, m in outputs]
