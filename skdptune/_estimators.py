@@ -42,6 +42,9 @@ Free (data-independent) components cost nothing:
   ``handle_unknown="use_encoded_value"``, ``min_frequency=None`` and ``max_categories=None``;
 * :class:`~sklearn.impute.SimpleImputer` with ``strategy="constant"`` and ``add_indicator=False``.
 
+diffprivlib's ``KMeans`` is refused like a non-private component: its update does not meet its
+own guarantee (:data:`_UNSOUND_DP_MODELS`, docs/privacy.md).
+
 Only these exact classes are free (not subclasses, which may learn from data). Every other
 component that is fitted -- scikit-learn's own scalers, ``KBinsDiscretizer``, any non-DP model
 such as :class:`sklearn.linear_model.LogisticRegression`, any other meta-estimator -- makes the

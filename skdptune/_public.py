@@ -383,13 +383,15 @@ def _as_numbers(values) -> np.ndarray | None:
     ``check_array``), or ``None`` when they hold anything else (strings: categorical data).
     A number beyond float64's range becomes infinite, as in the fits: without the conversion's
     warning, and a Python int too large to convert is infinite too (both depend on the
-    values)."""
+    values). A complex number (numpy's, which would convert with a warning that depends on
+    the values) makes them no numbers: ``None``."""
     try:
-        with np.errstate(over="ignore", invalid="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("error", np.exceptions.ComplexWarning)
             return np.asarray(values, dtype=float)
     except OverflowError:
         return np.array([np.inf])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, np.exceptions.ComplexWarning):
         return None
 
 
@@ -482,8 +484,8 @@ def declared_labels(y: Any, classes: np.ndarray | None) -> Any:
     if labels is None:
         # raised here, outside any except block: no __context__ that could quote a label
         raise DomainError(_LABEL_MESSAGE)
-    if hasattr(y, "iloc"):
-        return type(y)(labels, index=y.index, name=y.name)
+    if hasattr(y, "iloc"):  # its own (object) dtype: a pandas string dtype would not batch
+        return type(y)(labels, index=y.index, name=y.name, dtype=y.dtype)
     if isinstance(y, (list, tuple)):  # the estimator gets the container it was given
         return type(y)(labels.tolist())
     return labels
@@ -509,14 +511,15 @@ def _labels_as_given(y: Any) -> np.ndarray:
 
 
 def _matching_classes(labels: np.ndarray, classes: np.ndarray) -> np.ndarray | None:
-    """For every label, the declared class it equals (``==``, label by label: ``1.0`` equals
-    ``1``, ``7`` does not equal ``"7"``); ``None`` when one has none, or the comparison
-    fails (a missing value such as ``pd.NA``)."""
-    if labels.dtype == object:  # Python's ==, one label at a time (equal numbers hash alike)
+    """For every label, the declared class it equals; ``None`` when one has none, or the
+    comparison fails (a missing value such as ``pd.NA``). Labels of an object array are
+    compared one at a time (:func:`_label_key`), never after a conversion of them all."""
+    if labels.dtype == object:  # one label at a time (equal numbers hash alike)
+        strings = classes.dtype.kind == "U"
         lookup = {label: i for i, label in enumerate(classes.tolist())}
         try:
-            index = np.fromiter((lookup[v] for v in labels), dtype=np.intp,
-                                count=len(labels))
+            index = np.fromiter((lookup[_label_key(v, strings)] for v in labels),
+                                dtype=np.intp, count=len(labels))
         except Exception:
             return None
         return classes[index]
@@ -531,6 +534,17 @@ def _matching_classes(labels: np.ndarray, classes: np.ndarray) -> np.ndarray | N
     except Exception:
         return None
     return classes[index]
+
+
+def _label_key(label: Any, strings: bool) -> Any:
+    """How one label of a list is compared with the declared classes: a number with ``==``
+    (``1.0`` equals ``1``), and with string classes -- the declared ones normalised by
+    ``np.unique``, where ``[0, "a"]`` becomes ``["0", "a"]`` -- as its string, which is how
+    numpy converts a list holding a string (``7`` then equals ``"7"``). Either way a function
+    of that label alone; a 0-d array is its item."""
+    if isinstance(label, np.ndarray) and label.ndim == 0:
+        label = label.item()
+    return str(label) if strings and not isinstance(label, str) else label
 
 
 _MODEL_INPUT_MESSAGE = (
@@ -632,7 +646,6 @@ def _as_model_input(Z: Any) -> np.ndarray:
     if values.dtype.kind == "c":
         raise TypeError("complex values")
     return np.asarray(values, dtype=np.float64)
-
 
 
 def _accepts_nan_after(prefix, first, X, y, classes, fill) -> bool:

@@ -567,6 +567,12 @@ def test_plain_labels_are_converted_as_diffprivlib_converts_them(monkeypatch):
         np.testing.assert_array_equal(fitted.best_estimator_.coef_,
                                       reference.best_estimator_.coef_)
         assert fitted.classes_.dtype == reference.classes_.dtype
+    # an object column of words stays one when its labels become the declared classes
+    # (a pandas string column would not batch)
+    calls.clear()
+    words = _search().set_params(classes=["low", "mid", "top"])
+    words.fit(X, pd.Series(names, dtype=object))
+    assert calls
 
 
 def test_numeric_frames_are_read_as_diffprivlib_reads_them():

@@ -681,29 +681,67 @@ def test_a_value_a_tree_reads_as_infinite_is_outside_the_domain(make):
 
 @pytest.mark.parametrize("make", [grid, rand])
 def test_whether_a_label_is_declared_does_not_depend_on_the_other_labels(make):
-    """A list of labels is compared label by label (Python's ``==``): numpy would turn
-    ``[7, ..., "7"]`` into strings, where 7 equals the class "7", and ``[7, ..., 7]`` into
-    integers, where it does not -- one record deciding whether another is in the domain. The
-    int 7 is refused with string classes whatever the other labels; a missing label (pd.NA),
-    whose comparison raises, is refused with the fixed message too, with no __context__."""
+    """A list of labels is compared label by label: numpy would turn ``[7, ..., "7"]`` into
+    strings, where 7 equals the class "7", and ``[7, ..., 7]`` into integers, where it does
+    not -- one record deciding whether another is in the domain. With string classes each
+    label is compared as its string, whatever the others (the int 7 is the class "7" in both
+    lists, the model the same); a missing label (pd.NA), whose comparison raises, is refused
+    with the fixed message and no __context__."""
     pd = pytest.importorskip("pandas")
     X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
     search = make(estimator=GaussianNB(bounds=(-1.0, 1.0)), classes=["7", "yes"],
                   space={"var_smoothing": [1e-9]}, random_state=0)
     strings = ["7" if i % 2 else "yes" for i in range(300)]
-    clone(search).fit(X, strings)
-    for others in (strings, [7] * 300):
-        y = list(others)
+    models = []
+    for labels in (strings, [7 if i % 2 else "yes" for i in range(300)]):
+        y = list(labels)
         y[1] = 7
-        acc = BudgetAccountant()
-        with pytest.raises(DomainError, match="^y contains a label") as info:
-            clone(search).set_params(accountant=acc).fit(X, y)
-        assert info.value.__context__ is None and acc.spent_budget == []
+        models.append(clone(search).fit(X, y).best_estimator_)
+    assert [m.classes_.tolist() for m in models] == [["7", "yes"]] * 2
+    np.testing.assert_array_equal(models[0].theta_, models[1].theta_)
     missing = pd.Series(strings, dtype="string")
     missing[1] = pd.NA
+    acc = BudgetAccountant()
     with pytest.raises(DomainError, match="^y contains a label") as info:
-        clone(search).fit(X, missing)
-    assert info.value.__context__ is None
+        clone(search).set_params(accountant=acc).fit(X, missing)
+    assert info.value.__context__ is None and acc.spent_budget == []
+
+
+def test_labels_of_mixed_types_and_0d_arrays_keep_fitting():
+    """Declared classes of mixed types are normalised by np.unique (``[0, "a"]`` becomes
+    ``["0", "a"]``), so a label 0 is compared as "0"; a 0-d array is its item."""
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    nb = GaussianNB(bounds=(-1.0, 1.0))
+    mixed = rand(estimator=nb, classes=[0, "a"], space={"var_smoothing": [1e-9]},
+                 random_state=0).fit(X, [0 if i % 2 else "a" for i in range(300)])
+    assert mixed.best_estimator_.classes_.tolist() == ["0", "a"]
+    arrays = rand(estimator=nb, space={"var_smoothing": [1e-9]}, random_state=0).fit(
+        X, [np.array(i % 2) for i in range(300)])
+    assert arrays.best_estimator_.classes_.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("where", ["X", "y"])
+def test_a_numpy_complex_number_is_outside_the_domain_without_a_warning(where):
+    """numpy's complex scalars in an object array convert to floats with a ComplexWarning that
+    depends on the values: refused with the fixed message, no warning -- for a regressor's
+    target too (it used to fit, with the warning telling the neighbours apart)."""
+    from diffprivlib.models import LinearRegression
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(300, 2)).astype(object)
+    y = (X[:, 0].astype(float) + 0.1 * rng.randn(300)).astype(object)
+    reg = LinearRegression(bounds_X=(-1.0, 1.0), bounds_y=(-3.0, 3.0))
+    search = rand(estimator=reg, classes=None, space={"fit_intercept": [True, False]},
+                  scoring="squared_error", score_clip=4.0, random_state=0)
+    clone(search).fit(X, y)
+    (X if where == "X" else y)[7] = np.complex128(0.3 + 0.5j) if where == "y" else [
+        np.complex128(0.3 + 0.5j), 0.1]
+    acc = BudgetAccountant()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(DomainError):
+            clone(search).set_params(accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
 
 
 @pytest.mark.parametrize("make", [grid, rand])
