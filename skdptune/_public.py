@@ -642,10 +642,10 @@ def _as_model_input(Z: Any) -> np.ndarray:
         if any(pd.api.types.is_complex_dtype(t) for t in dtypes):
             raise TypeError("complex values")
         return Z.to_numpy(dtype=np.float64, na_value=np.nan)
-    values = np.asarray(Z)
-    if values.dtype.kind == "c":
-        raise TypeError("complex values")
-    return np.asarray(values, dtype=np.float64)
+    values = _as_numbers(Z)  # None for strings and complex numbers
+    if values is None:
+        raise TypeError("not numbers")
+    return values
 
 
 def _accepts_nan_after(prefix, first, X, y, classes, fill) -> bool:

@@ -136,10 +136,8 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
     with silenced():
         models = fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys)
     if models is None:
-        outputs = [_noisy_run(template, X, y, train, validation, score, {}, False,
-                              epsilon_score, fit_seed, noise_seed, epsilon_scale, padding)
-                   for template, fit_seed, noise_seed in zip(templates, fit_seeds, noise_seeds,
-                                                             strict=True)]
+        outputs = _noisy_runs(templates, X, y, train, validation, score, {}, False,
+                              epsilon_score, fit_seeds, noise_seeds, epsilon_scale, padding)
         return _named(outputs, names)
     X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
     shared = None
