@@ -91,6 +91,7 @@ from ._public import (
     declared_labels,
     dry_run,
     make_padding,
+    model_input_settings,
     resolve_classes,
 )
 from ._seeding import SeedPlan
@@ -467,6 +468,12 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"and makes repeated runs dependent, so inside the search it is ignored: {how}.",
                 UserWarning, stacklevel=5)
 
+    def _model_input_space(self) -> list[dict]:
+        """The space as sub-spaces ``{name: list or distribution}``, for
+        :func:`~skdptune._public.model_input_settings` (public)."""
+        space = self._search_space()
+        return space if isinstance(space, list) else [space]
+
     def _dry_run_candidates(self) -> list[dict]:
         """Candidates to try on synthetic data: a grid's points, or seeded draws (public)."""
         space = self._search_space()
@@ -551,6 +558,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             domain = dry_run(self.estimator, candidates, templates, X, y, classes, fit_params,
                              _flat_scorers(plan.scorers), padding, fill,
                              scorer_params={"scoring": score_params}, n_jobs=self.n_jobs)
+        # every setting of the steps in front of the first private model, for the domain
+        input_templates = templates + candidate_templates(
+            self.estimator, model_input_settings(self._model_input_space(), templates))
 
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)
@@ -561,7 +571,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         # 3. the declared domain (fixed message, nothing charged)
         check_domain(X, y, classes, allow_nan=domain.allow_nan)
-        check_model_input(templates, X, y, classes, allow_nan=domain.allow_nan, fill=fill)
+        check_model_input(input_templates, X, y, classes, allow_nan=domain.allow_nan,
+                          fill=fill)
         y = declared_labels(y, classes)  # classes_ of the declared dtype, whatever one row holds
         check_weights_domain([fit_params.get("sample_weight"),
                               score_params.get("sample_weight")])

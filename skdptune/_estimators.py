@@ -819,6 +819,34 @@ def leading_free_steps(estimator: Any) -> tuple[Any, Any]:
     return prefix, steps[j]
 
 
+def shapes_model_input(template: Any, name: str) -> bool:
+    """Whether setting the parameter ``name`` of ``template`` may change what its first private
+    model receives: the data-independent steps in front of it (:func:`leading_free_steps`), or
+    which step that model is.
+
+    Conservative: ``False`` only for a parameter of that first step, of a step after it, or of
+    an object inside one of them (``clf__C``, ``model__clf__tol``). A parameter of a step in
+    front (``poly__degree``), a step's name (which replaces the step), a pipeline's own
+    parameter, or a name that does not resolve, shapes it.
+    """
+    owner_path = name.rpartition("__")[0]
+    try:
+        owner = template if not owner_path else template.get_params(deep=True)[owner_path]
+    except Exception:  # a name that does not resolve: say it shapes (the dry run reports it)
+        return True
+    first = leading_free_steps(template)[1]
+    steps = _steps_in_line(template) if isinstance(template, Pipeline) and template.steps \
+        else [template]
+    after = steps[next(j for j, step in enumerate(steps) if step is first):]
+    return not any(owner is step or any(owner is value for value in _deep_values(step))
+                   for step in after)
+
+
+def _deep_values(obj: Any) -> list:
+    """The values of ``obj``'s deep parameters (the objects inside it), ``[]`` for a string."""
+    return list(obj.get_params(deep=True).values()) if hasattr(obj, "get_params") else []
+
+
 def _steps_in_line(pipeline: Any) -> list:
     """The steps of ``pipeline``, those of nested pipelines in their place."""
     out = []

@@ -55,6 +55,7 @@ __all__ = [
     "declared_labels",
     "dry_run",
     "make_padding",
+    "model_input_settings",
     "resolve_classes",
     "synthetic_fit_params",
     "synthetic_rows",
@@ -556,6 +557,93 @@ _MODEL_INPUT_MESSAGE = (
     "position is named here because this check reads the private data). Nothing was charged.")
 
 
+#: the most values a parameter of the steps in front of a private model may take from a
+#: discrete distribution: every one is checked against the rows (:func:`model_input_settings`)
+MAX_LISTED_VALUES = 1000
+#: the most settings of those steps a sub-space may have, for the same check
+MAX_LISTED_SETTINGS = 10_000
+
+
+def model_input_settings(space: list[dict], templates: list) -> list[dict]:
+    """Settings that, with the dry run's ``templates``, give :func:`check_model_input` every
+    way a candidate of ``space`` can set what its first private model receives.
+
+    The dry run lists every point of a sub-space made of lists only; a sub-space with a
+    distribution gets seeded draws, which may miss a value of a step in front of the model (a
+    ``PolynomialFeatures`` degree whose cube overflows on one record). So, per such sub-space,
+    the parameters that shape those steps (:func:`~skdptune._estimators.shapes_model_input`,
+    on any template) are listed -- a list as it is, a discrete distribution with at most
+    :data:`MAX_LISTED_VALUES` values by its support -- and every combination of them is
+    returned (the other parameters keep the estimator's values: they cannot change those
+    steps). ``space``: sub-spaces ``{name: list or distribution}``; anything else than a list,
+    tuple or array is a distribution (a real range of ``DPGIBOSearchCV`` included).
+
+    Public: reads the space only. Raises ``ValueError`` for a shaping parameter whose values
+    cannot all be listed, or for more than :data:`MAX_LISTED_SETTINGS` combinations.
+    """
+    from sklearn.model_selection import ParameterGrid
+
+    from ._estimators import shapes_model_input
+
+    settings = []
+    for sub in space:
+        if all(_is_listed(spec) for spec in sub.values()):
+            continue  # the dry run's candidates are the sub-space's grid
+        shaping = {}
+        for name, spec in sub.items():
+            if not any(shapes_model_input(template, name) for template in templates):
+                continue
+            values = list(spec) if _is_listed(spec) else _discrete_support(spec)
+            if values is None:
+                raise ValueError(
+                    f"The search space's parameter {name!r} may set a data-independent step "
+                    f"in front of the first private model, and its values cannot all be listed "
+                    f"({spec!r}). Every value of such a parameter is checked against the rows "
+                    "before the private fits: a value that made one row non-finite would make "
+                    "them fail on one dataset and not on its neighbour. Give it as a list, or "
+                    f"as a discrete distribution with at most {MAX_LISTED_VALUES} values. "
+                    "Nothing was read or charged.")
+            shaping[name] = values
+        if not shaping:
+            continue
+        grid = ParameterGrid(shaping)
+        if len(grid) > MAX_LISTED_SETTINGS:
+            raise ValueError(
+                f"The parameters {sorted(shaping)} of the search space may set the "
+                f"data-independent steps in front of the first private model in {len(grid)} "
+                f"ways; every one is checked against the rows before the private fits, and "
+                f"at most {MAX_LISTED_SETTINGS} are. Nothing was read or charged.")
+        settings += list(grid)
+    return settings
+
+
+def _is_listed(spec: Any) -> bool:
+    return isinstance(spec, (list, tuple, np.ndarray))
+
+
+def _discrete_support(spec: Any) -> list | None:
+    """Every value a scipy discrete distribution (frozen, or ``rv_discrete(values=...)``) can
+    draw, if there are at most :data:`MAX_LISTED_VALUES`; ``None`` otherwise (a continuous or
+    unbounded distribution, a shifted lattice, an object that is no scipy distribution)."""
+    from scipy import stats
+
+    dist = getattr(spec, "dist", spec)
+    if not isinstance(dist, stats.rv_discrete):
+        return None
+    if hasattr(dist, "xk"):  # rv_discrete(values=(xk, pk)): its points, unless shifted
+        if spec is not dist and (spec.args or spec.kwds):
+            return None
+        points = [x for x, p in zip(dist.xk, dist.pk, strict=True) if p > 0]
+        return points if len(points) <= MAX_LISTED_VALUES else None
+    if spec is dist:
+        return None  # an unfrozen lattice distribution has no parameters to draw with
+    low, high = spec.support()
+    if not (np.isfinite(low) and np.isfinite(high) and float(low).is_integer()
+            and high - low < MAX_LISTED_VALUES):
+        return None
+    return [k for k in range(int(low), int(high) + 1) if spec.pmf(k) > 0]
+
+
 def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | None, *,
                       allow_nan: bool, fill: Any = "") -> None:
     """Refuse, with a fixed message (:class:`DomainError`), a dataset with a row that the
@@ -574,7 +662,7 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
 
     Reads the data (the prefix of every distinct candidate is applied to all rows once);
     nothing is charged. ``templates``: the dry run's candidate templates (a space with
-    distributions: its seeded draws).
+    distributions: its seeded draws) and those of :func:`model_input_settings`.
     """
     from ._estimators import _is_dp_component, leading_free_steps
 

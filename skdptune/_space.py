@@ -286,6 +286,10 @@ class BoxSpace:
     def n_dims(self) -> int:
         return sum(dim.n_coords for dim in self._dims)
 
+    def dimension_of(self) -> dict[str, Any]:
+        """Parameter name -> the dimension (range, array range, split) that sets it."""
+        return {name: dim for dim in self._dims for name in dim.param_names}
+
     def _slices(self):
         start = 0
         for dim in self._dims:

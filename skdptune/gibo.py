@@ -236,6 +236,10 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         box = self._box()
         return {name: [value] for name, value in box.from_unit(np.full(box.n_dims, 0.5)).items()}
 
+    def _model_input_space(self):
+        # real ranges: a parameter of the steps in front of the model cannot be listed
+        return [self._box().dimension_of()]
+
     def _dry_run_candidates(self):
         box = self._box()
         rng = np.random.RandomState(0)  # public, fixed: the dry run is data-independent

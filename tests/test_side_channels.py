@@ -763,6 +763,111 @@ def test_each_first_private_model_reads_the_rows_in_its_own_float_type(make):
         assert acc.spent_budget == []
 
 
+def _poly_pipe():
+    from sklearn.preprocessing import PolynomialFeatures
+
+    return Pipeline([("poly", PolynomialFeatures()), ("lr", lr())])
+
+
+def _rare_degree_three():
+    from scipy import stats
+
+    return stats.rv_discrete(values=([1, 3], [0.999, 0.001]))
+
+
+@pytest.mark.parametrize("degree", [[1] * 9 + [3], "rare", "randint"],
+                         ids=["list", "rv_discrete", "randint"])
+def test_every_value_of_a_step_in_front_of_the_model_is_checked(degree):
+    """A space with a distribution is dry-run on 10 seeded draws: a degree whose cube
+    overflows on one record, but which none of the draws holds, used to pass the domain check
+    and make a run fail inside (on that neighbour only). Every value a step in front of the
+    model can take -- a list's, a discrete distribution's support -- is now checked."""
+    from scipy import stats
+
+    if degree == "rare":
+        degree = _rare_degree_three()
+    elif degree == "randint":
+        degree = stats.randint(1, 4)
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (np.arange(300) % 2).astype(int)
+    space = {"poly__degree": degree, "lr__C": stats.loguniform(0.1, 10.0)}
+    search = rand(estimator=_poly_pipe(), space=space, random_state=0)
+    if not hasattr(degree, "dist"):  # a list, an unfrozen rv_discrete
+        # the point of the test: the dry run's draws miss the degree that overflows
+        assert {c["poly__degree"] for c in search._dry_run_candidates()} == {1}
+    clone(search).fit(X, y)
+    X[7, 0] = 1e110  # finite; its square is too, its cube is not
+    acc = BudgetAccountant()
+    with pytest.raises(DomainError, match="^X contains a row that"):
+        clone(search).set_params(accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
+
+
+@pytest.mark.parametrize("make", ["random", "gibo"])
+def test_a_step_parameter_whose_values_cannot_be_listed_is_refused_before_any_data(make):
+    """A real range (DPGIBOSearchCV) or a continuous distribution over a parameter of a step
+    in front of the model cannot be checked value by value: a public ``ValueError`` before
+    the data is read, nothing charged. The model's own parameters may stay continuous."""
+    from scipy import stats
+    from sklearn.preprocessing import Binarizer
+
+    pipe = Pipeline([("bin", Binarizer()), ("lr", lr())])
+    acc = BudgetAccountant()
+    if make == "gibo":
+        search = DPGIBOSearchCV(pipe, {"bin__threshold": (-0.5, 0.5), "lr__C": (0.1, 10.0)},
+                                n_iter=2, classes=[0, 1], accountant=acc, random_state=0)
+    else:
+        search = rand(estimator=pipe, accountant=acc, random_state=0,
+                      space={"bin__threshold": stats.uniform(-0.5, 1.0),
+                             "lr__C": stats.loguniform(0.1, 10.0)})
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (np.arange(300) % 2).astype(int)
+    with pytest.raises(ValueError, match="'bin__threshold' may set a data-independent step"):
+        search.fit(X, y)
+    assert acc.spent_budget == []
+    if make == "gibo":
+        search.set_params(param_space={"lr__C": (0.1, 10.0)})
+    else:
+        search.set_params(param_distributions={"bin__threshold": [-0.5, 0.0, 0.5],
+                                               "lr__C": stats.loguniform(0.1, 10.0)})
+    search.fit(X, y)  # listed values, and a continuous parameter of the model itself, fit
+
+
+def test_which_parameters_shape_what_the_first_private_model_receives():
+    from sklearn.preprocessing import PolynomialFeatures
+
+    from skdptune._estimators import shapes_model_input
+
+    nested = Pipeline([("prep", Pipeline([("poly", PolynomialFeatures())])),
+                       ("model", Pipeline([("scale", PolynomialFeatures()), ("lr", lr())]))])
+    shaping = {"prep__poly__degree", "model__scale__degree", "prep", "model__scale", "model",
+               "model__lr", "memory", "model__steps", "no_such__name"}
+    for name in shaping:
+        assert shapes_model_input(nested, name), name
+    for name in ("model__lr__C", "model__lr__epsilon", "model__lr__accountant"):
+        assert not shapes_model_input(nested, name), name
+    assert not shapes_model_input(lr(), "C")
+    private_first = Pipeline([("lr", lr())])
+    assert not shapes_model_input(private_first, "lr__C")
+    assert shapes_model_input(private_first, "lr")
+
+
+def test_the_values_of_a_discrete_distribution_are_listed():
+    from scipy import stats
+
+    from skdptune._public import MAX_LISTED_VALUES, _discrete_support
+
+    assert _discrete_support(stats.randint(1, 4)) == [1, 2, 3]
+    assert _discrete_support(stats.binom(3, 0.5)) == [0, 1, 2, 3]
+    assert _discrete_support(_rare_degree_three()) == [1, 3]
+    assert _discrete_support(_rare_degree_three().freeze()) == [1, 3]
+    assert _discrete_support(stats.rv_discrete(values=([0, 2, 5], [0.5, 0.0, 0.5]))) == [0, 5]
+    for unlisted in (stats.poisson(3.0), stats.randint(0, MAX_LISTED_VALUES + 1),
+                     stats.randint(1, 4, loc=0.5), stats.uniform(0, 1), stats.randint,
+                     _rare_degree_three().freeze(loc=1), [1, 2], "C"):
+        assert _discrete_support(unlisted) is None, unlisted
+
+
 @pytest.mark.parametrize("value", [np.complex64(1 + 1j), np.clongdouble(1 + 1j), 1 + 1j])
 def test_a_complex_number_in_an_object_array_is_outside_the_domain(value):
     """numpy's complex scalars as well as Python's: converting them to floats would drop the
