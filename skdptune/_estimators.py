@@ -819,6 +819,46 @@ def leading_free_steps(estimator: Any) -> tuple[Any, Any]:
     return prefix, steps[j]
 
 
+def free_image(step: Any) -> Any:
+    """``step`` cut at its private components: what its data-independent parts compute before
+    any noise is drawn.
+
+    Every diffprivlib component becomes ``"passthrough"`` and every ``Pipeline`` stops after
+    its first step that holds one, so a composite (``ColumnTransformer``, ``FeatureUnion``,
+    nested at any depth) outputs, side by side, the rows each of its first private components
+    receives and the output of its data-independent branches. Built from clones; fit the result
+    (its every step is data-independent). ``None`` when ``step`` holds no private component.
+    """
+    if not any(comp.role == _DP for comp in _walk(step)):
+        return None
+    return _cut(step)
+
+
+def _cut(step: Any) -> Any:
+    if _is_free_step(step) or not any(comp.role == _DP for comp in _walk(step)):
+        return step if isinstance(step, str) or step is None else clone(step)
+    if _is_dp_component(step):
+        return "passthrough"
+    if isinstance(step, Pipeline):
+        kept = []
+        for name, sub in step.steps:
+            kept.append((name, _cut(sub)))
+            if any(comp.role == _DP for comp in _walk(sub)):
+                break
+        return Pipeline(kept)
+    if isinstance(step, ColumnTransformer):
+        out = clone(step)
+        out.transformers = [(name, _cut(sub), columns)
+                            for name, sub, columns in step.transformers]
+        out.remainder = _cut(step.remainder)
+        return out
+    if isinstance(step, FeatureUnion):
+        out = clone(step)
+        out.transformer_list = [(name, _cut(sub)) for name, sub in step.transformer_list]
+        return out
+    return clone(step)  # not reached: _walk lists the private leaves of these composites only
+
+
 def shapes_model_input(template: Any, name: str) -> bool:
     """Whether setting the parameter ``name`` of ``template`` may change what its first private
     model receives: the data-independent steps in front of it (:func:`leading_free_steps`), or

@@ -406,7 +406,8 @@ def _numeric_blocks(X: Any) -> list[np.ndarray]:
         with np.errstate(over="ignore", invalid="ignore"):  # see _as_numbers
             blocks = ([numeric.to_numpy(dtype=float, na_value=np.nan)] if numeric.shape[1]
                       else [])
-        for name in X.select_dtypes(include=["object"]).columns:
+        # object columns only: a pandas string column ("str") holds no number
+        for name in [name for name, dtype in X.dtypes.items() if dtype == np.dtype("O")]:
             block = _as_numbers(X[name].to_numpy())
             if block is not None:
                 blocks.append(block)
@@ -658,26 +659,37 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
     covers. Those rows must convert to numbers and be finite; NaN is allowed only where the
     model accepts it (:func:`check_domain`'s rule without steps before the model; with them,
     the model fitted on synthetic transformed rows holding a NaN answers -- a public
-    question). Candidates whose first private step is a composite are not checked here.
+    question). A first step after them that is a composite holding private components (a
+    ``ColumnTransformer`` with a diffprivlib branch) is read through its
+    :func:`~skdptune._estimators.free_image`: the rows each of its first private components
+    receives, beside the output of its data-independent branches, must be finite (NaN as
+    :func:`check_domain` allows it).
 
     Reads the data (the prefix of every distinct candidate is applied to all rows once);
     nothing is charged. ``templates``: the dry run's candidate templates (a space with
     distributions: its seeded draws) and those of :func:`model_input_settings`.
     """
-    from ._estimators import _is_dp_component, leading_free_steps
+    from sklearn.pipeline import Pipeline
+
+    from ._estimators import _is_dp_component, free_image, leading_free_steps
 
     checked = set()
     for template in templates:
         prefix, first = leading_free_steps(template)
         if not _is_dp_component(first):
-            continue
+            image = free_image(first)
+            if image is None:
+                continue
+            # a composite: its data-independent parts, cut at its private components
+            prefix = Pipeline([*([] if prefix is None else prefix.steps), ("image", image)])
+            first = None
         # the float type and NaN answer belong to the model: one key per (prefix, model class)
         key = (None if prefix is None else _prefix_key(prefix, len(checked)), type(first))
         if key in checked:
             continue
         checked.add(key)
-        nan_ok = allow_nan if prefix is None else _accepts_nan_after(prefix, first, X, y,
-                                                                     classes, fill)
+        nan_ok = allow_nan if prefix is None or first is None else _accepts_nan_after(
+            prefix, first, X, y, classes, fill)
         if not _model_input_ok(prefix, X, nan_ok, _MODEL_DTYPES.get(type(first).__name__,
                                                                     np.float64)):
             # raised here, outside any except block: no __context__ that could quote a value

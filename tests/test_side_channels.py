@@ -578,6 +578,12 @@ def _complex_below_minus_100(X):
     return np.emath.sqrt(np.asarray(X) + 100.0)
 
 
+def _dp_scaler():
+    from diffprivlib.models import StandardScaler
+
+    return StandardScaler(epsilon=0.5, bounds=(-1.0, 1.0))
+
+
 def _pipeline_cases():
     """``(name, estimator, X, X')``: a pipeline whose data-independent steps turn one record of
     ``X'`` (a finite number, or a category the encoder does not know) into what its
@@ -600,6 +606,19 @@ def _pipeline_cases():
     nested = Pipeline([("model", Pipeline([("poly", PolynomialFeatures(degree=3)),
                                            ("lr", lr())]))])
     cases.append(("nested_pipeline_overflow", nested, X, X2))
+    # a composite first step with a private branch: what its data-independent branch gives
+    # the model, and what its private branch receives, are read too
+    free_branch = Pipeline([
+        ("ct", ColumnTransformer([("scale", _dp_scaler(), [1]),
+                                  ("poly", PolynomialFeatures(degree=3), [0])])),
+        ("lr", lr())])
+    cases.append(("composite_free_branch_overflow", free_branch, X, X2))
+    private_branch = Pipeline([
+        ("ct", ColumnTransformer([("branch", Pipeline([("poly", PolynomialFeatures(degree=3)),
+                                                       ("scale", _dp_scaler())]), [0])],
+                                 remainder="passthrough")),
+        ("lr", lr())])
+    cases.append(("composite_private_branch_overflow", private_branch, X, X2))
     X4 = X.copy()
     X4[7, 0] = -200.0  # np.emath.sqrt makes the whole batch complex, which diffprivlib refuses
     complex_pipe = Pipeline([("sqrt", FunctionTransformer(_complex_below_minus_100)),
@@ -831,6 +850,59 @@ def test_a_step_parameter_whose_values_cannot_be_listed_is_refused_before_any_da
         search.set_params(param_distributions={"bin__threshold": [-0.5, 0.0, 0.5],
                                                "lr__C": stats.loguniform(0.1, 10.0)})
     search.fit(X, y)  # listed values, and a continuous parameter of the model itself, fit
+
+
+def test_a_composite_first_step_is_cut_at_its_private_components():
+    """The image of a composite holding private components: each private component becomes
+    ``"passthrough"``, each pipeline stops after its first private step, free branches stay."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import FeatureUnion
+    from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures
+
+    from skdptune._estimators import free_image
+
+    ct = ColumnTransformer([
+        ("num", Pipeline([("poly", PolynomialFeatures(2)), ("scale", _dp_scaler()),
+                          ("poly_after", PolynomialFeatures(3))]), [0]),
+        ("cat", OneHotEncoder(categories=[[0, 1]], handle_unknown="ignore"), [1]),
+        ("raw", _dp_scaler(), [2])], remainder=_dp_scaler())
+    image = free_image(ct)
+    num, cat, raw = (t for _, t, _ in image.transformers)
+    assert [name for name, _ in num.steps] == ["poly", "scale"] and num.steps[1][1] == \
+        "passthrough" and num.steps[0][1] is not ct.transformers[0][1].steps[0][1]
+    assert isinstance(cat, OneHotEncoder) and raw == "passthrough"
+    assert image.remainder == "passthrough" and ct.remainder != "passthrough"
+    union = FeatureUnion([("a", _dp_scaler()), ("b", PolynomialFeatures(2))])
+    assert [t if isinstance(t, str) else type(t).__name__
+            for _, t in free_image(union).transformer_list] == ["passthrough",
+                                                                 "PolynomialFeatures"]
+    assert free_image(ColumnTransformer([("cat", OneHotEncoder(), [0])])) is None
+    Z = np.array([[2.0, 1, 5.0], [3.0, 0, 7.0]])
+    assert np.allclose(image.fit_transform(Z), [[1, 2, 4, 0, 1, 5], [1, 3, 9, 1, 0, 7]])
+
+
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+def test_a_typical_mixed_type_pipeline_still_fits():
+    """A pandas frame through a ``ColumnTransformer`` of a private scaler and a one-hot encoder
+    with declared categories: the composite's check passes on clean data."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.RandomState(0)
+    frame = pd.DataFrame({"age": rng.uniform(-1, 1, 300), "job": rng.choice(["a", "b"], 300)})
+    y = (np.arange(300) % 2).astype(int)
+    pipe = Pipeline([
+        ("ct", ColumnTransformer([("num", _dp_scaler(), ["age"]),
+                                  ("cat", OneHotEncoder(categories=[["a", "b"]],
+                                                        handle_unknown="ignore"), ["job"])])),
+        ("lr", lr())])
+    for make in (grid, rand):
+        search = make(estimator=pipe, space={"lr__C": [0.1, 1.0]}, random_state=0)
+        search.fit(frame, y)
+        assert search.best_estimator_.predict(frame).shape == (300,)
+    frame.loc[7, "job"] = "unknown"  # ignored by the encoder: all zeros, still in the domain
+    rand(estimator=pipe, space={"lr__C": [0.1, 1.0]}, random_state=0).fit(frame, y)
 
 
 def test_which_parameters_shape_what_the_first_private_model_receives():
