@@ -90,6 +90,7 @@ from ._public import (
     choose_object_fill,
     declared_labels,
     dry_run,
+    is_listed,
     make_padding,
     model_input_settings,
     resolve_classes,
@@ -479,7 +480,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         space = self._search_space()
         candidates = []
         for sub in space if isinstance(space, list) else [space]:
-            if all(isinstance(v, (list, tuple, np.ndarray)) for v in sub.values()):
+            if all(is_listed(v) for v in sub.values()):
                 candidates += list(ParameterGrid(sub))
             else:
                 candidates += list(ParameterSampler(sub, n_iter=10, random_state=0))
@@ -560,7 +561,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                              scorer_params={"scoring": score_params}, n_jobs=self.n_jobs)
         # every setting of the steps in front of the first private model, for the domain
         input_templates = templates + candidate_templates(
-            self.estimator, model_input_settings(self._model_input_space(), templates))
+            self.estimator,
+            model_input_settings(self.estimator, self._model_input_space(), templates))
 
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)

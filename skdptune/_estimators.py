@@ -514,6 +514,13 @@ def _privacy_settings(estimator: Any, space: Any) -> Iterator[dict]:
             yield dict(zip(axes.keys(), combo, strict=True))
 
 
+def structure_variants(estimator: Any, space: Any) -> list:
+    """The estimator under every privacy-relevant setting of ``space`` (its lists): each step
+    replacement, ``"passthrough"``, encoder setting, ... -- the structures a candidate can
+    have. Raises as :func:`estimator_privacy` does for a space it refuses."""
+    return [candidate for _, candidate in _candidates(estimator, space)]
+
+
 def _candidates(estimator: Any, space: Any) -> Iterator[tuple[dict, Any]]:
     """``(setting, estimator with setting applied)``; the estimator is never modified."""
     for setting in _privacy_settings(estimator, space):

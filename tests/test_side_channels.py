@@ -822,6 +822,64 @@ def test_every_value_of_a_step_in_front_of_the_model_is_checked(degree):
     assert acc.spent_budget == []
 
 
+def _clipped_scaler(epsilon):
+    """A private scaler behind a clip to its bounds (what a step after it receives is then
+    bounded, which keeps the documented limit out of the next test)."""
+    return Pipeline([("clip", FunctionTransformer(np.clip, kw_args={"a_min": -1.0,
+                                                                     "a_max": 1.0})),
+                     ("sc", _dp_scaler().set_params(epsilon=epsilon))])
+
+
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.parametrize("make", [grid, rand])
+def test_a_step_that_a_replacement_puts_in_front_of_the_model_is_checked(make):
+    """Found by a review: with a private scaler first, the ``PolynomialFeatures`` after it is
+    no step *in front of* the model, so its degree was not listed -- but a replacement of the
+    scaler by ``"passthrough"``, which no dry-run candidate held, puts it there. Whether a
+    parameter shapes the model's input is now asked of every structure the space's lists can
+    build (the grid case: a ``range`` made the dry run sample the grid)."""
+    from scipy import stats
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (np.arange(300) % 2).astype(int)
+    pipe = Pipeline([("s1", _clipped_scaler(0.5)), ("poly", _poly_pipe().steps[0][1]),
+                     ("lr", lr())])
+    scalers = [_clipped_scaler(e) for e in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)]
+    if make is grid:
+        space = {"s1": [*scalers, "passthrough"], "poly__degree": [3],
+                 "lr__max_iter": range(100, 104)}
+    else:
+        space = {"s1": [*scalers, "passthrough"], "poly__degree": stats.randint(3, 4),
+                 "lr__C": stats.loguniform(0.1, 10.0)}
+    search = make(estimator=pipe, space=space, random_state=0)
+    if make is rand:  # the point of the test: no dry-run candidate puts poly in front
+        assert all(c["s1"] != "passthrough" for c in search._dry_run_candidates())
+    clone(search).fit(X, y)
+    X[7, 0] = 1e110
+    acc = BudgetAccountant()
+    with pytest.raises(DomainError, match="^X contains a row that"):
+        clone(search).set_params(accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
+
+
+def test_a_range_or_any_sequence_is_a_list_of_values():
+    """scikit-learn's rule: a sequence without ``rvs`` is a list of values. A ``range`` over a
+    step's parameter is listed (it used to be refused as a distribution), and a grid with a
+    ``range`` is dry-run point by point."""
+    from collections import UserList
+
+    from scipy import stats
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (np.arange(300) % 2).astype(int)
+    for degrees in (range(1, 4), UserList([1, 2, 3])):
+        space = {"poly__degree": degrees, "lr__C": stats.loguniform(0.1, 10.0)}
+        rand(estimator=_poly_pipe(), space=space, random_state=0).fit(X, y)
+    search = grid(estimator=_poly_pipe(), space={"poly__degree": range(1, 4),
+                                                 "lr__C": [0.1, 1.0, 10.0, 100.0]})
+    assert len(search._dry_run_candidates()) == 12
+
+
 @pytest.mark.parametrize("make", ["random", "gibo"])
 def test_a_step_parameter_whose_values_cannot_be_listed_is_refused_before_any_data(make):
     """A real range (DPGIBOSearchCV) or a continuous distribution over a parameter of a step
