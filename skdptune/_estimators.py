@@ -836,13 +836,11 @@ def free_image(step: Any) -> Any:
     receives and the output of its data-independent branches. Built from clones; fit the result
     (its every step is data-independent). ``None`` when ``step`` holds no private component.
     """
-    if not any(comp.role == _DP for comp in _walk(step)):
-        return None
-    return _cut(step)
+    return _cut(step) if _holds_dp(step) else None
 
 
 def _cut(step: Any) -> Any:
-    if _is_free_step(step) or not any(comp.role == _DP for comp in _walk(step)):
+    if not _holds_dp(step):
         return step if isinstance(step, str) or step is None else clone(step)
     if _is_dp_component(step):
         return "passthrough"
@@ -850,11 +848,13 @@ def _cut(step: Any) -> Any:
         kept = []
         for name, sub in step.steps:
             kept.append((name, _cut(sub)))
-            if any(comp.role == _DP for comp in _walk(sub)):
+            if _holds_dp(sub):
                 break
         return Pipeline(kept)
     if isinstance(step, ColumnTransformer):
-        out = clone(step)
+        # prefixed output names: a private branch made "passthrough" keeps its input's names,
+        # which may clash with another branch's (pandas output refuses duplicates)
+        out = clone(step).set_params(verbose_feature_names_out=True)
         out.transformers = [(name, _cut(sub), columns)
                             for name, sub, columns in step.transformers]
         out.remainder = _cut(step.remainder)
@@ -869,12 +869,16 @@ def _cut(step: Any) -> Any:
 def shapes_model_input(template: Any, name: str) -> bool:
     """Whether setting the parameter ``name`` of ``template`` may change what its first private
     model receives: the data-independent steps in front of it (:func:`leading_free_steps`), or
-    which step that model is.
+    which step that model is -- or, when that first step is a composite holding private
+    components, its :func:`free_image`.
 
-    Conservative: ``False`` only for a parameter of that first step, of a step after it, or of
-    an object inside one of them (``clf__C``, ``model__clf__tol``). A parameter of a step in
-    front (``poly__degree``), a step's name (which replaces the step), a pipeline's own
-    parameter, or a name that does not resolve, shapes it.
+    Conservative: ``False`` only for a parameter of a private component or of an object after
+    one -- the first private step and the steps after it (``clf__C``, ``model__clf__tol``);
+    in a composite first step, its private components and what follows them in a branch
+    (``ct__scale__epsilon``). A parameter of a step in front (``poly__degree``), of a free
+    branch of the composite (``ct__poly__degree``) or of the composite itself, a step's name
+    (which replaces the step), a pipeline's own parameter, or a name that does not resolve,
+    shapes it.
     """
     owner_path = name.rpartition("__")[0]
     try:
@@ -884,9 +888,33 @@ def shapes_model_input(template: Any, name: str) -> bool:
     first = leading_free_steps(template)[1]
     steps = _steps_in_line(template) if isinstance(template, Pipeline) and template.steps \
         else [template]
-    after = steps[next(j for j, step in enumerate(steps) if step is first):]
-    return not any(owner is step or any(owner is value for value in _deep_values(step))
-                   for step in after)
+    j = next(j for j, step in enumerate(steps) if step is first)
+    if _is_dp_component(first):
+        beyond = [obj for step in steps[j:] for obj in (step, *_deep_values(step))]
+    else:
+        beyond = [*_beyond_cut(first),
+                  *(obj for step in steps[j + 1:] for obj in (step, *_deep_values(step)))]
+    return not any(owner is obj for obj in beyond)
+
+
+def _beyond_cut(step: Any) -> list:
+    """The objects of ``step`` that :func:`free_image` cuts away: its private components, what
+    is inside them, and the steps after them in a pipeline."""
+    if not _holds_dp(step):
+        return []
+    if _is_dp_component(step):
+        return [step, *_deep_values(step)]
+    if isinstance(step, Pipeline):
+        out, cut = [], False
+        for _, sub in step.steps:
+            out += [sub, *_deep_values(sub)] if cut else _beyond_cut(sub)
+            cut = cut or _holds_dp(sub)
+        return out
+    return [obj for _, child, _ in (_children(step) or []) for obj in _beyond_cut(child)]
+
+
+def _holds_dp(step: Any) -> bool:
+    return not _is_free_step(step) and any(comp.role == _DP for comp in _walk(step))
 
 
 def _deep_values(obj: Any) -> list:

@@ -674,8 +674,10 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
     question). A first step after them that is a composite holding private components (a
     ``ColumnTransformer`` with a diffprivlib branch) is read through its
     :func:`~skdptune._estimators.free_image`: the rows each of its first private components
-    receives, beside the output of its data-independent branches, must be finite (NaN as
-    :func:`check_domain` allows it).
+    receives, beside the output of its data-independent branches, must be finite -- no NaN
+    (which column of the image a NaN reaches is not asked), and in float32 when a diffprivlib
+    tree reads any of it. An image that cannot transform synthetic rows with the public format
+    is a configuration the check cannot read: a ``ValueError`` (public).
 
     Reads the data (the prefix of every distinct candidate is applied to all rows once);
     nothing is charged. ``templates``: the dry run's candidate templates (a space with
@@ -688,24 +690,51 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
     checked = set()
     for template in templates:
         prefix, first = leading_free_steps(template)
-        if not _is_dp_component(first):
+        if _is_dp_component(first):
+            dtype = _MODEL_DTYPES.get(type(first).__name__, np.float64)
+        else:
             image = free_image(first)
             if image is None:
                 continue
-            # a composite: its data-independent parts, cut at its private components
+            # a composite: its data-independent parts, cut at its private components, read in
+            # the narrowest float type of the private models that may read them
             prefix = Pipeline([*([] if prefix is None else prefix.steps), ("image", image)])
             first = None
+            dtype = min((_MODEL_DTYPES.get(type(c).__name__, np.float64)
+                         for _, c in iter_dp_components(template)),
+                        key=lambda t: np.dtype(t).itemsize)
         # the float type and NaN answer belong to the model: one key per (prefix, model class)
-        key = (None if prefix is None else _prefix_key(prefix, len(checked)), type(first))
+        key = (None if prefix is None else _prefix_key(prefix, len(checked)), type(first),
+               dtype)
         if key in checked:
             continue
         checked.add(key)
-        nan_ok = allow_nan if prefix is None or first is None else _accepts_nan_after(
-            prefix, first, X, y, classes, fill)
-        if not _model_input_ok(prefix, X, nan_ok, _MODEL_DTYPES.get(type(first).__name__,
-                                                                    np.float64)):
+        if first is None:
+            _check_image_reads_synthetic_rows(prefix, X, y, classes, fill)
+            nan_ok = False
+        else:
+            nan_ok = allow_nan if prefix is None else _accepts_nan_after(prefix, first, X, y,
+                                                                         classes, fill)
+        if not _model_input_ok(prefix, X, nan_ok, dtype):
             # raised here, outside any except block: no __context__ that could quote a value
             raise DomainError(_MODEL_INPUT_MESSAGE)
+
+
+def _check_image_reads_synthetic_rows(image, X, y, classes, fill) -> None:
+    """Raise a public ``ValueError`` if a composite's image cannot transform synthetic rows
+    with the public format of ``X``: the check could not read the real ones either."""
+    from sklearn.base import clone
+
+    X_syn, _ = synthetic_dataset(X, y, classes, fill=fill)
+    try:
+        with silenced(), np.errstate(all="ignore"):
+            clone(image).fit_transform(X_syn)
+    except Exception as exc:
+        raise ValueError(
+            "The first step in front of the model is a composite holding private components; "
+            "its data-independent parts, cut at those components, could not transform "
+            f"synthetic rows with the public format of X ({type(exc).__name__}), so the rows "
+            "its private components receive cannot be checked. Nothing was charged.") from exc
 
 
 def _prefix_key(prefix, position: int) -> Any:

@@ -940,6 +940,108 @@ def test_a_composite_first_step_is_cut_at_its_private_components():
 
 
 @pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+def _log_shifted(Z):
+    return np.log(np.asarray(Z, dtype=float) + 100.0)
+
+
+def _composite_cases():
+    """``(name, estimator, space, X, X')`` found by the second review of the composite check:
+    one finite record of ``X'`` makes a composite first step feed its private component or the
+    model something it cannot take, without any noise involved."""
+    from diffprivlib.models import RandomForestClassifier
+    from scipy import stats
+    from sklearn.compose import ColumnTransformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import PolynomialFeatures
+
+    X = np.random.RandomState(0).uniform(0.1, 1, size=(300, 3))
+    cases = []
+    nan_branch = Pipeline([
+        ("ct", ColumnTransformer([("imp", SimpleImputer(strategy="constant", fill_value=0.0),
+                                   [0]),
+                                  ("log", FunctionTransformer(_log_shifted), [1]),
+                                  ("priv", _dp_scaler(), [2])])),
+        ("lr", lr())])
+    X2 = X.copy()
+    X2[5, 1] = -150.0  # finite; the free branch's log makes it NaN, which the model refuses
+    cases.append(("nan_from_a_free_branch", nan_branch, {"lr__C": [0.1, 1.0]}, X, X2))
+    tree = Pipeline([
+        ("ct", ColumnTransformer([("priv", _dp_scaler(), [0, 1])], remainder="passthrough")),
+        ("tree", RandomForestClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1],
+                                        n_estimators=3))])
+    X3 = X.copy()
+    X3[5, 2] = 1e39  # finite in float64, infinite in the tree's float32
+    cases.append(("tree_after_a_composite", tree, {"tree__max_depth": [2, 3]}, X, X3))
+    drawn = Pipeline([
+        ("ct", ColumnTransformer([("priv", _dp_scaler(), [0, 1]),
+                                  ("poly", PolynomialFeatures(), [2])])),
+        ("lr", lr())])
+    X4 = X.copy()
+    X4[5, 2] = 1e55  # degree 5 is finite, degree 6 (never a dry-run draw) is not
+    cases.append(("free_branch_parameter_drawn", drawn,
+                  {"ct__poly__degree": stats.randint(1, 7),
+                   "lr__C": stats.loguniform(0.1, 10.0)}, X, X4))
+    return cases
+
+
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("case", _composite_cases(), ids=lambda case: case[0])
+def test_what_a_composite_first_step_gives_is_read_as_its_model_reads_it(make, case):
+    """No NaN from a composite's image (which column a NaN reaches is not asked), float32
+    where a diffprivlib tree reads it, and every value of a free branch's parameter listed
+    (a composite's free branch shapes its image)."""
+    _, estimator, space, X, X2 = case
+    if make is grid and any(hasattr(v, "rvs") for v in space.values()):
+        space = {k: list(range(1, 7)) if hasattr(v, "rvs") else v for k, v in space.items()}
+        space["lr__C"] = [1.0]
+    y = (np.arange(300) % 2).astype(int)
+    search = make(estimator=estimator, space=space, random_state=0)
+    clone(search).fit(X, y)
+    acc = BudgetAccountant()
+    with pytest.raises(DomainError, match="^X contains a row that"):
+        clone(search).set_params(accountant=acc).fit(X2, y)
+    assert acc.spent_budget == []
+
+
+def test_a_range_over_a_composites_free_branch_is_refused():
+    """DPGIBOSearchCV's real ranges cannot be listed: a range over a parameter of a free
+    branch of a composite first step is refused like one over a step in front."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import Binarizer
+
+    pipe = Pipeline([("ct", ColumnTransformer([("priv", _dp_scaler(), [0]),
+                                               ("bin", Binarizer(), [1])])),
+                     ("lr", lr())])
+    search = DPGIBOSearchCV(pipe, {"ct__bin__threshold": (-0.5, 0.5)}, n_iter=2,
+                            classes=[0, 1], random_state=0)
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    with pytest.raises(ValueError, match="'ct__bin__threshold' may set a data-independent"):
+        search.fit(X, (np.arange(300) % 2).astype(int))
+    search.set_params(param_space={"ct__priv__epsilon": (0.1, 1.0)})
+    with pytest.raises(ValueError, match="sets the privacy parameters itself"):
+        search.fit(X, (np.arange(300) % 2).astype(int))  # not the listing's refusal
+
+
+def test_a_composite_whose_cut_output_names_would_clash_still_fits():
+    """Cutting a private PCA branch to ``"passthrough"`` keeps its input's column names,
+    which may clash with another branch's under pandas output: the image prefixes them."""
+    pd = pytest.importorskip("pandas")
+    from diffprivlib.models import PCA
+    from sklearn.compose import ColumnTransformer
+
+    rng = np.random.RandomState(0)
+    frame = pd.DataFrame(rng.uniform(-1, 1, size=(300, 3)), columns=["a", "b", "c"])
+    ct = ColumnTransformer([("pca", PCA(n_components=2, epsilon=0.5, data_norm=2.0,
+                                        bounds=(-1.0, 1.0)), ["a", "b"]),
+                            ("keep", "passthrough", ["a", "c"])],
+                           verbose_feature_names_out=False)
+    pipe = Pipeline([("ct", ct), ("lr", lr())]).set_output(transform="pandas")
+    rand(estimator=pipe, space={"lr__C": [0.1, 1.0]}, random_state=0).fit(
+        frame, (np.arange(300) % 2).astype(int))
+
+
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
 def test_a_typical_mixed_type_pipeline_still_fits():
     """A pandas frame through a ``ColumnTransformer`` of a private scaler and a one-hot encoder
     with declared categories: the composite's check passes on clean data."""
@@ -976,6 +1078,19 @@ def test_which_parameters_shape_what_the_first_private_model_receives():
         assert shapes_model_input(nested, name), name
     for name in ("model__lr__C", "model__lr__epsilon", "model__lr__accountant"):
         assert not shapes_model_input(nested, name), name
+    from sklearn.compose import ColumnTransformer
+
+    composite = Pipeline([
+        ("ct", ColumnTransformer([("num", Pipeline([("poly", PolynomialFeatures()),
+                                                    ("scale", _dp_scaler()),
+                                                    ("after", PolynomialFeatures())]), [0]),
+                                  ("free", PolynomialFeatures(), [1])])),
+        ("lr", lr())])
+    for name in ("ct__num__poly__degree", "ct__free__degree", "ct__num", "ct__free",
+                 "ct__transformer_weights", "ct__remainder"):
+        assert shapes_model_input(composite, name), name
+    for name in ("ct__num__scale__epsilon", "ct__num__after__degree", "lr__C"):
+        assert not shapes_model_input(composite, name), name
     assert not shapes_model_input(lr(), "C")
     private_first = Pipeline([("lr", lr())])
     assert not shapes_model_input(private_first, "lr__C")
