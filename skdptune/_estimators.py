@@ -859,11 +859,10 @@ def _cut(step: Any) -> Any:
                             for name, sub, columns in step.transformers]
         out.remainder = _cut(step.remainder)
         return out
-    if isinstance(step, FeatureUnion):
-        out = clone(step)
-        out.transformer_list = [(name, _cut(sub)) for name, sub in step.transformer_list]
-        return out
-    return clone(step)  # not reached: _walk lists the private leaves of these composites only
+    # a FeatureUnion: the last composite whose private leaves _walk lists
+    out = clone(step)
+    out.transformer_list = [(name, _cut(sub)) for name, sub in step.transformer_list]
+    return out
 
 
 def shapes_model_input(template: Any, name: str) -> bool:

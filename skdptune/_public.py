@@ -731,8 +731,9 @@ def _check_image_reads_synthetic_rows(image, X, y, classes, fill) -> None:
             clone(image).fit_transform(X_syn)
     except Exception as exc:
         raise ValueError(
-            "The first step in front of the model is a composite holding private components; "
-            "its data-independent parts, cut at those components, could not transform "
+            "A candidate's first step after its data-independent ones is a composite holding "
+            "private components; its data-independent parts, cut at those components, could "
+            "not transform "
             f"synthetic rows with the public format of X ({type(exc).__name__}), so the rows "
             "its private components receive cannot be checked. Nothing was charged.") from exc
 
