@@ -81,6 +81,7 @@ from ._private import one_fit_at_a_time, run_private
 from ._public import (
     PublicInfo,
     check_budget,
+    check_composites_readable,
     check_domain,
     check_model_input,
     check_public_shapes,
@@ -563,6 +564,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         input_templates = templates + candidate_templates(
             self.estimator,
             model_input_settings(self.estimator, self._model_input_space(), templates))
+        check_composites_readable(input_templates, X, y, classes, fill)
 
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)

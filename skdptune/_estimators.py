@@ -913,7 +913,7 @@ def _beyond_cut(step: Any) -> list:
 
 
 def _holds_dp(step: Any) -> bool:
-    return not _is_free_step(step) and any(comp.role == _DP for comp in _walk(step))
+    return bool(iter_dp_components(step))
 
 
 def _deep_values(obj: Any) -> list:

@@ -45,6 +45,7 @@ __all__ = [
     "Padding",
     "PublicInfo",
     "check_budget",
+    "check_composites_readable",
     "check_domain",
     "check_model_input",
     "check_public_shapes",
@@ -676,18 +677,33 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
     :func:`~skdptune._estimators.free_image`: the rows each of its first private components
     receives, beside the output of its data-independent branches, must be finite -- no NaN
     (which column of the image a NaN reaches is not asked), and in float32 when a diffprivlib
-    tree reads any of it. An image that cannot transform synthetic rows with the public format
-    is a configuration the check cannot read: a ``ValueError`` (public).
+    tree reads any of it (:func:`check_composites_readable` ran first).
 
     Reads the data (the prefix of every distinct candidate is applied to all rows once);
     nothing is charged. ``templates``: the dry run's candidate templates (a space with
     distributions: its seeded draws) and those of :func:`model_input_settings`.
     """
+    for prefix, first, dtype in _model_readers(templates):
+        if first is None:  # a composite's image: no NaN (check_composites_readable ran)
+            nan_ok = False
+        else:
+            nan_ok = allow_nan if prefix is None else _accepts_nan_after(prefix, first, X, y,
+                                                                         classes, fill)
+        if not _model_input_ok(prefix, X, nan_ok, dtype):
+            # raised here, outside any except block: no __context__ that could quote a value
+            raise DomainError(_MODEL_INPUT_MESSAGE)
+
+
+def _model_readers(templates: list) -> list[tuple[Any, Any, Any]]:
+    """``(prefix, first, dtype)`` for every distinct way a candidate's first private step
+    reads the rows: the data-independent steps in front of it (``None``: none), that model
+    (``None`` for a composite, whose :func:`~skdptune._estimators.free_image` ends the
+    prefix) and the float type it reads them in."""
     from sklearn.pipeline import Pipeline
 
     from ._estimators import _is_dp_component, free_image, leading_free_steps
 
-    checked = set()
+    readers, seen = [], set()
     for template in templates:
         prefix, first = leading_free_steps(template)
         if _is_dp_component(first):
@@ -704,38 +720,36 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
                          for _, c in iter_dp_components(template)),
                         key=lambda t: np.dtype(t).itemsize)
         # the float type and NaN answer belong to the model: one key per (prefix, model class)
-        key = (None if prefix is None else _prefix_key(prefix, len(checked)), type(first),
-               dtype)
-        if key in checked:
-            continue
-        checked.add(key)
-        if first is None:
-            _check_image_reads_synthetic_rows(prefix, X, y, classes, fill)
-            nan_ok = False
-        else:
-            nan_ok = allow_nan if prefix is None else _accepts_nan_after(prefix, first, X, y,
-                                                                         classes, fill)
-        if not _model_input_ok(prefix, X, nan_ok, dtype):
-            # raised here, outside any except block: no __context__ that could quote a value
-            raise DomainError(_MODEL_INPUT_MESSAGE)
+        key = (None if prefix is None else _prefix_key(prefix, len(seen)), type(first), dtype)
+        if key not in seen:
+            seen.add(key)
+            readers.append((prefix, first, dtype))
+    return readers
 
 
-def _check_image_reads_synthetic_rows(image, X, y, classes, fill) -> None:
-    """Raise a public ``ValueError`` if a composite's image cannot transform synthetic rows
-    with the public format of ``X``: the check could not read the real ones either."""
+def check_composites_readable(templates: list, X: Any, y: Any, classes: np.ndarray | None,
+                              fill: Any = "") -> None:
+    """Raise a public ``ValueError`` if the :func:`~skdptune._estimators.free_image` of a
+    candidate's composite first step cannot transform synthetic rows with the public format
+    of ``X``: :func:`check_model_input` could not read the real ones either. Reads no data;
+    run it with the public checks, before the budget."""
     from sklearn.base import clone
 
+    images = [prefix for prefix, first, _ in _model_readers(templates) if first is None]
+    if not images:
+        return
     X_syn, _ = synthetic_dataset(X, y, classes, fill=fill)
-    try:
-        with silenced(), np.errstate(all="ignore"):
-            clone(image).fit_transform(X_syn)
-    except Exception as exc:
-        raise ValueError(
-            "A candidate's first step after its data-independent ones is a composite holding "
-            "private components; its data-independent parts, cut at those components, could "
-            "not transform "
-            f"synthetic rows with the public format of X ({type(exc).__name__}), so the rows "
-            "its private components receive cannot be checked. Nothing was charged.") from exc
+    for image in images:
+        try:
+            with silenced(), np.errstate(all="ignore"):
+                clone(image).fit_transform(X_syn)
+        except Exception as exc:
+            raise ValueError(
+                "A candidate's first step after its data-independent ones is a composite "
+                "holding private components; its data-independent parts, cut at those "
+                "components, could not transform synthetic rows with the public format of X "
+                f"({type(exc).__name__}), so the rows its private components receive cannot "
+                "be checked. Nothing was read or charged.") from exc
 
 
 def _prefix_key(prefix, position: int) -> Any:
