@@ -77,6 +77,7 @@ from ._estimators import (
     seeded_dp_components,
     strip_nonprivate_attributes,
 )
+from ._magnitude import magnitude_limits
 from ._private import one_fit_at_a_time, run_private
 from ._public import (
     PublicInfo,
@@ -565,6 +566,12 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.estimator,
             model_input_settings(self.estimator, self._model_input_space(), templates))
         check_composites_readable(input_templates, X, y, classes, fill)
+        # the magnitude a private transformer followed by other steps may read (public)
+        with single_threaded_blas():
+            limits = magnitude_limits(input_templates, domain.synthetic)
+        if any(limit is not None for limit in limits):
+            self._log(1, "magnitude limit on the rows a private transformer reads: "
+                         f"{min(limit for limit in limits if limit is not None):g}")
 
         # 2. the budget, from data-independent quantities
         report = self._planned_report(n_samples)
@@ -576,7 +583,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         # 3. the declared domain (fixed message, nothing charged)
         check_domain(X, y, classes, allow_nan=domain.allow_nan)
         check_model_input(input_templates, X, y, classes, allow_nan=domain.allow_nan,
-                          fill=fill)
+                          fill=fill, limits=limits)
         y = declared_labels(y, classes)  # classes_ of the declared dtype, whatever one row holds
         check_weights_domain([fit_params.get("sample_weight"),
                               score_params.get("sample_weight")])

@@ -555,7 +555,9 @@ _MODEL_INPUT_MESSAGE = (
     "X contains a row that the estimator's first private step cannot take as it is given to "
     "it -- after the data-independent steps before it, if any: a value that is not a number, "
     "a missing value it does not accept, or a value those steps turn into an infinite or "
-    "missing one (an overflow, an unknown category encoded as NaN). Such rows are outside the "
+    "missing one (an overflow, an unknown category encoded as NaN) -- or, where a private "
+    "transformer is followed by other steps, a value beyond the public limit on the magnitude "
+    "of what it reads (docs/privacy.md). Such rows are outside the "
     "domain; clip, impute or encode them with public constants before the search (no value or "
     "position is named here because this check reads the private data). Nothing was charged.")
 
@@ -659,7 +661,8 @@ def _discrete_support(spec: Any) -> list | None:
 
 
 def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | None, *,
-                      allow_nan: bool, fill: Any = "") -> None:
+                      allow_nan: bool, fill: Any = "",
+                      limits: list[float | None] | None = None) -> None:
     """Refuse, with a fixed message (:class:`DomainError`), a dataset with a row that the
     first private step of a candidate could not take.
 
@@ -677,34 +680,39 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
     :func:`~skdptune._estimators.free_image`: the rows each of its first private components
     receives, beside the output of its data-independent branches, must be finite -- no NaN
     (which column of the image a NaN reaches is not asked), and in float32 when a diffprivlib
-    tree reads any of it (:func:`check_composites_readable` ran first).
+    tree reads any of it (:func:`check_composites_readable` ran first). Where a step reads
+    what a private transformer outputs, what it receives must also lie within the template's
+    public magnitude limit (``limits``, aligned with ``templates``: from
+    :func:`skdptune._magnitude.magnitude_limits`; ``None``: no limit).
 
     Reads the data (the prefix of every distinct candidate is applied to all rows once);
     nothing is charged. ``templates``: the dry run's candidate templates (a space with
     distributions: its seeded draws) and those of :func:`model_input_settings`.
     """
-    for prefix, first, dtype in _model_readers(templates):
+    for prefix, first, dtype, limit in _model_readers(templates, limits):
         if first is None:  # a composite's image: no NaN (check_composites_readable ran)
             nan_ok = False
         else:
             nan_ok = allow_nan if prefix is None else _accepts_nan_after(prefix, first, X, y,
                                                                          classes, fill)
-        if not _model_input_ok(prefix, X, nan_ok, dtype):
+        if not _model_input_ok(prefix, X, nan_ok, dtype, limit):
             # raised here, outside any except block: no __context__ that could quote a value
             raise DomainError(_MODEL_INPUT_MESSAGE)
 
 
-def _model_readers(templates: list) -> list[tuple[Any, Any, Any]]:
-    """``(prefix, first, dtype)`` for every distinct way a candidate's first private step
-    reads the rows: the data-independent steps in front of it (``None``: none), that model
-    (``None`` for a composite, whose :func:`~skdptune._estimators.free_image` ends the
-    prefix) and the float type it reads them in."""
+def _model_readers(templates: list, limits: list[float | None] | None = None
+                   ) -> list[tuple[Any, Any, Any, float | None]]:
+    """``(prefix, first, dtype, limit)`` for every distinct way a candidate's first private
+    step reads the rows: the data-independent steps in front of it (``None``: none), that
+    model (``None`` for a composite, whose :func:`~skdptune._estimators.free_image` ends the
+    prefix), the float type it reads them in and the template's magnitude limit (``limits``,
+    aligned with ``templates``; ``None``: none)."""
     from sklearn.pipeline import Pipeline
 
     from ._estimators import _is_dp_component, free_image, leading_free_steps
 
     readers, seen = [], set()
-    for template in templates:
+    for template, limit in zip(templates, limits or [None] * len(templates), strict=True):
         prefix, first = leading_free_steps(template)
         if _is_dp_component(first):
             dtype = _MODEL_DTYPES.get(type(first).__name__, np.float64)
@@ -720,10 +728,11 @@ def _model_readers(templates: list) -> list[tuple[Any, Any, Any]]:
                          for _, c in iter_dp_components(template)),
                         key=lambda t: np.dtype(t).itemsize)
         # the float type and NaN answer belong to the model: one key per (prefix, model class)
-        key = (None if prefix is None else _prefix_key(prefix, len(seen)), type(first), dtype)
+        key = (None if prefix is None else _prefix_key(prefix, len(seen)), type(first), dtype,
+               limit)
         if key not in seen:
             seen.add(key)
-            readers.append((prefix, first, dtype))
+            readers.append((prefix, first, dtype, limit))
     return readers
 
 
@@ -735,7 +744,7 @@ def check_composites_readable(templates: list, X: Any, y: Any, classes: np.ndarr
     run it with the public checks, before the budget."""
     from sklearn.base import clone
 
-    images = [prefix for prefix, first, _ in _model_readers(templates) if first is None]
+    images = [prefix for prefix, first, _, _ in _model_readers(templates) if first is None]
     if not images:
         return
     X_syn, _ = synthetic_dataset(X, y, classes, fill=fill)
@@ -768,9 +777,11 @@ def _prefix_key(prefix, position: int) -> Any:
 _MODEL_DTYPES = {"DecisionTreeClassifier": np.float32, "RandomForestClassifier": np.float32}
 
 
-def _model_input_ok(prefix, X, nan_ok: bool, dtype=np.float64) -> bool:
+def _model_input_ok(prefix, X, nan_ok: bool, dtype=np.float64, limit: float | None = None
+                    ) -> bool:
     """Whether every row of ``X``, through ``prefix`` (``None``: as is), is numbers the model
-    can take in its float ``dtype``: finite, or NaN where ``nan_ok``."""
+    can take in its float ``dtype``: finite, or NaN where ``nan_ok``, and at most ``limit`` in
+    magnitude (``None``: no limit)."""
     from sklearn.base import clone
 
     try:
@@ -783,7 +794,8 @@ def _model_input_ok(prefix, X, nan_ok: bool, dtype=np.float64) -> bool:
                 values = _as_model_input(Z).astype(dtype)
     except Exception:
         return False
-    return bool(np.all(np.isfinite(values) | (nan_ok & np.isnan(values))))
+    within = np.isfinite(values) if limit is None else np.abs(values) <= limit
+    return bool(np.all(within | (nan_ok & np.isnan(values))))
 
 
 def _as_model_input(Z: Any) -> np.ndarray:
@@ -923,9 +935,12 @@ def choose_object_fill(estimator: Any, params: dict, X: Any, y: Any,
 
 @dataclass(frozen=True)
 class DryRunResult:
-    """What the dry run learnt from public information: whether NaN features are accepted."""
+    """What the dry run learnt from public information: whether NaN features are accepted;
+    and the synthetic dataset it fitted on, ``(X, y, fit params, padding, scorers, scorer
+    params)``, for :func:`skdptune._magnitude.magnitude_limits`."""
 
     allow_nan: bool
+    synthetic: tuple
 
 
 def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: Any,
@@ -976,7 +991,7 @@ def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: 
                 f"({type(exc).__name__}: {exc}). Nothing was charged."
             ) from exc
     return DryRunResult(allow_nan=_accepts_nan(templates[0], X, y, classes, params_syn,
-                                               padding, fill))
+                                               padding, fill), synthetic=synthetic)
 
 
 def _dry_fit(template, i, X_syn, y_syn, params_syn, padding, scorers, score_syn) -> None:

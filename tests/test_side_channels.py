@@ -702,6 +702,102 @@ def test_a_value_a_tree_reads_as_infinite_is_outside_the_domain(make):
     assert_refused_on_the_neighbour(search, X, X2, y)
 
 
+def _after_private_transformer_cases():
+    """``(name, estimator, value)``: a pipeline in which a step reads what a diffprivlib
+    transformer outputs, and a finite value that, in one record, used to reach that step so
+    large that the fit failed inside -- on that dataset, not on its neighbour -- because a
+    private transformer clips the rows in ``fit`` but not in ``transform``."""
+    from diffprivlib.models import PCA
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import PolynomialFeatures
+
+    pca = PCA(n_components=2, epsilon=0.5, bounds=(-1.0, 1.0), data_norm=2.0)
+    return [
+        # (1.5e308 - mean) / scale is infinite: the model's own validation raised
+        ("scaler_then_model", Pipeline([("scale", _dp_scaler()), ("lr", lr())]), 1.5e308),
+        # the limit is 1e50 here (the cube of the scaler's largest output must be finite)
+        ("scaler_then_cube", Pipeline([("scale", _dp_scaler()),
+                                       ("poly", PolynomialFeatures(degree=3)),
+                                       ("lr", lr())]), 1e60),
+        ("pca_then_scaler", Pipeline([("pca", pca), ("scale", _dp_scaler()), ("lr", lr())]),
+         1.5e308),
+        ("composite_then_model", Pipeline([
+            ("ct", ColumnTransformer([("scale", _dp_scaler(), [0])], remainder="passthrough")),
+            ("lr", lr())]), 1.5e308),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.parametrize("make", [grid, rand, "gibo"])
+@pytest.mark.parametrize("case", _after_private_transformer_cases(), ids=lambda case: case[0])
+def test_a_value_a_private_transformer_passes_on_too_large_is_outside_the_domain(make, case):
+    """The rows a private transformer followed by other steps reads have a public magnitude
+    limit (skdptune._magnitude): within it, its output is bounded whatever its noise and the
+    steps after it take it; a record beyond it is refused with the fixed ``DomainError``
+    before any private computation, nothing charged -- not a ``PrivateFitError`` on that
+    dataset only."""
+    _, estimator, value = case
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (np.arange(300) % 2).astype(int)
+    if make == "gibo":
+        search = DPGIBOSearchCV(estimator, {"lr__C": (0.1, 10.0, "log")}, n_iter=2,
+                                classes=[0, 1], random_state=0)
+    else:
+        search = make(estimator=estimator, space={"lr__C": [0.1, 1.0]}, random_state=0)
+    X2 = X.copy()
+    X2[7, 0] = value
+    assert_refused_on_the_neighbour(search, X, X2, y)
+
+
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.parametrize("make", [grid, rand])
+def test_a_tree_after_a_private_scaler_reads_a_float32_bound(make):
+    """A diffprivlib tree reads float32, so the scaler's largest output must stay below
+    3.4e38: the limit is 1e20 (bounds of magnitude 1), and a record of 1e30 -- which the tree
+    alone would take -- is refused; a record of 1e19 is in the domain."""
+    from diffprivlib.models import DecisionTreeClassifier
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (np.arange(300) % 2).astype(int)
+    tree = DecisionTreeClassifier(epsilon=1.0, bounds=(-50.0, 50.0), classes=[0, 1])
+    search = make(estimator=Pipeline([("scale", _dp_scaler()), ("tree", tree)]),
+                  space={"tree__max_depth": [2, 3]}, random_state=0)
+    X2 = X.copy()
+    X2[7, 0] = 1e30
+    assert_refused_on_the_neighbour(search, X, X2, y)
+    X2[7, 0] = 1e19
+    clone(search).fit(X2, y)
+
+
+@pytest.mark.parametrize("make", [grid, rand])
+def test_a_private_transformer_no_limit_can_protect_is_refused_before_any_data(make,
+                                                                            monkeypatch):
+    """A whitened PCA divides by noisy variances no public number bounds from below, and a
+    tree after a scaler with bounds of 1e30 may receive more than float32 holds whatever the
+    rows: public ValueErrors before the data is read, nothing charged."""
+    from diffprivlib.models import PCA, DecisionTreeClassifier, StandardScaler
+
+    import skdptune._base
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the data was read")
+
+    monkeypatch.setattr(skdptune._base, "check_domain", no_reading)
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (np.arange(300) % 2).astype(int)
+    whitened = Pipeline([("pca", PCA(n_components=2, epsilon=0.5, bounds=(-1.0, 1.0),
+                                     data_norm=2.0, whiten=True)), ("lr", lr())])
+    wide = Pipeline([("scale", StandardScaler(epsilon=0.5, bounds=(-1e30, 1e30))),
+                     ("lr", DecisionTreeClassifier(epsilon=1.0, bounds=(-1.0, 1.0),
+                                                   classes=[0, 1]))])
+    for estimator, cause in [(whitened, "no public number bounds"), (wide, "float32")]:
+        acc = BudgetAccountant()
+        search = make(estimator=estimator, space={}, accountant=acc, random_state=0)
+        with pytest.raises(ValueError, match=f"could not take its output(?s:.*){cause}"):
+            search.fit(X, y)
+        assert acc.spent_budget == []
+
+
 @pytest.mark.parametrize("make", [grid, rand])
 def test_whether_a_label_is_declared_does_not_depend_on_the_other_labels(make):
     """A list of labels is compared label by label: numpy would turn ``[7, ..., "7"]`` into

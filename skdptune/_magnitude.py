@@ -1,0 +1,213 @@
+"""The magnitude domain: a public limit on the rows a private transformer reads.
+
+A diffprivlib ``StandardScaler`` or ``PCA`` clips the rows it is *fitted* on to its public
+bounds, but its ``transform`` does not: what the steps after it receive depends on its noise
+and on every row. One record of 1.5e308 reached a diffprivlib ``LogisticRegression`` after a
+private scaler as ``inf`` and failed the fit -- on that dataset, not on its neighbour, and a
+failure is released (``PrivateFitError``). The domain check cannot read what the next step
+receives (it depends on the noise), so it bounds what the transformer reads instead:
+
+1. **A public bound on the output.** On rows with entries of magnitude at most ``L``, whatever
+   the noise (:func:`output_magnitude`):
+
+   * ``StandardScaler``: ``|x - mean_| / scale_ <= (L + b) / (10 eps)``. diffprivlib draws
+     ``mean_`` with a truncated Laplace mechanism on ``[lower, upper]``, so ``|mean_| <= b``,
+     the largest magnitude of the bounds; ``scale_`` is the square root of a variance drawn on
+     ``[0, (upper - lower)^2 / 4]``, and scikit-learn replaces a scale below ``10 eps``
+     (float64's machine epsilon) by 1. Without centring ``b`` is 0, without scaling the
+     divisor is 1.
+   * ``PCA`` (not whitened): ``|(x - mean_) . v| <= ||x - mean_||_2 <= sqrt(d) (L + b)`` for
+     the unit components ``v``; ``mean_`` is drawn like the scaler's (``b = 0`` when
+     ``centered``). A whitened ``PCA`` divides by noisy variances that can be arbitrarily
+     small: no public number bounds it, and it is refused when a step reads its output.
+
+2. **A public limit, chosen on probe rows.** ``L`` is the largest of :data:`LIMITS` for which
+   the estimator, every read private transformer replaced by a stand-in (:class:`_Extremes`)
+   that outputs rows of entries ``+M``, ``-M``, ``0`` and alternating signs at its bound ``M``,
+   is fitted and scored on the dry run's synthetic rows without an error
+   (:func:`magnitude_limits`). A private transformer further down gets the bound computed from
+   the largest value it receives. Everything here is public: the configuration, the format of
+   ``X``, synthetic rows. No limit works: a public ``ValueError`` before any data is read.
+
+3. **The domain.** The rows each such transformer reads (through the data-independent steps
+   in front of it; every column of a composite's cut image) must lie within ``[-L, L]``
+   (:func:`skdptune._public.check_model_input`); a dataset with a larger value is refused with
+   the fixed ``DomainError``. The domain stays a set of rows.
+
+What the probe proves: that the steps after the transformer take any row of magnitude up to
+``M`` when their failures grow with magnitude -- an identity, a column selection, a
+``PolynomialFeatures``, a diffprivlib model's validation and clipping. A ``FunctionTransformer``
+that fails on some value in between is not proven (docs/privacy.md names the residual); nor are
+the free branches of a composite, which the probe feeds with synthetic rows.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.utils.validation import _num_samples
+
+from ._estimators import _holds_dp, _is_dp_component, _public_name, _steps_in_line
+
+__all__ = ["LIMITS", "magnitude_limits", "output_magnitude"]
+
+#: the limits tried on the rows a read private transformer receives, largest first
+LIMITS = (1e100, 1e50, 1e30, 1e20, 1e15, 1e10, 1e6)
+
+#: the smallest ``scale_`` of a scaler: scikit-learn replaces smaller ones by 1
+SCALE_FLOOR = 10 * np.finfo(np.float64).eps
+
+#: slack for the rounding of a subtraction, a division or a dot product
+_ROUNDING = 1 + 1e-6
+
+
+def _bounds_magnitude(bounds: Any) -> float | None:
+    """The largest magnitude of a diffprivlib ``bounds`` pair (scalars or arrays)."""
+    if bounds is None:
+        return None
+    lower, upper = bounds
+    return float(max(np.max(np.abs(lower)), np.max(np.abs(upper))))
+
+
+def output_magnitude(component: Any, magnitude: float, n_features: int) -> float | None:
+    """A bound on every entry of ``component.transform(X)`` for rows ``X`` of ``n_features``
+    entries of magnitude at most ``magnitude``, whatever the component's noise; ``None``
+    when no public number bounds it (an unknown private transformer, a whitened ``PCA``,
+    bounds left to the data)."""
+    name = _public_name(component)
+    params = component.get_params(deep=False)
+    if name == "diffprivlib.models.StandardScaler":
+        centre = _bounds_magnitude(params["bounds"]) if params["with_mean"] else 0.0
+        floor = SCALE_FLOOR if params["with_std"] else 1.0
+    elif name == "diffprivlib.models.PCA" and not params["whiten"]:
+        centre = 0.0 if params["centered"] else _bounds_magnitude(params["bounds"])
+        floor = 1 / math.sqrt(max(n_features, 1))
+    else:
+        return None
+    if centre is None:
+        return None
+    return (magnitude + centre) / floor * _ROUNDING
+
+
+class _Extremes(TransformerMixin, BaseEstimator):
+    """Stands in for the private transformer ``component`` in the probe: its rows cycle
+    through the entries ``+M``, ``-M``, alternating signs (both ways) and ``0``, where ``M``
+    is :func:`output_magnitude` of the larger of ``limit`` and the largest value it is fitted
+    on. Its output width and names are those of ``component`` fitted on the same (public)
+    rows."""
+
+    def __init__(self, component: Any = None, limit: float = 1.0):
+        self.component = component
+        self.limit = limit
+
+    def fit(self, X, y=None):
+        from ._public import _as_model_input
+
+        values = _as_model_input(X)
+        if values.size and not np.all(np.isfinite(values)):
+            raise ValueError("a private transformer would receive a value that is not finite")
+        reach = max(self.limit, float(np.max(np.abs(values))) if values.size else 0.0)
+        n_features = np.shape(X)[1] if np.ndim(X) == 2 else 1
+        self.magnitude_ = output_magnitude(self.component, reach, n_features)
+        if self.magnitude_ is None:
+            raise ValueError(
+                f"no public number bounds the output of {_public_name(self.component)} with "
+                f"its parameters {self.component.get_params(deep=False)!r}")
+        # a copy of a template's component: it holds a throwaway accountant already
+        fitted = copy.deepcopy(self.component).fit(X, y)
+        self.names_ = np.asarray(fitted.get_feature_names_out(), dtype=object)
+        return self
+
+    def transform(self, X):
+        ones, alternate = np.ones(len(self.names_)), (-1.0) ** np.arange(len(self.names_))
+        patterns = np.vstack([ones, -ones, alternate, -alternate, 0 * ones])
+        return patterns[np.arange(_num_samples(X)) % len(patterns)] * self.magnitude_
+
+    def get_feature_names_out(self, input_features=None):
+        return self.names_
+
+
+def _read_transformers_replaced(step: Any, limit: float, last: bool) -> Any:
+    """``step`` with every private component whose output another step reads -- all but the
+    final step in line (``last``) -- replaced by an :class:`_Extremes` stand-in."""
+    if _is_dp_component(step):
+        if last:
+            return step
+        stand_in = _Extremes(step, limit)
+        config = getattr(step, "_sklearn_output_config", {}).get("transform")
+        return stand_in.set_output(transform=config) if config else stand_in
+    if isinstance(step, Pipeline):
+        out = copy.copy(step)
+        final = len(step.steps) - 1
+        out.steps = [(name, _read_transformers_replaced(sub, limit, last and i == final))
+                     for i, (name, sub) in enumerate(step.steps)]
+        return out
+    if isinstance(step, ColumnTransformer):
+        out = copy.copy(step)
+        out.transformers = [(name, _read_transformers_replaced(sub, limit, False), columns)
+                            for name, sub, columns in step.transformers]
+        out.remainder = _read_transformers_replaced(step.remainder, limit, False)
+        return out
+    if isinstance(step, FeatureUnion):
+        out = copy.copy(step)
+        out.transformer_list = [(name, _read_transformers_replaced(sub, limit, False))
+                                for name, sub in step.transformer_list]
+        return out
+    return step
+
+
+def reads_private_output(template: Any) -> bool:
+    """Whether a step of ``template`` reads what a private component outputs: a private
+    component anywhere but as the final step in line (the components
+    :func:`_read_transformers_replaced` replaces)."""
+    steps = (_steps_in_line(template) if isinstance(template, Pipeline) and template.steps
+             else [template])
+    return (any(_holds_dp(step) for step in steps[:-1])
+            or (_holds_dp(steps[-1]) and not _is_dp_component(steps[-1])))
+
+
+def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
+    """The limit ``L`` of every template (``None``: no step reads a private output), in
+    order; public (module docstring). ``synthetic``: the dry run's
+    ``(X_syn, y_syn, fit params, padding, scorers, scorer params)``. Raises a public
+    ``ValueError`` when no limit of :data:`LIMITS` lets a template's probe be fitted."""
+    found: dict = {}  # equal candidates share one template object (candidate_templates)
+    limits = []
+    for template in templates:
+        if id(template) not in found:
+            found[id(template)] = (_largest_limit(template, synthetic)
+                                   if reads_private_output(template) else None)
+        limits.append(found[id(template)])
+    return limits
+
+
+def _largest_limit(template: Any, synthetic: tuple) -> float:
+    from ._public import _dry_fit
+    from .exceptions import PrivacyLeakError
+
+    failure: Exception | None = None
+    for limit in LIMITS:
+        try:
+            with np.errstate(all="ignore"):
+                _dry_fit(_read_transformers_replaced(template, limit, True), 0, *synthetic)
+        except PrivacyLeakError:
+            raise
+        except Exception as exc:  # about probe rows: public
+            failure = exc
+            continue
+        return limit
+    raise ValueError(
+        "A private transformer in the estimator (a diffprivlib StandardScaler or PCA) is "
+        "followed by steps that could not take its output on rows of magnitude up to "
+        f"{LIMITS[-1]:g}: the steps after it, fitted and scored on probe rows at the largest "
+        "value its noise allows there, failed "
+        f"({type(failure).__name__}: {failure}). Its transform does not clip, so such a "
+        "failure would depend on one record. Narrow its bounds, do not whiten, or give the "
+        "steps after it inputs they accept at any magnitude. Nothing was read or charged."
+    ) from failure
