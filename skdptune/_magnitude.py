@@ -119,9 +119,7 @@ class _Extremes(TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"no public number bounds the output of {_public_name(self.component)} with "
                 f"its parameters {self.component.get_params(deep=False)!r}")
-        # a copy of a template's component: it holds a throwaway accountant already
-        fitted = copy.deepcopy(self.component).fit(X, y)
-        self.names_ = np.asarray(fitted.get_feature_names_out(), dtype=object)
+        self.names_ = np.asarray(_output_names(self.component, X, y), dtype=object)
         return self
 
     def transform(self, X):
@@ -131,6 +129,18 @@ class _Extremes(TransformerMixin, BaseEstimator):
 
     def get_feature_names_out(self, input_features=None):
         return self.names_
+
+
+def _output_names(component: Any, X: Any, y: Any) -> Any:
+    """The output feature names of ``component`` fitted on the (public) rows ``X``. A scaler's
+    are its input's, as scikit-learn's scaler gives them without drawing noise (diffprivlib's
+    draws it feature by feature: about 0.5 ms a feature); others are fitted, on a copy of a
+    template's component, which holds a throwaway accountant already."""
+    if _public_name(component) == "diffprivlib.models.StandardScaler":
+        from sklearn.preprocessing import StandardScaler
+
+        return StandardScaler().fit(X).get_feature_names_out()
+    return copy.deepcopy(component).fit(X, y).get_feature_names_out()
 
 
 def _read_transformers_replaced(step: Any, limit: float, last: bool) -> Any:
