@@ -53,9 +53,15 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import _num_samples
 
-from ._estimators import _holds_dp, _is_dp_component, _public_name, _steps_in_line
+from ._estimators import (
+    _deep_values,
+    _holds_dp,
+    _is_dp_component,
+    _public_name,
+    _steps_in_line,
+)
 
-__all__ = ["LIMITS", "magnitude_limits", "output_magnitude"]
+__all__ = ["LIMITS", "bears_on_magnitude", "magnitude_limits", "output_magnitude"]
 
 #: the limits tried on the rows a read private transformer receives, largest first
 LIMITS = (1e100, 1e50, 1e30, 1e20, 1e15, 1e10, 1e6)
@@ -75,32 +81,40 @@ def _bounds_magnitude(bounds: Any) -> float | None:
     return float(max(np.max(np.abs(lower)), np.max(np.abs(upper))))
 
 
-def output_magnitude(component: Any, magnitude: float, n_features: int) -> float | None:
+def output_magnitude(component: Any, magnitude: float, n_features: int,
+                     centre_at_least: float = 0.0) -> float | None:
     """A bound on every entry of ``component.transform(X)`` for rows ``X`` of ``n_features``
     entries of magnitude at most ``magnitude``, whatever the component's noise; ``None``
     when no public number bounds it (an unknown private transformer, a whitened ``PCA``,
-    bounds left to the data)."""
+    bounds left to the data). ``centre_at_least``: a magnitude of the centre (the mean) to
+    assume when the bounds give less -- so that one bound covers every bounds up to it."""
     name = _public_name(component)
     params = component.get_params(deep=False)
     if name == "diffprivlib.models.StandardScaler":
+        # |x - mean_| / scale_, the mean within the bounds, the scale at least its floor
         centre = _bounds_magnitude(params["bounds"]) if params["with_mean"] else 0.0
-        floor = SCALE_FLOOR if params["with_std"] else 1.0
+        gain = 1 / SCALE_FLOOR if params["with_std"] else 1.0
     elif name == "diffprivlib.models.PCA" and not params["whiten"]:
+        # |(x - mean_) . v| <= ||x - mean_||_2 for a unit component v
         centre = 0.0 if params["centered"] else _bounds_magnitude(params["bounds"])
-        floor = 1 / math.sqrt(max(n_features, 1))
+        gain = math.sqrt(max(n_features, 1))
     else:
         return None
     if centre is None:
         return None
-    return (magnitude + centre) / floor * _ROUNDING
+    if centre:
+        centre = max(centre, centre_at_least)
+    return (magnitude + centre) * gain * _ROUNDING
 
 
 class _Extremes(TransformerMixin, BaseEstimator):
     """Stands in for the private transformer ``component`` in the probe: its rows cycle
     through the entries ``+M``, ``-M``, alternating signs (both ways) and ``0``, where ``M``
     is :func:`output_magnitude` of the larger of ``limit`` and the largest value it is fitted
-    on. Its output width and names are those of ``component`` fitted on the same (public)
-    rows."""
+    on, with a centre of at least ``limit`` (so ``M`` holds for every ``bounds`` up to the
+    limit, a search over them included). Its output width, names and float type are those of
+    ``component`` fitted on the same (public) rows: a scaler keeps float32 input in float32,
+    where ``M`` may overflow."""
 
     def __init__(self, component: Any = None, limit: float = 1.0):
         self.component = component
@@ -114,33 +128,41 @@ class _Extremes(TransformerMixin, BaseEstimator):
             raise ValueError("a private transformer would receive a value that is not finite")
         reach = max(self.limit, float(np.max(np.abs(values))) if values.size else 0.0)
         n_features = np.shape(X)[1] if np.ndim(X) == 2 else 1
-        self.magnitude_ = output_magnitude(self.component, reach, n_features)
+        self.magnitude_ = output_magnitude(self.component, reach, n_features, self.limit)
         if self.magnitude_ is None:
             raise ValueError(
-                f"no public number bounds the output of {_public_name(self.component)} with "
-                f"its parameters {self.component.get_params(deep=False)!r}")
-        self.names_ = np.asarray(_output_names(self.component, X, y), dtype=object)
+                f"no public number bounds the output of {_public_name(self.component)} (a "
+                "whitened PCA divides by noisy variances; bounds left to the data are not "
+                "public)")
+        names, self.dtype_ = _output_format(self.component, X, y)
+        self.names_ = np.asarray(names, dtype=object)
         return self
 
     def transform(self, X):
         ones, alternate = np.ones(len(self.names_)), (-1.0) ** np.arange(len(self.names_))
         patterns = np.vstack([ones, -ones, alternate, -alternate, 0 * ones])
-        return patterns[np.arange(_num_samples(X)) % len(patterns)] * self.magnitude_
+        rows = patterns[np.arange(_num_samples(X)) % len(patterns)] * self.magnitude_
+        return rows.astype(self.dtype_)
 
     def get_feature_names_out(self, input_features=None):
         return self.names_
 
 
-def _output_names(component: Any, X: Any, y: Any) -> Any:
-    """The output feature names of ``component`` fitted on the (public) rows ``X``. A scaler's
-    are its input's, as scikit-learn's scaler gives them without drawing noise (diffprivlib's
-    draws it feature by feature: about 0.5 ms a feature); others are fitted, on a copy of a
-    template's component, which holds a throwaway accountant already."""
+def _output_format(component: Any, X: Any, y: Any) -> tuple[Any, np.dtype]:
+    """The output feature names and float type of ``component`` fitted on the (public) rows
+    ``X``. A scaler's are those of scikit-learn's scaler, whose ``transform`` diffprivlib's
+    uses, fitted without drawing noise (diffprivlib draws it feature by feature: about 0.5 ms
+    a feature); other components are fitted, on a copy of a template's component, which
+    holds a throwaway accountant already."""
     if _public_name(component) == "diffprivlib.models.StandardScaler":
         from sklearn.preprocessing import StandardScaler
 
-        return StandardScaler().fit(X).get_feature_names_out()
-    return copy.deepcopy(component).fit(X, y).get_feature_names_out()
+        fitted = StandardScaler().fit(X)
+    else:
+        fitted = copy.deepcopy(component).fit(X, y)
+    out = fitted.transform(X)
+    dtype = np.result_type(*out.dtypes) if hasattr(out, "dtypes") else out.dtype
+    return fitted.get_feature_names_out(), dtype
 
 
 def _read_transformers_replaced(step: Any, limit: float, last: bool) -> Any:
@@ -176,24 +198,69 @@ def reads_private_output(template: Any) -> bool:
     """Whether a step of ``template`` reads what a private component outputs: a private
     component anywhere but as the final step in line (the components
     :func:`_read_transformers_replaced` replaces)."""
-    steps = (_steps_in_line(template) if isinstance(template, Pipeline) and template.steps
-             else [template])
+    steps = _in_line(template)
     return (any(_holds_dp(step) for step in steps[:-1])
             or (_holds_dp(steps[-1]) and not _is_dp_component(steps[-1])))
+
+
+#: parameters of a private transformer that its probed bound does not depend on: the bound
+#: does not read the first four, and it takes a centre at the limit itself whatever bounds
+#: below it give (:class:`_Extremes`), so a search over the bounds needs no listing
+_BOUND_FREE = frozenset({"epsilon", "accountant", "random_state", "copy", "bounds"})
+
+
+def bears_on_magnitude(template: Any, name: str) -> bool:
+    """Whether setting the parameter ``name`` of ``template`` may change the limit
+    :func:`magnitude_limits` finds for it: a parameter of a private component whose output a
+    step reads (but not :data:`_BOUND_FREE`: its probed bound does not depend on them) or of
+    any step from the first such component to the model.
+    The model's own parameters do not (:func:`magnitude_limits`); a name that does not
+    resolve does."""
+    if not reads_private_output(template):
+        return False
+    owner_path, _, last = name.rpartition("__")
+    try:
+        owner = template if not owner_path else template.get_params(deep=True)[owner_path]
+    except Exception:
+        return True
+    steps = _in_line(template)
+    first = next(j for j, step in enumerate(steps) if _holds_dp(step))
+    # the model ends the path; a final composite (a search over transformers) is on it
+    path = steps[first:] if not _is_dp_component(steps[-1]) else steps[first:-1]
+    if not any(owner is obj for step in path for obj in (step, *_deep_values(step))):
+        return False
+    return not (_is_dp_component(owner) and last in _BOUND_FREE)
+
+
+def _in_line(template: Any) -> list:
+    return (_steps_in_line(template) if isinstance(template, Pipeline) and template.steps
+            else [template])
 
 
 def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
     """The limit ``L`` of every template (``None``: no step reads a private output), in
     order; public (module docstring). ``synthetic``: the dry run's
     ``(X_syn, y_syn, fit params, padding, scorers, scorer params)``. Raises a public
-    ``ValueError`` when no limit of :data:`LIMITS` lets a template's probe be fitted."""
-    found: dict = {}  # equal candidates share one template object (candidate_templates)
+    ``ValueError`` when no limit of :data:`LIMITS` lets a template's probe be fitted.
+
+    Templates whose steps before the model are equal and whose models are of one class share
+    the limit of the first of them: a diffprivlib model validates its rows, converts and clips
+    them the same way whatever its own parameters (a grid of 400 forests costs four probe
+    fits, not 1,600)."""
+    from ._public import _prefix_key
+
+    found: dict = {}
     limits = []
     for template in templates:
-        if id(template) not in found:
-            found[id(template)] = (_largest_limit(template, synthetic)
-                                   if reads_private_output(template) else None)
-        limits.append(found[id(template)])
+        if not reads_private_output(template):
+            limits.append(None)
+            continue
+        steps = _in_line(template)
+        key = _prefix_key((steps[:-1], type(steps[-1])) if _is_dp_component(steps[-1])
+                          else template, len(found))
+        if key not in found:
+            found[key] = _largest_limit(template, synthetic)
+        limits.append(found[key])
     return limits
 
 

@@ -583,9 +583,11 @@ def model_input_settings(estimator: Any, space: list[dict], templates: list) -> 
     templates) are listed -- a list as it is, a discrete distribution with at most
     :data:`MAX_LISTED_VALUES` values by its support -- and every combination of them is
     returned (the other parameters keep the estimator's values: they cannot change those
-    steps). ``space``: sub-spaces ``{name: list or distribution}``; a list is any sequence
-    without ``rvs`` (scikit-learn's rule), anything else a distribution (a real range of
-    ``DPGIBOSearchCV`` included).
+    steps). So are the parameters of a private transformer whose output a step reads and of
+    the steps after it before the model (:func:`~skdptune._magnitude.bears_on_magnitude`):
+    their every setting gets its magnitude limit. ``space``: sub-spaces ``{name: list or
+    distribution}``; a list is any sequence without ``rvs`` (scikit-learn's rule), anything
+    else a distribution (a real range of ``DPGIBOSearchCV`` included).
 
     Public: reads the space only. Raises ``ValueError`` for a shaping parameter whose values
     cannot all be listed, or for more than :data:`MAX_LISTED_SETTINGS` combinations.
@@ -593,6 +595,7 @@ def model_input_settings(estimator: Any, space: list[dict], templates: list) -> 
     from sklearn.model_selection import ParameterGrid
 
     from ._estimators import shapes_model_input, structure_variants
+    from ._magnitude import bears_on_magnitude
 
     settings = []
     for sub in space:
@@ -602,28 +605,33 @@ def model_input_settings(estimator: Any, space: list[dict], templates: list) -> 
                                                   if is_listed(v)}), *templates]
         shaping = {}
         for name, spec in sub.items():
-            if not any(shapes_model_input(shape, name) for shape in shapes):
+            if any(shapes_model_input(shape, name) for shape in shapes):
+                where, check = ("a data-independent step in front of the first private model",
+                                "against the rows")
+            elif any(bears_on_magnitude(shape, name) for shape in shapes):
+                where, check = ("a private transformer followed by other steps, or a step "
+                                "after it before the model", "for the magnitude limit")
+            else:
                 continue
             values = list(spec) if is_listed(spec) else _discrete_support(spec)
             if values is None:
                 raise ValueError(
-                    f"The search space's parameter {name!r} may set a data-independent step "
-                    f"in front of the first private model, and its values are not a list "
-                    f"({spec!r}). Every value of such a parameter is checked against the rows "
-                    "before the private fits: a value that made one row non-finite would make "
-                    "them fail on one dataset and not on its neighbour. Give it as a list, or "
-                    f"as a discrete distribution with at most {MAX_LISTED_VALUES} values. "
-                    "Nothing was read or charged.")
+                    f"The search space's parameter {name!r} may set {where}, and its values "
+                    f"are not a list ({spec!r}). Every value of such a parameter is checked "
+                    f"{check} before the private fits: a value that let one row become "
+                    "non-finite would make them fail on one dataset and not on its neighbour. "
+                    "Give it as a list, or as a discrete distribution with at most "
+                    f"{MAX_LISTED_VALUES} values. Nothing was read or charged.")
             shaping[name] = values
         if not shaping:
             continue
         grid = ParameterGrid(shaping)
         if len(grid) > MAX_LISTED_SETTINGS:
             raise ValueError(
-                f"The parameters {sorted(shaping)} of the search space may set the "
-                f"data-independent steps in front of the first private model in {len(grid)} "
-                f"ways; every one is checked against the rows before the private fits, and "
-                f"at most {MAX_LISTED_SETTINGS} are. Nothing was read or charged.")
+                f"The parameters {sorted(shaping)} of the search space may set the steps "
+                f"before the private model in {len(grid)} ways; every one is checked before "
+                f"the private fits, and at most {MAX_LISTED_SETTINGS} are. Nothing was read "
+                "or charged.")
         settings += list(grid)
     return settings
 

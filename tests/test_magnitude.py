@@ -22,6 +22,7 @@ from skdptune._magnitude import (
     LIMITS,
     SCALE_FLOOR,
     _Extremes,
+    bears_on_magnitude,
     magnitude_limits,
     output_magnitude,
     reads_private_output,
@@ -41,6 +42,9 @@ EPS = np.finfo(np.float64).eps
 def test_a_scalers_bound_is_the_closed_form(kw, expected):
     scaler = StandardScaler(bounds=([-3.0, 0.0], [1.0, 2.0]), **kw)
     assert output_magnitude(scaler, 1e6, 2) == pytest.approx(expected, rel=1e-5)
+    # a centre of at least 10 (bounds up to 10 covered) where the mean is subtracted
+    wider = expected if not kw.get("with_mean", True) else expected * (1e6 + 10) / (1e6 + 3)
+    assert output_magnitude(scaler, 1e6, 2, 10.0) == pytest.approx(wider, rel=1e-5)
 
 
 @pytest.mark.parametrize("centered, expected", [(False, 2 * (1e6 + 3.0)), (True, 2 * 1e6)])
@@ -93,7 +97,7 @@ def test_the_stand_in_outputs_the_extremes_with_the_components_names():
     scaler = StandardScaler(epsilon=1.0, bounds=(-1.0, 1.0))
     X = np.random.RandomState(0).standard_normal((7, 3))
     stand_in = _Extremes(scaler, 100.0).fit(X)
-    M = (100.0 + 1.0) / SCALE_FLOOR
+    M = (100.0 + 100.0) / SCALE_FLOOR  # a centre at the limit: any bounds up to it
     assert stand_in.magnitude_ == pytest.approx(M, rel=1e-5)
     out = stand_in.transform(X)
     expected = np.array([[1, 1, 1], [-1, -1, -1], [1, -1, 1], [-1, 1, -1], [0, 0, 0],
@@ -120,8 +124,8 @@ def _tree():
     return DecisionTreeClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1])
 
 
-def _limits(estimators):
-    X = np.random.RandomState(0).uniform(-1, 1, size=(100, 2))
+def _limits(estimators, dtype=np.float64):
+    X = np.random.RandomState(0).uniform(-1, 1, size=(100, 2)).astype(dtype)
     y = np.arange(100) % 2
     classes = np.array([0, 1])
     templates = candidate_templates(estimators[0], [{}])
@@ -174,3 +178,58 @@ def test_which_steps_read_a_private_output():
                                               ("inner", Pipeline([("lr", _lr())]))]))
     assert not reads_private_output(_scaler())  # a transformer search: nothing reads it
     assert LIMITS == tuple(sorted(LIMITS, reverse=True)) and math.isclose(LIMITS[-1], 1e6)
+
+
+def test_the_probe_outputs_the_transformers_own_float_type():
+    """A scaler keeps float32 (and float16) rows in that type: float32's limit is 1e20
+    ((1e20 + 1) / (10 eps) = 4.5e34 < 3.4e38 < 4.5e44), and in float16 (largest 65504) no
+    limit works. A PCA outputs float64 whatever its input."""
+    scaler_lr = Pipeline([("s", _scaler()), ("lr", _lr())])
+    pca_lr = Pipeline([("pca", PCA(n_components=2, epsilon=0.5, bounds=(-1.0, 1.0),
+                                   data_norm=2.0)), ("lr", _lr())])
+    assert _limits([scaler_lr, pca_lr], np.float32) == [1e20, 1e100]
+    with pytest.raises(ValueError, match="could not take its output"):
+        _limits([scaler_lr], np.float16)
+
+
+def test_candidates_that_differ_in_the_models_parameters_share_one_probe(monkeypatch):
+    """A diffprivlib model reads its rows the same way whatever its own parameters: 40 forests
+    share one limit search; a different step between the scaler and the model does not."""
+    from diffprivlib.models import RandomForestClassifier
+
+    import skdptune._magnitude as magnitude
+
+    calls = []
+    real = magnitude._largest_limit
+    monkeypatch.setattr(magnitude, "_largest_limit",
+                        lambda template, synthetic: calls.append(template) or real(template,
+                                                                                    synthetic))
+    forest = Pipeline([("s", _scaler()), ("rf", RandomForestClassifier(
+        epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1]))])
+    grid = [{"rf__max_depth": d, "rf__n_estimators": n} for d in range(1, 5)
+            for n in range(2, 12)]
+    X = np.random.RandomState(0).uniform(-1, 1, size=(100, 2))
+    y = np.arange(100) % 2
+    templates = candidate_templates(forest, grid)
+    synthetic = dry_run(forest, grid[:1], templates[:1], X, y, np.array([0, 1]), {},
+                        {"score": get_scorer("accuracy")},
+                        make_padding(X, y, np.array([0, 1]))).synthetic
+    assert magnitude_limits(templates, synthetic) == [1e20] * 40 and len(calls) == 1
+    poly = candidate_templates(Pipeline([("s", _scaler()), ("p", PolynomialFeatures()),
+                                         ("lr", _lr())]), [{"p__degree": 2}, {"p__degree": 6}])
+    assert magnitude_limits(poly, synthetic) == [1e100, 1e30] and len(calls) == 3
+
+
+def test_which_parameters_bear_on_the_limit():
+    """The transformer's centring and scaling, and every parameter of a step after it, may
+    change the limit; its epsilon, its bounds (the probe takes a centre at the limit itself),
+    the model's parameters and a step in front do not (the latter are read as the model
+    input: shapes_model_input)."""
+    pipe = Pipeline([("p0", PolynomialFeatures()), ("s", _scaler()),
+                     ("p", PolynomialFeatures()), ("lr", _lr())])
+    assert [bears_on_magnitude(pipe, name) for name in (
+        "s__with_std", "s__with_mean", "p__degree", "s__bounds", "s__epsilon", "s__accountant",
+        "lr__C", "p0__degree", "lr__data_norm")] == [True] * 3 + [False] * 6
+    assert not bears_on_magnitude(Pipeline([("p", PolynomialFeatures()), ("lr", _lr())]),
+                                  "p__degree")
+    assert bears_on_magnitude(pipe, "no__such")

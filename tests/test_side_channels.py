@@ -769,6 +769,49 @@ def test_a_tree_after_a_private_scaler_reads_a_float32_bound(make):
     clone(search).fit(X2, y)
 
 
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.parametrize("make", [grid, rand])
+def test_a_scaler_on_float32_rows_gets_float32s_limit(make):
+    """A scaler keeps float32 rows in float32 (scikit-learn's transform), where its largest
+    output overflows far sooner: the probe outputs the transformer's own float type, so the
+    limit is 1e20, and a float32 record of 3e38 -- which made the fit fail inside on one
+    neighbour (found by review) -- is refused."""
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2)).astype(np.float32)
+    y = (np.arange(300) % 2).astype(int)
+    search = make(estimator=Pipeline([("scale", _dp_scaler()), ("lr", lr())]),
+                  space={"lr__C": [0.1, 1.0]}, random_state=0)
+    X2 = X.copy()
+    X2[7, 0] = 3e38
+    assert_refused_on_the_neighbour(search, X, X2, y)
+
+
+@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+def test_every_value_of_a_step_after_a_private_transformer_gets_its_limit():
+    """A step after a private transformer drawn from a distribution: its support is listed
+    and every value probed -- a degree of 6 drawn once in a hundred, never by the dry run's
+    draws, gets a limit of 1e30 (the sixth power of the scaler's output must be finite), so
+    1e60 is refused (the dry run's draws alone gave 1e100, and a run that drew 6 failed
+    inside, found by review); a distribution whose support cannot be listed is refused
+    before any data is read."""
+    from scipy.stats import geom, rv_discrete
+    from sklearn.preprocessing import PolynomialFeatures
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (np.arange(300) % 2).astype(int)
+    pipe = Pipeline([("scale", _dp_scaler()), ("poly", PolynomialFeatures()), ("lr", lr())])
+    rare = rv_discrete(values=([1, 6], [0.99, 0.01]))
+    search = rand(estimator=pipe, space={"poly__degree": rare}, n_iter=2, random_state=0)
+    X2 = X.copy()
+    X2[7, 0] = 1e60
+    assert_refused_on_the_neighbour(search, X, X2, y)
+    acc = BudgetAccountant()
+    unbounded = rand(estimator=pipe, space={"poly__degree": geom(0.8)}, accountant=acc,
+                     random_state=0)
+    with pytest.raises(ValueError, match="'poly__degree' may set a private transformer"):
+        unbounded.fit(X, y)
+    assert acc.spent_budget == []
+
+
 @pytest.mark.parametrize("make", [grid, rand])
 def test_a_private_transformer_no_limit_can_protect_is_refused_before_any_data(make,
                                                                             monkeypatch):
