@@ -23,11 +23,15 @@ receives (it depends on the noise), so it bounds what the transformer reads inst
 
 2. **A public limit, chosen on probe rows.** ``L`` is the largest of :data:`LIMITS` for which
    the estimator, every read private transformer replaced by a stand-in (:class:`_Extremes`)
-   that outputs rows of entries ``+M``, ``-M``, ``0`` and alternating signs at its bound ``M``,
-   is fitted and scored on the dry run's synthetic rows without an error
-   (:func:`magnitude_limits`). A private transformer further down gets the bound computed from
-   the largest value it receives. Everything here is public: the configuration, the format of
-   ``X``, synthetic rows. No limit works: a public ``ValueError`` before any data is read.
+   that outputs rows of entries ``+M``, ``-M``, ``0`` and alternating signs at its bound ``M``
+   (in the transformer's own float type, with a mean taken at ``L`` itself so that any bounds
+   up to ``L`` are covered), is fitted and scored on the dry run's synthetic rows without an
+   error (:func:`magnitude_limits`). A private transformer further down gets the bound
+   computed from the largest value it receives. Every setting of the parameters that can
+   change it is probed (:func:`bears_on_magnitude`, listed by
+   :func:`skdptune._public.model_input_settings`). Everything here is public: the
+   configuration, the format of ``X``, synthetic rows. No limit works: a public
+   ``ValueError`` before any data is read.
 
 3. **The domain.** The rows each such transformer reads (through the data-independent steps
    in front of it; every column of a composite's cut image) must lie within ``[-L, L]``

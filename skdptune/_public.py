@@ -689,8 +689,8 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
     receives, beside the output of its data-independent branches, must be finite -- no NaN
     (which column of the image a NaN reaches is not asked), and in float32 when a diffprivlib
     tree reads any of it (:func:`check_composites_readable` ran first). Where a step reads
-    what a private transformer outputs, what it receives must also lie within the template's
-    public magnitude limit (``limits``, aligned with ``templates``: from
+    what a private transformer outputs, the rows that transformer reads must also lie within
+    the template's public magnitude limit (``limits``, aligned with ``templates``: from
     :func:`skdptune._magnitude.magnitude_limits`; ``None``: no limit).
 
     Reads the data (the prefix of every distinct candidate is applied to all rows once);
