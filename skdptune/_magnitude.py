@@ -96,18 +96,20 @@ def output_magnitude(component: Any, magnitude: float, n_features: int,
     params = component.get_params(deep=False)
     if name == "diffprivlib.models.StandardScaler":
         # |x - mean_| / scale_, the mean within the bounds, the scale at least its floor
-        centre = _bounds_magnitude(params["bounds"]) if params["with_mean"] else 0.0
+        subtracts_mean = params["with_mean"]
         gain = 1 / SCALE_FLOOR if params["with_std"] else 1.0
     elif name == "diffprivlib.models.PCA" and not params["whiten"]:
         # |(x - mean_) . v| <= ||x - mean_||_2 for a unit component v
-        centre = 0.0 if params["centered"] else _bounds_magnitude(params["bounds"])
+        subtracts_mean = not params["centered"]
         gain = math.sqrt(max(n_features, 1))
     else:
         return None
-    if centre is None:
-        return None
-    if centre:
-        centre = max(centre, centre_at_least)
+    centre = 0.0
+    if subtracts_mean:
+        bounds = _bounds_magnitude(params["bounds"])
+        if bounds is None:
+            return None
+        centre = max(bounds, centre_at_least)
     return (magnitude + centre) * gain * _ROUNDING
 
 
@@ -125,14 +127,13 @@ class _Extremes(TransformerMixin, BaseEstimator):
         self.limit = limit
 
     def fit(self, X, y=None):
-        from ._public import _as_model_input
+        from ._public import _as_model_input, _n_features
 
         values = _as_model_input(X)
         if values.size and not np.all(np.isfinite(values)):
             raise ValueError("a private transformer would receive a value that is not finite")
         reach = max(self.limit, float(np.max(np.abs(values))) if values.size else 0.0)
-        n_features = np.shape(X)[1] if np.ndim(X) == 2 else 1
-        self.magnitude_ = output_magnitude(self.component, reach, n_features, self.limit)
+        self.magnitude_ = output_magnitude(self.component, reach, _n_features(X), self.limit)
         if self.magnitude_ is None:
             raise ValueError(
                 f"no public number bounds the output of {_public_name(self.component)} (a "

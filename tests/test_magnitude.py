@@ -47,6 +47,14 @@ def test_a_scalers_bound_is_the_closed_form(kw, expected):
     assert output_magnitude(scaler, 1e6, 2, 10.0) == pytest.approx(wider, rel=1e-5)
 
 
+def test_the_centre_at_the_limit_holds_for_bounds_of_zero():
+    """Bounds of magnitude 0 still subtract a mean: the centre assumed is the limit's, so the
+    bound covers any bounds up to it (it once applied only where the bounds gave a centre)."""
+    scaler = StandardScaler(bounds=(0.0, 0.0))
+    assert output_magnitude(scaler, 5.0, 1, 5.0) == pytest.approx(10.0 / SCALE_FLOOR,
+                                                                  rel=1e-5)
+
+
 @pytest.mark.parametrize("centered, expected", [(False, 2 * (1e6 + 3.0)), (True, 2 * 1e6)])
 def test_a_pcas_bound_is_the_closed_form(centered, expected):
     pca = PCA(n_components=2, bounds=(-3.0, 1.0), data_norm=5.0, centered=centered)
