@@ -329,6 +329,22 @@ def _children(estimator: Any) -> list[tuple[str, Any, str]] | None:
     return None
 
 
+def _with_children(composite: Any, children: list) -> Any:
+    """``composite`` (a copy the caller owns) with its children replaced by ``children``, given
+    in :func:`_children`'s order."""
+    if isinstance(composite, Pipeline):
+        composite.steps = [(name, new) for (name, _), new in zip(composite.steps, children,
+                                                                   strict=True)]
+    elif isinstance(composite, ColumnTransformer):
+        *branches, composite.remainder = children
+        composite.transformers = [(name, new, columns) for (name, _, columns), new
+                                  in zip(composite.transformers, branches, strict=True)]
+    else:
+        composite.transformer_list = [(name, new) for (name, _), new
+                                      in zip(composite.transformer_list, children, strict=True)]
+    return composite
+
+
 def _walk(estimator: Any, path: str = "", where: str = "The estimator") -> list[_Component]:
     """The leaves of ``estimator``'s tree, in order, with their role (dp, free, nonprivate)."""
     if _is_free_step(estimator):
@@ -851,18 +867,12 @@ def _cut(step: Any) -> Any:
             if _holds_dp(sub):
                 break
         return Pipeline(kept)
+    out = clone(step)
     if isinstance(step, ColumnTransformer):
         # prefixed output names: a private branch made "passthrough" keeps its input's names,
         # which may clash with another branch's (pandas output refuses duplicates)
-        out = clone(step).set_params(verbose_feature_names_out=True)
-        out.transformers = [(name, _cut(sub), columns)
-                            for name, sub, columns in step.transformers]
-        out.remainder = _cut(step.remainder)
-        return out
-    # a FeatureUnion: the last composite whose private leaves _walk lists
-    out = clone(step)
-    out.transformer_list = [(name, _cut(sub)) for name, sub in step.transformer_list]
-    return out
+        out.set_params(verbose_feature_names_out=True)
+    return _with_children(out, [_cut(sub) for _, sub, _ in _children(step)])
 
 
 def shapes_model_input(template: Any, name: str) -> bool:
@@ -885,8 +895,7 @@ def shapes_model_input(template: Any, name: str) -> bool:
     except Exception:  # a name that does not resolve: say it shapes (the dry run reports it)
         return True
     first = leading_free_steps(template)[1]
-    steps = _steps_in_line(template) if isinstance(template, Pipeline) and template.steps \
-        else [template]
+    steps = _steps_in_line(template)
     j = next(j for j, step in enumerate(steps) if step is first)
     if _is_dp_component(first):
         beyond = [obj for step in steps[j:] for obj in (step, *_deep_values(step))]
@@ -921,15 +930,12 @@ def _deep_values(obj: Any) -> list:
     return list(obj.get_params(deep=True).values()) if hasattr(obj, "get_params") else []
 
 
-def _steps_in_line(pipeline: Any) -> list:
-    """The steps of ``pipeline``, those of nested pipelines in their place."""
-    out = []
-    for _, step in pipeline.steps:
-        if isinstance(step, Pipeline) and step.steps:
-            out += _steps_in_line(step)
-        else:
-            out.append(step)
-    return out
+def _steps_in_line(estimator: Any) -> list:
+    """The steps of ``estimator``, those of nested pipelines in their place; ``[estimator]``
+    for anything but a ``Pipeline`` with steps."""
+    if not (isinstance(estimator, Pipeline) and estimator.steps):
+        return [estimator]
+    return [leaf for _, step in estimator.steps for leaf in _steps_in_line(step)]
 
 
 def with_throwaway_accountants(estimator: Any) -> Any:

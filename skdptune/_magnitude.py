@@ -53,16 +53,17 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.compose import ColumnTransformer
-from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import _num_samples
 
 from ._estimators import (
+    _children,
     _deep_values,
     _holds_dp,
     _is_dp_component,
     _public_name,
     _steps_in_line,
+    _with_children,
 )
 
 __all__ = ["LIMITS", "bears_on_magnitude", "magnitude_limits", "output_magnitude"]
@@ -179,31 +180,20 @@ def _read_transformers_replaced(step: Any, limit: float, last: bool) -> Any:
         stand_in = _Extremes(step, limit)
         config = getattr(step, "_sklearn_output_config", {}).get("transform")
         return stand_in.set_output(transform=config) if config else stand_in
-    if isinstance(step, Pipeline):
-        out = copy.copy(step)
-        final = len(step.steps) - 1
-        out.steps = [(name, _read_transformers_replaced(sub, limit, last and i == final))
-                     for i, (name, sub) in enumerate(step.steps)]
-        return out
-    if isinstance(step, ColumnTransformer):
-        out = copy.copy(step)
-        out.transformers = [(name, _read_transformers_replaced(sub, limit, False), columns)
-                            for name, sub, columns in step.transformers]
-        out.remainder = _read_transformers_replaced(step.remainder, limit, False)
-        return out
-    if isinstance(step, FeatureUnion):
-        out = copy.copy(step)
-        out.transformer_list = [(name, _read_transformers_replaced(sub, limit, False))
-                                for name, sub in step.transformer_list]
-        return out
-    return step
+    children = _children(step)
+    if children is None:
+        return step
+    # only a pipeline's final step is in line with the final step of the whole
+    final = len(children) - 1 if last and isinstance(step, Pipeline) else None
+    return _with_children(copy.copy(step), [_read_transformers_replaced(sub, limit, i == final)
+                                            for i, (_, sub, _) in enumerate(children)])
 
 
 def reads_private_output(template: Any) -> bool:
     """Whether a step of ``template`` reads what a private component outputs: a private
     component anywhere but as the final step in line (the components
     :func:`_read_transformers_replaced` replaces)."""
-    steps = _in_line(template)
+    steps = _steps_in_line(template)
     return (any(_holds_dp(step) for step in steps[:-1])
             or (_holds_dp(steps[-1]) and not _is_dp_component(steps[-1])))
 
@@ -228,18 +218,13 @@ def bears_on_magnitude(template: Any, name: str) -> bool:
         owner = template if not owner_path else template.get_params(deep=True)[owner_path]
     except Exception:
         return True
-    steps = _in_line(template)
+    steps = _steps_in_line(template)
     first = next(j for j, step in enumerate(steps) if _holds_dp(step))
     # the model ends the path; a final composite (a search over transformers) is on it
     path = steps[first:] if not _is_dp_component(steps[-1]) else steps[first:-1]
     if not any(owner is obj for step in path for obj in (step, *_deep_values(step))):
         return False
     return not (_is_dp_component(owner) and last in _BOUND_FREE)
-
-
-def _in_line(template: Any) -> list:
-    return (_steps_in_line(template) if isinstance(template, Pipeline) and template.steps
-            else [template])
 
 
 def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
@@ -260,7 +245,7 @@ def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
         if not reads_private_output(template):
             limits.append(None)
             continue
-        steps = _in_line(template)
+        steps = _steps_in_line(template)
         key = _prefix_key((steps[:-1], type(steps[-1])) if _is_dp_component(steps[-1])
                           else template, len(found))
         if key not in found:
