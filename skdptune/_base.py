@@ -74,6 +74,7 @@ from ._estimators import (
     check_private_components,
     estimator_privacy,
     estimator_privacy_parts,
+    is_listed,
     seeded_dp_components,
     strip_nonprivate_attributes,
 )
@@ -92,7 +93,6 @@ from ._public import (
     choose_object_fill,
     declared_labels,
     dry_run,
-    is_listed,
     make_padding,
     model_input_settings,
     resolve_classes,

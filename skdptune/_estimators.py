@@ -433,6 +433,13 @@ def _is_distribution(values: Any) -> bool:
     return hasattr(values, "rvs")
 
 
+def is_listed(spec: Any) -> bool:
+    """Whether a search-space entry is a list of values (scikit-learn's rule: a sequence, not
+    a string, without ``rvs``) rather than a distribution."""
+    return (isinstance(spec, (Sequence, np.ndarray)) and not isinstance(spec, str)
+            and not _is_distribution(spec))
+
+
 def _is_component_value(value: Any) -> bool:
     return (
         hasattr(value, "get_params")
@@ -472,7 +479,7 @@ def _axis(key: str, values: Any, base_params: Mapping) -> list | None:
             )
         # A leak parameter drawn from a distribution is never None: keep it (it is not None).
         return [values] if last in _LEAK_PARAMS else None
-    if isinstance(values, str) or not isinstance(values, (Sequence, np.ndarray)):
+    if not is_listed(values):
         raise TypeError(
             f"Search-space values for {key!r} must be a list (or a scipy.stats distribution); "
             f"got {values!r}."

@@ -37,7 +37,7 @@ import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.utils.validation import _num_samples
 
-from ._estimators import iter_dp_components
+from ._estimators import is_listed, iter_dp_components
 from ._private import discard_all_but_leaks, silenced, uses_threads
 from .exceptions import DomainError
 
@@ -634,15 +634,6 @@ def model_input_settings(estimator: Any, space: list[dict], templates: list) -> 
                 "or charged.")
         settings += list(grid)
     return settings
-
-
-def is_listed(spec: Any) -> bool:
-    """Whether a search-space entry is a list of values (scikit-learn's rule: a sequence, not
-    a string, without ``rvs``) rather than a distribution."""
-    from collections.abc import Sequence
-
-    return (isinstance(spec, (Sequence, np.ndarray)) and not isinstance(spec, str)
-            and not hasattr(spec, "rvs"))
 
 
 def _discrete_support(spec: Any) -> list | None:
