@@ -42,8 +42,9 @@ Free (data-independent) components cost nothing:
   ``handle_unknown="use_encoded_value"``, ``min_frequency=None`` and ``max_categories=None``;
 * :class:`~sklearn.impute.SimpleImputer` with ``strategy="constant"`` and ``add_indicator=False``.
 
-diffprivlib's ``KMeans`` is refused like a non-private component: its update does not meet its
-own guarantee (:data:`_UNSOUND_DP_MODELS`, docs/privacy.md).
+diffprivlib's ``KMeans``, and its ``LinearRegression`` with ``fit_intercept=False``, are refused
+like non-private components: they do not meet their own guarantee (:data:`_UNSOUND_DP_MODELS`,
+:data:`_UNSOUND_DP_SETTINGS`, docs/privacy.md).
 
 Only these exact classes are free (not subclasses, which may learn from data). Every other
 component that is fitted -- scikit-learn's own scalers, ``KBinsDiscretizer``, any non-DP model
@@ -147,6 +148,7 @@ _STRUCTURE_PARAMS = frozenset(
         "func",
         "inverse_func",
         "centered",
+        "fit_intercept",  # diffprivlib's LinearRegression clips only with it (_UNSOUND_DP_SETTINGS)
     }
 )
 # diffprivlib parameters that, when None, are read off the data (PrivacyLeakWarning).
@@ -263,16 +265,40 @@ _UNSOUND_DP_MODELS = {
 }
 
 
+#: diffprivlib models that do not meet their own guarantee under one setting: ``(parameter,
+#: whether a value is unsound, why)``.
+_UNSOUND_DP_SETTINGS = {
+    "diffprivlib.models.linear_regression.LinearRegression": (
+        "fit_intercept", lambda value: not value,
+        "with fit_intercept=False it clips neither X to bounds_X nor y to bounds_y (diffprivlib "
+        "clips them only where it centres them) while its noise is sized for those bounds, so "
+        "one record can set the returned coefficients; keep fit_intercept=True (the default)"
+    ),
+}
+
+
+def _unsound_reason(estimator: Any) -> str | None:
+    """Why a diffprivlib model does not meet its guarantee as configured, or ``None``."""
+    cls = type(estimator)
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if name in _UNSOUND_DP_MODELS:
+        return _UNSOUND_DP_MODELS[name]
+    if name in _UNSOUND_DP_SETTINGS:
+        param, unsound, why = _UNSOUND_DP_SETTINGS[name]
+        if unsound(estimator.get_params(deep=False).get(param)):
+            return why
+    return None
+
+
 def _is_dp_component(estimator: Any) -> bool:
     """True for diffprivlib's models: defined in ``diffprivlib.*`` with an ``epsilon`` param
-    (except :data:`_UNSOUND_DP_MODELS`)."""
+    (except those :func:`_unsound_reason` names)."""
     cls = type(estimator)
     module = cls.__module__ or ""
     if not module.startswith("diffprivlib.") or not hasattr(estimator, "get_params"):
         return False
-    if f"{module}.{cls.__qualname__}" in _UNSOUND_DP_MODELS:
-        return False
-    return "epsilon" in estimator.get_params(deep=False)
+    params = estimator.get_params(deep=False)
+    return "epsilon" in params and _unsound_reason(estimator) is None
 
 
 def _is_free_step(step: Any) -> bool:
@@ -393,7 +419,8 @@ def _nonprivate_message(components: list[_Component], setting: dict,
     lines = []
     for comp in components:
         cls = type(comp.estimator)
-        unsound = _UNSOUND_DP_MODELS.get(f"{cls.__module__}.{cls.__qualname__}")
+        unsound = _unsound_reason(comp.estimator) if hasattr(comp.estimator, "get_params") \
+            else None
         if unsound is not None:
             lines.append(f"{comp.where} ({_public_name(comp.estimator)}) is not differentially "
                          f"private as implemented: {unsound}.")

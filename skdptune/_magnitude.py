@@ -234,9 +234,11 @@ def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
     ``ValueError`` when no limit of :data:`LIMITS` lets a template's probe be fitted.
 
     Templates whose steps before the model are equal and whose models are of one class share
-    the limit of the first of them: a diffprivlib model validates its rows, converts and clips
-    them the same way whatever its own parameters (a grid of 400 forests costs four probe
-    fits, not 1,600)."""
+    the limit of the first of them: an accepted diffprivlib model validates its rows, converts
+    and clips them the same way whatever its own parameters (the one setting found that skips
+    the clipping, ``LinearRegression(fit_intercept=False)``, is refused as unsound:
+    ``_estimators._UNSOUND_DP_SETTINGS``), so a grid of 400 forests costs four probe fits, not
+    1,600."""
     from ._public import _prefix_key
 
     found: dict = {}

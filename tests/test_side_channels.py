@@ -1589,6 +1589,55 @@ def test_diffprivlibs_kmeans_is_refused_before_any_data(make):
         estimator_privacy(kmeans)
 
 
+def test_diffprivlibs_linear_regression_without_intercept_does_not_clip():
+    """Why it is refused: with ``fit_intercept=False`` diffprivlib clips neither X nor y (it
+    clips only where it centres them), so one record decides the coefficients, whatever the
+    noise -- on D' they are the same to every digit over seeds, on D they vary."""
+    from diffprivlib.models import LinearRegression
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(400, 2))
+    y = X @ np.array([1.0, -0.5])
+    y_far = y.copy()
+    y_far[0] = 1e200
+    fits = [LinearRegression(bounds_X=(-1, 1), bounds_y=(-2, 2), fit_intercept=False,
+                             epsilon=1.0, random_state=seed) for seed in range(3)]
+    near = [clone(m).fit(X, y).coef_ for m in fits]
+    far = [clone(m).fit(X, y_far).coef_ for m in fits]
+    assert np.abs(far).min() > 1e100 > np.abs(near).max()
+    # with the intercept (the default), the record is clipped to bounds_y
+    kept = LinearRegression(bounds_X=(-1, 1), bounds_y=(-2, 2), epsilon=1.0, random_state=0)
+    assert np.abs(clone(kept).fit(X, y_far).coef_).max() < 1e3
+
+
+@pytest.mark.parametrize("make", [grid, rand])
+def test_linear_regression_without_intercept_is_refused_before_any_data(make):
+    """diffprivlib's ``LinearRegression(fit_intercept=False)`` is refused like a non-private
+    component -- as the estimator, inside a pipeline, or as a value the space sets -- before
+    the data is read, nothing charged; with the intercept it is accepted."""
+    from diffprivlib.models import LinearRegression
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = X @ np.array([1.0, -0.5])
+    linreg = LinearRegression(bounds_X=(-1, 1), bounds_y=(-2, 2))
+    scores = ({"scoring": "squared_error", "score_clip": 4.0} if make is rand else
+              {"scoring": "neg_mean_squared_error", "score_bounds": (-4, 0)})
+    for estimator, space in (
+            (clone(linreg).set_params(fit_intercept=False), {"epsilon": [1.0]}),
+            (linreg, {"fit_intercept": [True, False]}),
+            (Pipeline([("ft", FunctionTransformer()), ("m", linreg)]),
+             {"m__fit_intercept": [False]})):
+        acc = BudgetAccountant()
+        with pytest.raises(NonPrivateComponentError, match="with fit_intercept=False it clips "
+                                                           "neither X"):
+            make(estimator=estimator, classes=None, space=space, accountant=acc,
+                 **scores).fit(X, y)
+        assert acc.spent_budget == []
+    with pytest.raises(NonPrivateComponentError, match="fit_intercept=False"):
+        estimator_privacy(clone(linreg).set_params(fit_intercept=False))
+    make(estimator=linreg, classes=None, space={"fit_intercept": [True]}, random_state=0,
+         **scores).fit(X, y)
+
+
 # -- the label set when the space sets the classifier -----------------------------------------
 @pytest.mark.parametrize("make", [grid, rand])
 def test_a_classifier_set_by_the_space_needs_the_declared_label_set(make):

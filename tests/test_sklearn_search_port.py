@@ -267,7 +267,7 @@ def test_classes__property(data):
     Xr = X
     yr = X @ np.array([1.0, -1.0, 0.5, 0.0])
     reg = make_search("grid", LinearRegression(epsilon=2.0, bounds_X=BOUNDS, bounds_y=(-15, 15)),
-                      {"fit_intercept": [True, False]}).fit(Xr, yr)
+                      {"copy_X": [True, False]}).fit(Xr, yr)
     assert not hasattr(reg, "classes_")
 
     assert not hasattr(make_search("grid", nb(), NB_SPACE), "classes_")
