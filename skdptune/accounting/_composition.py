@@ -7,6 +7,7 @@ import math
 import numpy as np
 from scipy.special import gammaln
 
+from . import _decimal
 from ._checks import _check_epsilon, _check_nonnegative_int, _check_probability
 
 # --------------------------------------------------------------------------------------------
@@ -28,8 +29,10 @@ def kov_optimal_composition_epsilon(epsilon: float, k: int, delta: float) -> flo
     every ``epsilon``-DP mechanism. The bound is exact (optimal) and holds for adaptive
     composition and any neighbouring relation, hence replace-one. ``delta_k`` is decreasing and,
     between consecutive breakpoints ``(2l - k) eps``, of the form ``A - B e^x``: the root is
-    found in closed form, in log-space. Never exceeds ``k * epsilon``; equals it for
-    ``delta = 0``.
+    found in closed form, in log-space, then raised float by float until
+    :func:`_exact_delta_k` holds there (the root is a difference of logarithms of magnitude
+    ``k eps``: rounded to nearest it sat below the exact root, where ``delta_k`` was up to 1.7
+    times ``delta``). Never exceeds ``k * epsilon``; equals it for ``delta = 0``.
 
     Parameters
     ----------
@@ -80,9 +83,48 @@ def kov_optimal_composition_epsilon(epsilon: float, k: int, delta: float) -> flo
     ratio = delta * math.exp(-log_a_m)
     if ratio >= 1.0:
         return lower
-    root = log_a_m + math.log1p(-ratio) - log_b_m
-    return float(min(max(root, lower), upper, k * eps))
+    root = float(min(max(log_a_m + math.log1p(-ratio) - log_b_m, lower), upper))
+    for _ in range(64):
+        if root >= upper or _exact_delta_k(eps, k, root, delta, log_a) <= delta:
+            return min(root, k * eps)
+        root = min(upper, math.nextafter(root, math.inf) + 4.0 * math.ulp(root) * 2 ** _)
+    return min(upper, k * eps)
 
+
+def _exact_delta_k(eps: float, k: int, x: float, delta: float, log_a: np.ndarray) -> float:
+    """An upper bound on ``delta_k(x)`` that rounding cannot undercut, rounded up to a float.
+
+    ``delta_k(x) = sum_{l: (2l - k) eps > x} a_l (1 - e^{x - (2l - k) eps})`` with ``a_l =
+    C(k, l) e^{l eps} / (1 + e^eps)^k``: each term in :mod:`decimal`, with ``x - (2l - k) eps``
+    exact (the float root's cancellation is there) and ``log a_l`` to 50 digits beyond its
+    magnitude. Terms whose mass ``a_l`` (``log_a``, in floats: accurate to far better than the
+    ``e^-60`` margin) lies below ``delta e^-60`` are bounded together by their count times the
+    largest of them."""
+    first = max(0, math.floor((x / eps + k) / 2.0) - 1)
+    digits = math.ceil(math.log10(1.0 + k * eps + k * math.log(k + 1.0)))
+    ctx = _decimal.Context(prec=_decimal._GUARD_DIGITS + digits)
+    x_exact, eps_exact = _decimal.Decimal(x), _decimal.Decimal(eps)
+    log_norm = ctx.multiply(k, _decimal.ln1p(ctx.exp(eps_exact), ctx))
+    terms, dropped, largest_dropped = [], 0, -math.inf
+    cutoff = math.log(delta) - 60.0
+    for l in range(first, k + 1):
+        gap = ctx.subtract(x_exact, ctx.multiply(2 * l - k, eps_exact))
+        if gap >= 0:
+            continue  # inactive: e^{l eps} <= e^{x + (k - l) eps}
+        if float(log_a[l]) + 1e-6 < cutoff:
+            dropped += 1
+            largest_dropped = max(largest_dropped, float(log_a[l]))
+            continue
+        log_mass = ctx.subtract(ctx.add(ctx.ln(_decimal.Decimal(math.comb(k, l))),
+                                        ctx.multiply(l, eps_exact)), log_norm)
+        terms.append(ctx.multiply(ctx.exp(log_mass), ctx.minus(_decimal.expm1(gap, ctx))))
+    total = _decimal.slack(ctx, *terms)
+    for term in terms:
+        total = ctx.add(total, term)
+    bound = _decimal.to_float_up(total)
+    if dropped:
+        bound += dropped * math.exp(largest_dropped + 1e-6)
+    return bound
 
 
 # --------------------------------------------------------------------------------------------

@@ -66,12 +66,28 @@ def truncated_negative_binomial_mean(gamma: float, eta: float) -> float:
 
 
 def _tnb_mean_t(t: float, eta: float) -> float:
-    """``E[K]`` as a function of ``t = log(1/gamma) >= 0``."""
+    """``E[K]`` as a function of ``t = log(1/gamma) >= 0`` (``inf`` beyond the float range)."""
+    log_mean = _tnb_log_mean_t(t, eta)
+    return math.exp(log_mean) if log_mean < 709.0 else math.inf
+
+
+def _tnb_log_mean_t(t: float, eta: float) -> float:
+    """``log E[K]``, in log space: ``E[K] = expm1(t) / ((1 - e^{-eta t}) / eta)`` overflows
+    for ``eta`` near -1, where ``(1 - e^{-eta t}) / eta = expm1(|eta| t) / |eta|``."""
     if t == 0.0:
-        return 1.0
-    # E[K] = expm1(t) / ((1 - e^{-eta t}) / eta), and (1 - e^{-eta t}) / eta -> t as eta -> 0
-    denominator = t if eta == 0.0 else -math.expm1(-eta * t) / eta
-    return max(1.0, math.expm1(t) / denominator)
+        return 0.0
+    if eta == 0.0:  # (1 - e^{-eta t}) / eta -> t as eta -> 0
+        log_denominator = math.log(t)
+    elif eta > 0.0:
+        log_denominator = math.log(-math.expm1(-eta * t)) - math.log(eta)
+    else:
+        log_denominator = _log_expm1(-eta * t) - math.log(-eta)
+    return max(0.0, _log_expm1(t) - log_denominator)
+
+
+def _log_expm1(y: float) -> float:
+    """``log(e^y - 1)`` for ``y > 0``, without overflow."""
+    return y + math.log1p(-math.exp(-y)) if y > 1.0 else math.log(math.expm1(y))
 
 
 def truncated_negative_binomial_gamma(mean: float, eta: float) -> float:
@@ -110,11 +126,15 @@ def truncated_negative_binomial_gamma(mean: float, eta: float) -> float:
     else:
         log_mean = math.log(mean)
         upper = 1.0
-        while _tnb_mean_t(upper, eta) < mean:
+        while _tnb_log_mean_t(upper, eta) < log_mean:
             upper *= 2.0
-        t = brentq(lambda s: math.log(_tnb_mean_t(s, eta)) - log_mean, 0.0, upper,
+        t = brentq(lambda s: _tnb_log_mean_t(s, eta) - log_mean, 0.0, upper,
                    xtol=1e-15, rtol=4 * np.finfo(float).eps)
     gamma = math.exp(-t)
+    if gamma == 0.0:
+        raise ValueError(
+            f"a truncated negative binomial with eta={eta!r} and mean {mean!r} needs gamma = "
+            f"exp(-{t:.3g}), below the smallest float: use a larger eta or a smaller mean")
     while _tnb_mean_t(-math.log(gamma), eta) > mean:
         gamma = math.nextafter(gamma, 1.0)
     return gamma
