@@ -332,11 +332,11 @@ def test_regression_needs_an_explicit_score(data):
     X, y = data
     reg = LinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(0, 1))
     with pytest.raises(ValueError, match="clip"):
-        search(estimator=reg, classes=None, space={"fit_intercept": [True, False]}).fit(
+        search(estimator=reg, classes=None, space={"copy_X": [True, False]}).fit(
             X, y.astype(float))
-    s = search(estimator=reg, classes=None, space={"fit_intercept": [True, False]},
+    s = search(estimator=reg, classes=None, space={"copy_X": [True, False]},
                scoring="squared_error", score_clip=1.0, n_iter=2).fit(X, y.astype(float))
-    assert s.best_params_["fit_intercept"] in (True, False)
+    assert s.best_params_["copy_X"] in (True, False)
 
 
 @pytest.mark.parametrize(("batched", "scoring"), [(True, None), (False, None),

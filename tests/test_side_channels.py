@@ -893,7 +893,7 @@ def test_a_numpy_complex_number_is_outside_the_domain_without_a_warning(where):
     X = rng.uniform(-1, 1, size=(300, 2)).astype(object)
     y = (X[:, 0].astype(float) + 0.1 * rng.randn(300)).astype(object)
     reg = LinearRegression(bounds_X=(-1.0, 1.0), bounds_y=(-3.0, 3.0))
-    search = rand(estimator=reg, classes=None, space={"fit_intercept": [True, False]},
+    search = rand(estimator=reg, classes=None, space={"copy_X": [True, False]},
                   scoring="squared_error", score_clip=4.0, random_state=0)
     clone(search).fit(X, y)
     (X if where == "X" else y)[7] = np.complex128(0.3 + 0.5j) if where == "y" else [
@@ -1329,7 +1329,7 @@ def _regressor_search(make, acc):
         return DPGIBOSearchCV(reg, {"bounds_y": ArrayRange([-5, 1], [-1, 5], as_tuple=True)},
                               n_iter=2, scoring="squared_error", score_clip=4.0, **common)
     kw = {"scoring": "squared_error", "score_clip": 4.0} if make is rand else {}
-    return make(estimator=reg, space={"fit_intercept": [True, False]}, **kw, **common)
+    return make(estimator=reg, space={"copy_X": [True, False]}, **kw, **common)
 
 
 @pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
