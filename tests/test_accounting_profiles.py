@@ -442,3 +442,22 @@ def test_extreme_laws_raise_or_report_instead_of_overflowing():
     # gamma = exp(-9.2e6) is below the float range: a clear error, not an OverflowError
     with pytest.raises(ValueError, match="below the smallest float"):
         repetition_cost(1.0, 0.0, "negative_binomial", 1e4, -0.999999, 1e-6)
+
+
+def test_lemma_20_runs_are_not_rounded_down(monkeypatch):
+    """With ``delta_0 > 0`` the bounds are computed for ``K' ~ D_{eta, gamma'}``, ``1 - gamma' =
+    (1 - gamma)(1 - delta_0)``: rounded so that ``1 - gamma'`` is not below it (at ``E[K]``
+    near 1 it is about 1e-15, and one rounding of ``gamma'`` moved it by 10 %)."""
+    from skdptune.accounting import _repetition
+
+    seen = []
+    original = _repetition._profile_epsilon
+    monkeypatch.setattr(_repetition, "_profile_epsilon",
+                        lambda law, eps0, delta: seen.append(law) or original(law, eps0, delta))
+    for mean in (1.0 + 3e-15, 1.0 + 7e-13, 1.5, 10.0):
+        for delta0 in (1e-9, 0.3):
+            seen.clear()
+            repetition_cost(1.0, delta0, "geometric", mean, None, 1e-6)
+            beta = 1.0 - truncated_negative_binomial_gamma(mean, 1.0)
+            if seen:
+                assert 1.0 - seen[0].gamma >= beta * (1.0 - delta0), (mean, delta0)

@@ -406,7 +406,15 @@ def _repetition(base_epsilon: float, base_delta: float, distribution: str, mean:
     pure = ((2.0 + eta) * eps0, delta_prime, "pure (P&S Cor. 3)")
     if delta <= 0.0 or eps0 == 0.0 or not math.isfinite(eps0):
         return pure
-    gamma_prime = min(1.0, gamma + delta0 * (1.0 - gamma))  # Lemma 20: K' ~ D_{eta, gamma'}
+    # Lemma 20: K' ~ D_{eta, gamma'}, 1 - gamma' = (1 - gamma)(1 - delta0); gamma' rounded so
+    # that 1 - gamma' (exact for gamma' >= 1/2) is not below it -- more runs, a larger bound
+    # (at E[K] near 1, 1 - gamma' is about 1e-15 and one rounding of gamma' moves it by 10 %)
+    gamma_prime = gamma
+    if delta0 > 0.0:
+        beta_prime = (1.0 - gamma) * (1.0 - delta0)
+        gamma_prime = 1.0 - beta_prime
+        while gamma_prime > 0.0 and 1.0 - gamma_prime < beta_prime:
+            gamma_prime = math.nextafter(gamma_prime, 0.0)
     if gamma_prime >= 1.0:
         rdp_epsilon = profile_epsilon = eps0
     else:
