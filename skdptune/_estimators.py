@@ -285,7 +285,7 @@ def _unsound_reason(estimator: Any) -> str | None:
         return _UNSOUND_DP_MODELS[name]
     if name in _UNSOUND_DP_SETTINGS:
         param, unsound, why = _UNSOUND_DP_SETTINGS[name]
-        if unsound(estimator.get_params(deep=False).get(param)):
+        if unsound(getattr(estimator, param, True)):
             return why
     return None
 
@@ -297,8 +297,7 @@ def _is_dp_component(estimator: Any) -> bool:
     module = cls.__module__ or ""
     if not module.startswith("diffprivlib.") or not hasattr(estimator, "get_params"):
         return False
-    params = estimator.get_params(deep=False)
-    return "epsilon" in params and _unsound_reason(estimator) is None
+    return "epsilon" in estimator.get_params(deep=False) and _unsound_reason(estimator) is None
 
 
 def _is_free_step(step: Any) -> bool:
@@ -419,8 +418,7 @@ def _nonprivate_message(components: list[_Component], setting: dict,
     lines = []
     for comp in components:
         cls = type(comp.estimator)
-        unsound = _unsound_reason(comp.estimator) if hasattr(comp.estimator, "get_params") \
-            else None
+        unsound = _unsound_reason(comp.estimator)
         if unsound is not None:
             lines.append(f"{comp.where} ({_public_name(comp.estimator)}) is not differentially "
                          f"private as implemented: {unsound}.")

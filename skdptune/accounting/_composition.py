@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import numpy as np
 from scipy.special import gammaln
@@ -81,14 +82,14 @@ def kov_optimal_composition_epsilon(epsilon: float, k: int, delta: float) -> flo
     lower, upper = max(0.0, (2 * m - 2 - k) * eps), (2 * m - k) * eps
     log_a_m, log_b_m = suffix_a[m], suffix_b[m]
     ratio = delta * math.exp(-log_a_m)
-    if ratio >= 1.0:
-        return lower
-    root = float(min(max(log_a_m + math.log1p(-ratio) - log_b_m, lower), upper))
-    for _ in range(64):
-        if root >= upper or _exact_delta_k(eps, k, root, delta, log_a) <= delta:
+    root = lower if ratio >= 1.0 else log_a_m + math.log1p(-ratio) - log_b_m
+    # raised until the exact sum holds; at k eps nothing is active (delta_k = 0 exactly)
+    root = float(min(max(root, lower), upper, k * eps))
+    for step in range(64):
+        if root >= k * eps or _exact_delta_k(eps, k, root, delta, log_a) <= delta:
             return min(root, k * eps)
-        root = min(upper, math.nextafter(root, math.inf) + 4.0 * math.ulp(root) * 2 ** _)
-    return min(upper, k * eps)
+        root = math.nextafter(root, math.inf) + math.ulp(root) * 2.0 ** step
+    return k * eps
 
 
 def _exact_delta_k(eps: float, k: int, x: float, delta: float, log_a: np.ndarray) -> float:
@@ -101,9 +102,8 @@ def _exact_delta_k(eps: float, k: int, x: float, delta: float, log_a: np.ndarray
     ``e^-60`` margin) lies below ``delta e^-60`` are bounded together by their count times the
     largest of them."""
     first = max(0, math.floor((x / eps + k) / 2.0) - 1)
-    digits = math.ceil(math.log10(1.0 + k * eps + k * math.log(k + 1.0)))
-    ctx = _decimal.Context(prec=_decimal._GUARD_DIGITS + digits)
-    x_exact, eps_exact = _decimal.Decimal(x), _decimal.Decimal(eps)
+    ctx = _decimal.log_context(k * eps + k * math.log(k + 1.0))
+    x_exact, eps_exact = Decimal(x), Decimal(eps)
     log_norm = ctx.multiply(k, _decimal.ln1p(ctx.exp(eps_exact), ctx))
     terms, dropped, largest_dropped = [], 0, -math.inf
     cutoff = math.log(delta) - 60.0
@@ -115,7 +115,7 @@ def _exact_delta_k(eps: float, k: int, x: float, delta: float, log_a: np.ndarray
             dropped += 1
             largest_dropped = max(largest_dropped, float(log_a[l]))
             continue
-        log_mass = ctx.subtract(ctx.add(ctx.ln(_decimal.Decimal(math.comb(k, l))),
+        log_mass = ctx.subtract(ctx.add(ctx.ln(Decimal(math.comb(k, l))),
                                         ctx.multiply(l, eps_exact)), log_norm)
         terms.append(ctx.multiply(ctx.exp(log_mass), ctx.minus(_decimal.expm1(gap, ctx))))
     total = _decimal.slack(ctx, *terms)

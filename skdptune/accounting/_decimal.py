@@ -32,6 +32,12 @@ def context(*log_magnitudes: float) -> Context:
     return Context(prec=_GUARD_DIGITS + math.ceil(spent))
 
 
+def log_context(magnitude: float) -> Context:
+    """A context for sums of terms ``e^y`` with ``|y|`` up to ``magnitude``, whose logarithms
+    ``y`` (differences of quantities that large) must keep :data:`_GUARD_DIGITS` digits."""
+    return Context(prec=_GUARD_DIGITS + math.ceil(math.log10(1.0 + abs(magnitude))))
+
+
 def slack(ctx: Context, *magnitudes: Decimal) -> Decimal:
     """Upper bound on the rounding error of a sum of terms of the given magnitudes, each the
     result of a chain of operations in ``ctx``."""
