@@ -461,3 +461,33 @@ def test_lemma_20_runs_are_not_rounded_down(monkeypatch):
             beta = 1.0 - truncated_negative_binomial_gamma(mean, 1.0)
             if seen:
                 assert 1.0 - seen[0].gamma >= beta * (1.0 - delta0), (mean, delta0)
+
+
+def test_corners_a_second_review_found_give_figures():
+    """Inputs where floats cannot resolve the positive set (gamma ~ 1e-201, c below 1e-295,
+    1 - p = 0, a ratio that never reaches epsilon) used to raise from ``brentq`` or ``math``:
+    the float root is only a guess that the decimal bracket checks, and beyond ``eps_0 = 300``
+    the route reports its pure bound."""
+    for args, base in ((("negative_binomial", 100.0, -0.99), 1.0),
+                       (("fixed", 100.0, None), 15.0), (("fixed", 2.0, None), 37.0),
+                       (("negative_binomial", 10.0, -0.9), 20.0),
+                       (("negative_binomial", 1e4, 200.0), 1.0),
+                       (("geometric", 10.0, None), 690.0)):
+        distribution, mean, eta = args
+        eps, _ = repetition_cost(base, 0.0, distribution, mean, eta, 1e-6)
+        assert base <= eps <= repetition_cost(base, 0.0, distribution, mean, eta, 0.0)[0] * 1.0001
+    assert 0.0 <= repetition_profile_delta(0.5, 0.6787133663248331, "logarithmic", 1.5) < 1e-20
+    assert repetition_profile_epsilon(2.4e6, "geometric", 10.0, None, 1e-6) >= 2.4e6
+
+
+def test_optimal_composition_at_a_breakpoint():
+    """A target within float error of ``delta_k`` at a breakpoint: the breakpoint itself was
+    returned unchecked, 2e-14 relative too low (found by the second review)."""
+    mp = pytest.importorskip("mpmath")
+    mp.mp.dps = 100
+    for eps, k, delta in ((0.01, 10, 2.0326133325846736e-05), (5.0, 1000, 0.03686696211409472)):
+        found = kov_optimal_composition_epsilon(eps, k, delta)
+        e, x = mp.mpf(eps), mp.mpf(found)
+        exact = mp.fsum(mp.binomial(k, l) * (mp.exp(l * e) - mp.exp(x + (k - l) * e))
+                        for l in range(k + 1) if l * e > x + (k - l) * e) / (1 + mp.exp(e)) ** k
+        assert exact <= delta, (eps, k, found)

@@ -41,9 +41,15 @@ from scipy.optimize import brentq
 from . import _decimal
 from ._checks import _check_epsilon, _check_positive_int, _check_probability
 
-#: beyond this ``eps_0`` the profile is not evaluated (``e^eps0`` overflows a float): the
-#: route reports its pure-DP bound ``log r(c)``, which needs no exponential of ``eps_0``
-_LARGEST_BASE_EPSILON = 700.0
+#: beyond this ``eps_0`` the profile is not evaluated (floats cannot resolve ``c = 1 / (1 +
+#: e^eps0)`` near their limit, and the decimals need hundreds of digits): the route reports its
+#: pure-DP bound ``log r(c)``, within a few hundredths of the profile there
+_LARGEST_BASE_EPSILON = 300.0
+
+#: relative margin by which the float ``log r(c)`` is raised beyond
+#: :data:`_LARGEST_BASE_EPSILON` (a sum of three terms of magnitude ``(2 + eta) eps0`` at most,
+#: each within a few ulp)
+_PEAK_MARGIN = 1e-12
 
 #: the float search aims this much (relatively) below the target ``delta``, so that its result
 #: usually passes the exact check at once
@@ -234,22 +240,34 @@ def _roots(law: _Law, eps0: float, epsilon: float) -> tuple[float, float]:
     is non-decreasing on ``[0, c]`` and non-increasing on ``[c, 1]``); 0 where the set reaches
     the end of its side."""
     c, p = _points(eps0)
-    if _log_ratio_left(law, eps0, 0.0) >= epsilon:
-        u1 = 0.0
-    else:
-        u1 = brentq(lambda u: _log_ratio_left(law, eps0, u) - epsilon, 0.0, c,
-                    xtol=1e-300, rtol=1e-15, maxiter=500)
-    if eps0 >= epsilon:  # r(1) = e^eps0
-        v2 = 0.0
-    else:
-        v2 = brentq(lambda v: _log_ratio_right(law, eps0, v) - epsilon, 0.0, p,
-                    xtol=1e-300, rtol=1e-15, maxiter=500)
-    return u1, v2
+    return (_float_root(lambda u: _log_ratio_left(law, eps0, u) - epsilon, c),
+            0.0 if eps0 >= epsilon else  # r(1) = e^eps0
+            _float_root(lambda v: _log_ratio_right(law, eps0, v) - epsilon, p))
+
+
+def _float_root(excess, end: float) -> float:
+    """Where the non-decreasing ``excess`` crosses 0 on ``[0, end]``, in floats; 0 where it is
+    positive throughout, and ``end`` where floats cannot tell (no sign change within their
+    precision, a root beyond ``brentq``'s reach, an overflow): a guess that
+    :func:`_bracket` checks in decimals, widening to the whole side if it is wrong."""
+    try:
+        if excess(0.0) >= 0.0:
+            return 0.0
+        return brentq(excess, 0.0, end, xtol=1e-300, rtol=1e-15, maxiter=500)
+    except (ArithmeticError, ValueError, RuntimeError):
+        return end
 
 
 def _float_bound(law: _Law, eps0: float, epsilon: float) -> float:
     """``B(epsilon)`` in floats: the search's guide, never reported (cancellation can take all
     of its digits at large ``eps_0``; :func:`_exact_bound` is what is reported)."""
+    try:
+        return _float_terms(law, eps0, epsilon)
+    except (ArithmeticError, ValueError):  # an overflow: let the decimal check decide
+        return 1.0
+
+
+def _float_terms(law: _Law, eps0: float, epsilon: float) -> float:
     if epsilon >= _peak_log_ratio(law, eps0):
         return 0.0
     c, p = _points(eps0)
@@ -360,10 +378,10 @@ def _safe_peak(law: _Law, eps0: float) -> float:
     """``log r(c)`` rounded up: beyond it ``B = 0`` (the profile's pure-DP bound). The float
     value, raised to the decimal one where that is larger."""
     peak = _peak_log_ratio(law, eps0)
-    # the context covers c = 1 / (1 + e^eps0) in the complements the laws read; beyond
-    # _LARGEST_BASE_EPSILON, p rounds to 1 where a law reads p itself, which only raises the
-    # value (f' increases)
-    ctx = _decimal.context(min(eps0, _LARGEST_BASE_EPSILON))
+    if eps0 > _LARGEST_BASE_EPSILON:
+        return peak * (1.0 + _PEAK_MARGIN) + 1e-300
+    # the context covers c = 1 / (1 + e^eps0) in the complements the laws read
+    ctx = _decimal.context(eps0)
     if law.name == "fixed":
         terms = [ctx.multiply(law.trials, Decimal(eps0))]
     else:
