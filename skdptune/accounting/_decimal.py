@@ -5,10 +5,12 @@ profile of repetition subtracts ``e^eps (f(c) - f(u))`` from a term of similar s
 ``eps_0 = 15`` the two agree to more digits than a double holds; the root of optimal
 composition is a difference of logarithms of magnitude ``k eps``, whose absolute rounding error
 is about ``1e-12`` at ``k eps = 1e4`` -- as large as the ``delta`` it is solved for. The
-searches for a figure may run in floats, but the figure *reported* is one at which the bound
-was evaluated here, with Python's :mod:`decimal` at enough digits (:func:`context`) that the
-cancellation leaves tens of correct digits, plus a slack of a few units in the last of them
-(:func:`slack`). Arguments are floats converted exactly (``Decimal(float)`` is exact).
+searches for a figure may run in floats, but the figure *reported* is one at which a bound was
+checked with the cancelling part done here, in Python's :mod:`decimal`: the whole profile at
+enough digits (:func:`context`) that the cancellation leaves tens of correct digits, plus a
+slack of ``1e20`` units in the last of them (:func:`slack`); for optimal composition the
+differences ``x - (2l - k) eps``, to 50 digits beyond their magnitude (:func:`log_context`).
+Arguments are floats converted exactly (``Decimal(float)`` is exact).
 """
 
 from __future__ import annotations
