@@ -91,7 +91,6 @@ from ._public import (
     check_rows,
     check_weights_domain,
     choose_object_fill,
-    declared_labels,
     dry_run,
     make_padding,
     model_input_settings,
@@ -581,10 +580,10 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                      f"delta={report.delta:.3g}")
 
         # 3. the declared domain (fixed message, nothing charged)
-        check_domain(X, y, classes, allow_nan=domain.allow_nan)
+        # y's labels as the declared classes: classes_ of their dtype, whatever one row holds
+        y = check_domain(X, y, classes, allow_nan=domain.allow_nan)
         check_model_input(input_templates, X, y, classes, allow_nan=domain.allow_nan,
                           fill=fill, limits=limits)
-        y = declared_labels(y, classes)  # classes_ of the declared dtype, whatever one row holds
         check_weights_domain([fit_params.get("sample_weight"),
                               score_params.get("sample_weight")])
 

@@ -884,27 +884,37 @@ def free_image(step: Any) -> Any:
     receives and the output of its data-independent branches. Built from clones; fit the result
     (its every step is data-independent). ``None`` when ``step`` holds no private component.
     """
-    return _cut(step) if _holds_dp(step) else None
+    return _cut_apart(step)[0] if _holds_dp(step) else None
 
 
-def _cut(step: Any) -> Any:
+def _cut_apart(step: Any) -> tuple[Any, list]:
+    """``(image, cut)``: :func:`free_image`'s rebuild of ``step`` (from clones), and ``step``'s
+    own objects that the rebuild cuts away -- its private components, what is inside them and
+    the steps after them in a pipeline. One walk gives both, so that what
+    :func:`shapes_model_input` counts as cut away is what the image leaves out."""
     if not _holds_dp(step):
-        return step if isinstance(step, str) or step is None else clone(step)
+        return (step if isinstance(step, str) or step is None else clone(step)), []
     if _is_dp_component(step):
-        return "passthrough"
+        return "passthrough", [step, *_deep_values(step)]
     if isinstance(step, Pipeline):
-        kept = []
+        kept, cut, reached = [], [], False
         for name, sub in step.steps:
-            kept.append((name, _cut(sub)))
-            if _holds_dp(sub):
-                break
-        return Pipeline(kept)
+            if reached:
+                cut += [sub, *_deep_values(sub)]
+                continue
+            image, below = _cut_apart(sub)
+            kept.append((name, image))
+            cut += below
+            reached = _holds_dp(sub)
+        return Pipeline(kept), cut
     out = clone(step)
     if isinstance(step, ColumnTransformer):
         # prefixed output names: a private branch made "passthrough" keeps its input's names,
         # which may clash with another branch's (pandas output refuses duplicates)
         out.set_params(verbose_feature_names_out=True)
-    return _with_children(out, [_cut(sub) for _, sub, _ in _children(step)])
+    parts = [_cut_apart(sub) for _, sub, _ in _children(step)]
+    return (_with_children(out, [image for image, _ in parts]),
+            [obj for _, below in parts for obj in below])
 
 
 def shapes_model_input(template: Any, name: str) -> bool:
@@ -932,25 +942,9 @@ def shapes_model_input(template: Any, name: str) -> bool:
     if _is_dp_component(first):
         beyond = [obj for step in steps[j:] for obj in (step, *_deep_values(step))]
     else:
-        beyond = [*_beyond_cut(first),
+        beyond = [*_cut_apart(first)[1],
                   *(obj for step in steps[j + 1:] for obj in (step, *_deep_values(step)))]
     return not any(owner is obj for obj in beyond)
-
-
-def _beyond_cut(step: Any) -> list:
-    """The objects of ``step`` that :func:`free_image` cuts away: its private components, what
-    is inside them, and the steps after them in a pipeline."""
-    if not _holds_dp(step):
-        return []
-    if _is_dp_component(step):
-        return [step, *_deep_values(step)]
-    if isinstance(step, Pipeline):
-        out, cut = [], False
-        for _, sub in step.steps:
-            out += [sub, *_deep_values(sub)] if cut else _beyond_cut(sub)
-            cut = cut or _holds_dp(sub)
-        return out
-    return [obj for _, child, _ in (_children(step) or []) for obj in _beyond_cut(child)]
 
 
 def _holds_dp(step: Any) -> bool:

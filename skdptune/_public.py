@@ -53,7 +53,6 @@ __all__ = [
     "check_rows",
     "check_weights_domain",
     "choose_object_fill",
-    "declared_labels",
     "dry_run",
     "is_listed",
     "make_padding",
@@ -434,8 +433,9 @@ def _as_fitted(block: np.ndarray) -> np.ndarray:
     return block
 
 
-def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool) -> None:
-    """Refuse a dataset outside the declared domain, with a fixed message.
+def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool) -> Any:
+    """Refuse a dataset outside the declared domain, with a fixed message; return ``y``, its
+    labels as the declared classes (:func:`_declared_labels`).
 
     The domain: labels in ``classes`` (classifiers), 1-d labels, numeric targets that are
     finite (the other estimators, when ``y`` is given), and numeric features that are finite
@@ -449,7 +449,8 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
         labels = _labels_as_given(y)
         if labels.ndim != 1:
             raise DomainError("A private classifier search needs 1-d labels y.")
-        if _matching_classes(labels, classes) is None:
+        matched = _matching_classes(labels, classes)
+        if matched is None:
             # raised here, outside any except block: no __context__ that could quote a label
             raise DomainError(_LABEL_MESSAGE)
     elif y is not None:
@@ -468,26 +469,20 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
                 f"X contains {what} values, which the estimator does not accept. Impute or "
                 "clip them with public constants before the search (no position is named here "
                 "because this check reads the private data).")
+    return y if classes is None else _declared_labels(y, matched)
 
 
-def declared_labels(y: Any, classes: np.ndarray | None) -> Any:
-    """``y`` with each label replaced by the declared class it equals, where the *values*
-    decide the labels' type: a list, a tuple, an object array or column (``np.asarray([0, 1.0])``
-    is a float array, and ``np.unique`` keeps one of ``1`` and ``1.0``, depending on the rows).
-    The fitted models' ``classes_`` then has the declared classes' dtype, whatever one record
-    holds. Labels with a dtype of their own (a numeric array, a pandas column of a non-object
-    dtype) have a public format and are returned as they are. Call after :func:`check_domain`
-    (every label equals a declared class); a list stays a list, a pandas ``Series`` a
-    ``Series`` (same index, name)."""
-    if classes is None or y is None:
-        return y
+def _declared_labels(y: Any, labels: np.ndarray) -> Any:
+    """``y`` with each label replaced by the declared class it equals (``labels``, found by
+    :func:`_matching_classes`), where the *values* decide the labels' type: a list, a tuple, an
+    object array or column (``np.asarray([0, 1.0])`` is a float array, and ``np.unique`` keeps
+    one of ``1`` and ``1.0``, depending on the rows). The fitted models' ``classes_`` then has
+    the declared classes' dtype, whatever one record holds. Labels with a dtype of their own (a
+    numeric array, a pandas column of a non-object dtype) have a public format and are returned
+    as they are; a list stays a list, a pandas ``Series`` a ``Series`` (same index, name)."""
     dtype = getattr(y, "dtype", None)
     if dtype is not None and not (isinstance(dtype, np.dtype) and dtype.kind == "O"):
         return y
-    labels = _matching_classes(_labels_as_given(y), classes)
-    if labels is None:
-        # raised here, outside any except block: no __context__ that could quote a label
-        raise DomainError(_LABEL_MESSAGE)
     if hasattr(y, "iloc"):  # its own (object) dtype: a pandas string dtype would not batch
         return type(y)(labels, index=y.index, name=y.name, dtype=y.dtype)
     if isinstance(y, (list, tuple)):  # the estimator gets the container it was given
