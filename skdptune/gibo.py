@@ -13,6 +13,7 @@ from ._base import BaseDPSearchCV, TuningPlan, TuningResult
 from ._estimators import estimator_privacy
 from ._space import EpsilonSplit, check_box_space
 from .accounting import event_cost, gdp_epsilon, self_composition_cost
+from .accounting._gaussian import float_gdp_epsilon
 from .evaluation._holdout import holdout_split
 from .evaluation._losses import LossEvaluator, train_chunks
 from .evaluation._scores import check_per_example_score, raw_scorer_name
@@ -276,7 +277,8 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         n_fits = self._n_fits(box.n_dims)
         tuning, _ = self._budget()
         delta = float(self.delta)
-        mu = _solve_increasing(lambda m: gdp_epsilon(m, delta), tuning)
+        mu = _solve_increasing(lambda m: gdp_epsilon(m, delta), tuning,
+                               search=lambda m: float_gdp_epsilon(m, delta))
         if self.train_split == "disjoint":
             epsilon_fit = tuning
             train = EpsilonDeltaEvent(epsilon_fit, 0.0, f"{n_fits} fits on disjoint chunks")
@@ -391,12 +393,16 @@ def _start(box, estimator) -> np.ndarray:
     return np.full(box.n_dims, 0.5)
 
 
-def _solve_increasing(function, target: float) -> float:
-    """Largest ``x`` with ``function(x) <= target`` for a continuous increasing function."""
+def _solve_increasing(function, target: float, search=None) -> float:
+    """Largest ``x`` with ``function(x) <= target`` for a continuous increasing function
+    (``x`` a little below it: up to ``1e-12`` relative). ``search``: a cheaper approximation of
+    ``function`` to find the root with (default ``function``); the root is then lowered until
+    ``function`` itself holds."""
+    search = function if search is None else search
     lo, hi = 1e-12, 1.0
-    while function(hi) < target:
+    while search(hi) < target:
         hi *= 2.0
-    root = brentq(lambda x: function(x) - target, lo, hi, xtol=1e-14, rtol=1e-12)
+    root = brentq(lambda x: search(x) - target, lo, hi, xtol=1e-14, rtol=1e-12)
     while function(root) > target:
         root *= 1.0 - 1e-12
     return root

@@ -52,6 +52,7 @@ from skdptune.events import (
     PermuteAndFlipEvent,
     PrivacyEvent,
     RepeatAndSelectEvent,
+    SelfComposedEvent,
 )
 
 # --------------------------------------------------------------------------------------------
@@ -626,10 +627,12 @@ def test_nested_composed_and_parallel():
 
 def test_delta_is_split_between_parts_that_use_it():
     mu, delta = 1.0, 1e-5
-    both = ComposedEvent((GaussianDPEvent(mu), LaplaceEvent(1.0), GaussianDPEvent(mu)))
+    repeated = SelfComposedEvent(EpsilonDeltaEvent(0.1, 0.0), 20)
+    both = ComposedEvent((GaussianDPEvent(mu), LaplaceEvent(1.0), repeated))
     eps, used = event_cost(both, delta)
     assert used == pytest.approx(delta)
-    assert eps == pytest.approx(2 * gdp_epsilon(mu, delta / 2) + 1.0)
+    assert eps == pytest.approx(gdp_epsilon(mu, delta / 2) + 1.0
+                                + event_cost(repeated, delta / 2)[0])
     # a parallel event hands its whole share to every part
     parallel = ParallelEvent((GaussianDPEvent(mu), GaussianDPEvent(2 * mu)))
     assert event_cost(parallel, delta) == (gdp_epsilon(2 * mu, delta), delta)

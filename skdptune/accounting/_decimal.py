@@ -15,6 +15,7 @@ Arguments are floats converted exactly (``Decimal(float)`` is exact).
 
 from __future__ import annotations
 
+import functools
 import math
 from decimal import Context, Decimal
 
@@ -75,6 +76,27 @@ def _series(z: Decimal, ctx: Context, term) -> Decimal:
         total = ctx.add(total, step)
         if abs(step) <= floor:
             return total
+
+
+@functools.lru_cache(maxsize=16)
+def _pi(prec: int) -> Decimal:
+    # Machin: pi = 16 atan(1/5) - 4 atan(1/239), each series summed to 10 digits beyond prec
+    ctx = Context(prec=prec + 10)
+
+    def atan_inverse(m: int) -> Decimal:
+        total, power, k = Decimal(0), ctx.divide(1, m), 0
+        floor = Decimal(1).scaleb(-ctx.prec - 2)
+        while power > floor:
+            total = ctx.add(total, ctx.divide(power, 2 * k + 1 if k % 2 == 0 else -(2 * k + 1)))
+            power, k = ctx.divide(power, m * m), k + 1
+        return total
+
+    return ctx.subtract(ctx.multiply(16, atan_inverse(5)), ctx.multiply(4, atan_inverse(239)))
+
+
+def pi(ctx: Context) -> Decimal:
+    """``pi`` to ``ctx``'s precision."""
+    return ctx.plus(_pi(ctx.prec))
 
 
 def to_float_up(value: Decimal) -> float:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, Context, Decimal
 
 from ..events import (
     ComposedEvent,
@@ -19,6 +21,7 @@ from ..events import (
 )
 from ._checks import _check_epsilon, _check_nonnegative, _check_probability
 from ._composition import self_composition_cost
+from ._decimal import to_float_up
 from ._gaussian import gdp_epsilon
 from ._repetition import _TNB, _repetition, _resolve_distribution
 from ._report import (
@@ -55,7 +58,9 @@ def event_cost(event: PrivacyEvent, delta: float = 0.0) -> tuple[float, float]:
     ``RepeatAndSelectEvent``     :func:`repetition_cost` (with the conversion ``delta``)
     ``GaussianDPEvent``          ``(gdp_epsilon(mu, delta), delta)``; needs ``delta > 0``
     ``SelfComposedEvent``        :func:`self_composition_cost` (basic or optimal composition)
-    ``ComposedEvent``            :func:`sequential_composition` of the parts
+    ``ComposedEvent``            :func:`sequential_composition` of the parts, its
+                                 ``GaussianDPEvent`` parts first composed into one
+                                 ``sqrt(sum mu_i^2)``-GDP event (Dong, Roth & Su Cor. 3.3)
     ``ParallelEvent``            :func:`parallel_composition` of the parts
     ============================ ==============================================================
 
@@ -188,8 +193,9 @@ def _cost(event: PrivacyEvent, delta: float) -> _Cost:
         return _Cost(eps, dlt, f"{int(event.count)} x ({_fmt(event.base.epsilon)}, "
                                f"{_fmt(event.base.delta)})-DP on the same rows; {rule}")
     if isinstance(event, ComposedEvent):
-        shares = _delta_shares(event.events, delta)
-        parts = [_cost(part, share) for part, share in zip(event.events, shares, strict=True)]
+        events = _gaussians_merged(event.events)
+        shares = _delta_shares(events, delta)
+        parts = [_cost(part, share) for part, share in zip(events, shares, strict=True)]
         eps, dlt = sequential_composition((p.epsilon, p.delta) for p in parts)
         return _Cost(eps, dlt, f"sequential composition of {len(parts)} "
                                f"({_names(event.events)})")
@@ -200,6 +206,26 @@ def _cost(event: PrivacyEvent, delta: float) -> _Cost:
                                f"({_names(event.events)})")
     raise TypeError(f"cannot account for {type(event).__name__}: not an event of "
                     "skdptune.events")
+
+
+def _gaussians_merged(events: Sequence[PrivacyEvent]) -> list[PrivacyEvent]:
+    """``events`` with their ``GaussianDPEvent`` parts replaced by one, in the first one's place:
+    ``mu_1 .. mu_k``-GDP mechanisms compose (adaptively, interleaved with any others) into
+    ``sqrt(mu_1^2 + .. + mu_k^2)``-GDP (Dong, Roth & Su 2022, Corollary 3.3; trade-off functions
+    compose commutatively, their Proposition 3.2), whose conversion at one ``delta`` share is
+    far below ``k`` conversions at ``delta / k`` each. ``mu`` is rounded up."""
+    gaussians = [i for i, part in enumerate(events) if isinstance(part, GaussianDPEvent)]
+    if len(gaussians) < 2:
+        return list(events)
+    mus = [_check_nonnegative(events[i].mu, "mu") for i in gaussians]
+    ctx = Context(prec=60, rounding=ROUND_CEILING)  # every operation rounds up
+    squares = Decimal(0)
+    for mu in mus:
+        squares = ctx.add(squares, ctx.multiply(Decimal(mu), Decimal(mu)))
+    mu = math.inf if math.inf in mus else to_float_up(ctx.sqrt(squares))
+    merged = GaussianDPEvent(mu, name=f"{_fmt(mu)}-GDP: {len(mus)} Gaussian DP parts composed")
+    return [merged if i == gaussians[0] else part for i, part in enumerate(events)
+            if i == gaussians[0] or i not in gaussians]
 
 
 def _names(events: Iterable[PrivacyEvent]) -> str:
