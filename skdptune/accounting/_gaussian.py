@@ -19,7 +19,8 @@ at which that bound was checked.
 
 ``R`` in decimals: Laplace's continued fraction ``R(x) = 1/(x + 1/(x + 2/(x + 3/(x + ...))))``
 for ``x >= 4`` (all its elements are positive, so consecutive truncations bracket ``R``; the
-number of terms is doubled until two agree to the context's precision), the series
+number of terms, from an estimate, is raised by a quarter until two agree to the context's
+precision), the series
 ``R(x) = sqrt(pi/2) e^(x^2/2) - sum_n x^(2n+1) / (2n+1)!!`` for ``|x| < 4`` (positive terms after
 a sign; cancellation of at most ``e^8``, paid for in digits), and ``R(x) = 1/phi(x) - R(-x)`` for
 ``x <= -4`` (no cancellation).
@@ -48,7 +49,8 @@ def gdp_delta(mu: float, epsilon: float) -> float:
     ``(eps, delta(eps))``-DP for every ``eps >= 0``; exact, for the neighbouring relation the
     GDP statement is made for (replace-one here). The value returned is the smallest float at
     or above an upper bound on ``delta(eps)`` computed in :mod:`decimal` (module docstring):
-    never below the exact value, above it by far less than one part in ``1e30``.
+    never below the exact value, and above it by little more than that last rounding
+    (``2.2e-16`` relative).
 
     Parameters
     ----------
