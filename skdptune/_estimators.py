@@ -658,6 +658,21 @@ def estimator_privacy(
     return eps_max, delta_max
 
 
+def check_sound_components(estimator: Any) -> None:
+    """Refuse an estimator holding, at any depth, a diffprivlib model that does not meet its
+    own guarantee as configured (:func:`_unsound_reason`): no cost stated for it can be true.
+    For a cost that comes from elsewhere (``privacy_utility_front``'s ``privacy`` callable);
+    the other checks of :func:`estimator_privacy` concern costs skdptune computes."""
+    objects = [estimator, *(estimator.get_params(deep=True).values()
+                            if hasattr(estimator, "get_params") else [])]
+    for obj in objects:
+        reason = _unsound_reason(obj)
+        if reason is not None:
+            raise NonPrivateComponentError(
+                f"{_public_name(obj)} does not meet its own differential privacy guarantee: "
+                f"{reason}.")
+
+
 def check_private_components(estimator: Any, space: Any = None) -> None:
     """Refuse, before any data is read, an estimator with a non-private component (searches).
 

@@ -30,6 +30,7 @@ from sklearn.utils.validation import _num_samples, indexable
 from ._base import BaseDPSearchCV
 from ._estimators import (
     check_leak_free_configuration,
+    check_sound_components,
     estimator_privacy,
     for_inner_fits,
     seed_dp_components,
@@ -288,7 +289,9 @@ def privacy_utility_front(
         ``privacy(estimator) -> epsilon or (epsilon, delta)`` for the estimator configured with
         a point's parameters, for mechanisms accounted elsewhere (e.g. DP-SGD with
         dp-accounting). ``None``: :func:`estimator_privacy`, or ``planned_privacy(n_samples)``
-        for a skdptune search.
+        for a skdptune search. A callable's cost is yours to vouch for (it may cost a search
+        nested in a pipeline, or a non-private step you account for); diffprivlib models that
+        do not meet their own guarantee (``KMeans``) are refused with it too.
     n_jobs : int or None, default=None
         Parallel folds in each cross-validation.
     random_state : None, int or RandomState, default=None
@@ -400,6 +403,9 @@ def _privacy_oracle(estimator, privacy, n_samples: int) -> Callable[[dict], tupl
             # a model that reads its bounds off the data would show a utility it cannot have
             check_leak_free_configuration(configured)
         if privacy is not None:
+            # a diffprivlib model that does not meet its own guarantee (KMeans) is refused
+            # whatever cost a user's callable states for it
+            check_sound_components(configured)
             cost = privacy(configured)
         elif is_search:
             cost = configured.planned_privacy(n_samples)

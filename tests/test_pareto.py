@@ -11,6 +11,7 @@ import pytest
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
 from scipy.stats import loguniform
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline
 
@@ -317,6 +318,25 @@ def test_privacy_callable(data):
     with pytest.warns(NotPrivateWarning), pytest.raises(ValueError, match="finite epsilon > 0"):
         privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 2.0)}, X, y,
                               privacy=lambda est: 0.0, n_initial=1, n_iter=0)
+
+
+def test_privacy_callable_does_not_admit_an_unsound_dp_model(data):
+    """A user's cost callable cannot vouch for diffprivlib's KMeans (which does not meet its
+    own guarantee), alone or in a pipeline: refused as without the callable (found by review).
+    """
+    from diffprivlib.models import KMeans
+
+    from skdptune.exceptions import NonPrivateComponentError
+
+    X, y = data
+    kmeans = KMeans(n_clusters=2, epsilon=1.0, bounds=(-3.0, 3.0))
+    piped = Pipeline([("identity", "passthrough"), ("km", clone(kmeans))])
+    for estimator, space in [(kmeans, {"epsilon": (0.1, 1.0)}),
+                             (piped, {"km__epsilon": (0.1, 1.0)})]:
+        with pytest.warns(NotPrivateWarning), pytest.raises(NonPrivateComponentError,
+                                                            match="KMeans does not meet"):
+            privacy_utility_front(estimator, space, X, y, privacy=lambda est: 0.5, cv=2,
+                                  n_repeats=1, n_initial=2, n_iter=0, random_state=0)
 
 
 def test_pipeline_privacy_adds_its_steps_and_charges_nothing(data):
