@@ -85,11 +85,8 @@ def kov_optimal_composition_epsilon(epsilon: float, k: int, delta: float) -> flo
     root = lower if ratio >= 1.0 else log_a_m + math.log1p(-ratio) - log_b_m
     # raised until the exact sum holds; at k eps nothing is active (delta_k = 0 exactly)
     root = float(min(max(root, lower), upper, k * eps))
-    for step in range(64):
-        if root >= k * eps or _exact_delta_k(eps, k, root, delta, log_a) <= delta:
-            return min(root, k * eps)
-        root = math.nextafter(root, math.inf) + math.ulp(root) * 2.0 ** step
-    return k * eps
+    return _decimal.raised_until(root, lambda x: _exact_delta_k(eps, k, x, delta, log_a) <= delta,
+                                 limit=k * eps)
 
 
 def _exact_delta_k(eps: float, k: int, x: float, delta: float, log_a: np.ndarray) -> float:

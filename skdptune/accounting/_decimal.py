@@ -99,6 +99,17 @@ def pi(ctx: Context) -> Decimal:
     return ctx.plus(_pi(ctx.prec))
 
 
+def raised_until(value: float, holds, limit: float = math.inf) -> float:
+    """``value``, raised until ``holds(value)`` (a check in decimals of a figure a float search
+    proposed): by one ulp, then by steps that double from an ulp. Returns ``limit`` once the
+    value reaches it (a figure known to hold there, or ``inf``)."""
+    step = 0
+    while value < limit and not holds(value):
+        value = math.nextafter(value, math.inf) + math.ulp(value) * 2.0 ** step
+        step += 1
+    return min(value, limit)
+
+
 def to_float_up(value: Decimal) -> float:
     """The smallest float ``>= value``."""
     out = float(value)

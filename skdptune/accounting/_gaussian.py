@@ -35,7 +35,7 @@ from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr
 
 from ._checks import _check_epsilon, _check_nonnegative, _check_probability
-from ._decimal import pi, slack, to_float_up
+from ._decimal import pi, raised_until, slack, to_float_up
 
 # --------------------------------------------------------------------------------------------
 # Gaussian differential privacy (Dong, Roth & Su 2022)
@@ -106,7 +106,7 @@ def gdp_epsilon(mu: float, delta: float) -> float:
     if eps == 0.0 and _delta_upper(mu, 0.0) <= Decimal(delta):
         return 0.0
     margin = mu * _FLOAT_ROOT_MARGIN * (1.0 + abs(t)) + 2.0 * math.ulp(eps)
-    return _raised_until_checked(mu, eps + margin, delta)
+    return raised_until(eps + margin, lambda e: _delta_upper(mu, e) <= Decimal(delta))
 
 
 def float_gdp_epsilon(mu: float, delta: float) -> float:
@@ -131,21 +131,6 @@ def _float_root(mu: float, delta: float) -> tuple[float, float]:
         root = start if _log_delta_float(mu, start) <= target else brentq(
             lambda t: _log_delta_float(mu, t) - target, start, high, xtol=1e-14, rtol=1e-14)
         return max(0.0, mu * root + mu * (mu / 2.0)), root
-
-
-def _raised_until_checked(mu: float, eps: float, delta: float) -> float:
-    """``eps``, raised by one ulp and then by doubling steps until :func:`_delta_upper` at it
-    is at most ``delta`` (``inf`` when that leaves the float range)."""
-    step = 0.0
-    while math.isfinite(eps) and _delta_upper(mu, eps) > Decimal(delta):
-        if step == 0.0:
-            raised = math.nextafter(eps, math.inf)
-            step = raised - eps
-        else:
-            step *= 2.0
-            raised = eps + step
-        eps = raised
-    return eps
 
 
 # --------------------------------------------------------------------------------------------
@@ -216,7 +201,7 @@ def _delta_upper(mu: float, eps: float) -> Decimal:
     # derivative of delta in t is -mu phi(t) R(t + mu), and R(s) / (1 - s R(s)) <= s + 2
     t_error = Decimal(2 * (eps / mu + mu)).scaleb(1 - prec)
     relative = ctx.add(ctx.multiply(ctx.add(ctx.add(abs(t), m), 2), t_error),
-                       Decimal(1).scaleb(20 - prec))
+                       slack(ctx, Decimal(1)))
     phi = ctx.divide(ctx.exp(ctx.divide(ctx.multiply(t, t), -2)),
                      ctx.sqrt(ctx.multiply(2, pi(ctx))))
     bound = ctx.multiply(ctx.multiply(phi, ctx.add(max(difference, Decimal(0)), error)),
