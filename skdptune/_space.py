@@ -313,6 +313,22 @@ class BoxSpace:
             out.update(dim.params(z[part]))
         return out
 
+    def share_extremes(self) -> list[np.ndarray]:
+        """Points of the cube, the centre elsewhere, at which each step of each
+        :class:`EpsilonSplit` gets its largest and its smallest share (no repeats)."""
+        points: list[np.ndarray] = []
+        for dim, part in self._slices():
+            if not isinstance(dim, _SplitDimension):
+                continue
+            for i in range(dim.n_coords):
+                for own, others in ((1.0, 0.0), (0.0, 1.0)):
+                    z = np.full(self.n_dims, 0.5)
+                    z[part] = others
+                    z[part.start + i] = own
+                    if not any(np.array_equal(z, seen) for seen in points):
+                        points.append(z)
+        return points
+
     def corners(self) -> np.ndarray:
         """The ``2 ** n_dims`` corners of the unit cube, shape ``(2 ** n_dims, n_dims)``."""
         grid = np.indices((2,) * self.n_dims).reshape(self.n_dims, -1).T

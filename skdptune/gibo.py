@@ -70,7 +70,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         Parameter name -> ``(low, high)`` or ``(low, high, "log")`` (real-valued), or an
         :class:`~skdptune.ArrayRange` for an array-valued parameter (per-feature ``bounds``,
         ``bounds_X``); and any key -> an :class:`~skdptune.EpsilonSplit` to tune how the budget
-        of each fit is shared among a pipeline's DP steps. Integers and categorical choices: use
+        of each fit is shared among a pipeline's DP steps (the report's line per step, planned
+        before the fit, gives its range; ``best_estimator_`` holds the tuned split). Integers
+        and categorical choices: use
         :class:`DPGridSearchCV` or :class:`DPRandomSearchCV`. Other privacy parameters
         (``epsilon``, ``delta``) cannot be searched: budget mode sets them.
     epsilon : float, default=2.0
@@ -232,10 +234,12 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         return box
 
     def _search_space(self):
-        # one representative candidate (the centre): the checks of the estimator's
-        # configuration run on it; the cost does not depend on the point (budget mode)
+        # the centre, and the points where each step of an EpsilonSplit gets its largest and
+        # smallest share: the checks of the configuration run on them, and the report's line
+        # per step holds its range (the total does not depend on the point: budget mode)
         box = self._box()
-        return {name: [value] for name, value in box.from_unit(np.full(box.n_dims, 0.5)).items()}
+        points = [np.full(box.n_dims, 0.5)] + box.share_extremes()
+        return [{name: [value] for name, value in box.from_unit(z).items()} for z in points]
 
     def _model_input_space(self):
         # real ranges: a parameter of the steps in front of the model cannot be listed

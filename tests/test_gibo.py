@@ -198,6 +198,18 @@ def test_gibo_tunes_per_feature_bounds_and_a_budget_split(data):
     assert steps["scaler"].epsilon + steps["nb"].epsilon == pytest.approx(1.5)
     assert len(steps["nb"].bounds[0]) == d
     assert s.privacy_split_["n_fits"] == 2 * 4
+    # the report's per-step lines give each step's whole range under the split (the point
+    # is chosen privately, the report is planned before the fit), and hold the tuned model's
+    model_eps = 3.0 - 3.0 * s.tuning_share
+    least, most = 0.05 / 1.05 * model_eps, 1 / 1.05 * model_eps  # min_share 0.05, two steps
+    lines = {p.name.partition(" ")[0]: p for p in s.privacy_spent_.components[-1].parts}
+    for step in ("scaler", "nb"):
+        line = lines[step]
+        assert line.epsilon == pytest.approx(most, rel=1e-12)
+        assert f"epsilon from {least:.6g} to {most:.6g}" in line.detail
+        assert "maximum of their sum" in line.detail
+        assert least * (1 - 1e-12) <= steps[step].epsilon <= line.epsilon * (1 + 1e-12)
+    assert s.privacy_spent_.components[-1].epsilon == pytest.approx(model_eps, rel=1e-12)
 
 
 def test_start_point_is_the_estimators_configuration_when_in_the_box():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.stats import loguniform
 
-from skdptune._space import BoxSpace, check_box_space
+from skdptune._space import BoxSpace, EpsilonSplit, check_box_space
 
 
 def test_round_trip_and_scales():
@@ -65,3 +65,28 @@ def test_check_box_space_passes_a_box_through():
 def test_refused_spaces(space, match):
     with pytest.raises(ValueError, match=match):
         BoxSpace(space)
+
+
+def test_share_extremes_reach_each_steps_largest_and_smallest_share():
+
+
+    names = ["a__epsilon", "b__epsilon", "c__epsilon"]
+    m, k = 0.05, 3
+    space = BoxSpace({"C": (0.1, 10.0, "log"), "split": EpsilonSplit(names, min_share=m)})
+    points = space.share_extremes()
+    assert len(points) == 2 * k  # with three steps no two extremes coincide
+    shares = [space.from_unit(z) for z in points]
+    assert all(p["C"] == pytest.approx(1.0) for p in shares)  # the centre elsewhere
+    for name in names:
+        values = [p[name] for p in shares]
+        assert max(values) == pytest.approx(1 / (1 + (k - 1) * m))
+        assert min(values) == pytest.approx(m / (m + k - 1))
+    # the extremes bound every point of the cube
+    rng = np.random.RandomState(0)
+    for z in rng.uniform(size=(200, space.n_dims)):
+        p = space.from_unit(z)
+        assert all(m / (m + k - 1) - 1e-12 <= p[n] <= 1 / (1 + (k - 1) * m) + 1e-12
+                   for n in names)
+    assert BoxSpace({"C": (0.1, 10.0)}).share_extremes() == []
+    two = BoxSpace({"s": EpsilonSplit(names[:2])}).share_extremes()
+    assert len(two) == 2  # a step's largest share is the other's smallest
