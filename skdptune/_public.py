@@ -118,19 +118,42 @@ def resolve_classes(classes: Any, estimator: Any, templates: list | None = None
 
 
 def check_rows(X: Any, y: Any) -> tuple[Any, Any]:
-    """``indexable(X, y)`` with a message that names ``X`` and ``y`` when their lengths differ.
+    """``indexable(X, y)`` with a message that names ``X`` and ``y`` when their lengths differ;
+    a list or tuple ``X`` as an object array of its rows (:func:`_rows_as_given`).
 
     The lengths are public (``n`` is), so saying them releases nothing.
     """
     from sklearn.utils.validation import indexable
 
     try:
-        return indexable(X, y)
+        return indexable(_rows_as_given(X), y)
     except ValueError as exc:
         if y is None or "inconsistent numbers of samples" not in str(exc):
             raise
         raise ValueError(f"X and y must have the same number of rows; got X with "
                          f"{_num_samples(X)} and y with {_num_samples(y)}.") from None
+
+
+def _rows_as_given(X: Any) -> Any:
+    """A list or tuple of rows as an object array, each entry as given; anything else as is.
+
+    A list has no dtype: numpy would choose one from all the values, so one ``0.5`` among
+    integer codes turns the rows from int64 into float64. The returned model's free steps
+    store that dtype (a ``SimpleImputer``'s ``_fit_dtype``, a ``OneHotEncoder``'s
+    ``categories_``), and subsets of the rows (partitions, train and validation parts) would
+    each get their own -- a step fitted on float64 rows then refuses int64 ones, and the fit
+    fails inside on one neighbour only. An object array is the same whatever the values;
+    scikit-learn's ``check_array`` converts its numbers as it would the list's. Rows of
+    unequal lengths give a 1-d array, refused as not 2-d (``check_public_shapes``)."""
+    if not isinstance(X, (list, tuple)):
+        return X
+    try:
+        return np.array(X, dtype=object)
+    except ValueError:  # rows of unequal lengths that numpy will not put in one array
+        rows = np.empty(len(X), dtype=object)
+        for i, row in enumerate(X):
+            rows[i] = row
+        return rows
 
 
 def check_budget(accountant: Any, epsilon: float, delta: float) -> None:

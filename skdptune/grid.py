@@ -173,8 +173,6 @@ class DPGridSearchCV(BaseDPSearchCV):
         The declared label set (classifiers).
     scorer_ : callable
         The scorer (raw scale) used by :meth:`score`.
-    refit_time_ : float
-        Seconds spent refitting on all rows (timing is outside the guarantee).
 
     See Also
     --------

@@ -1364,6 +1364,52 @@ def test_numbers_in_an_object_array_are_checked_like_numbers(missing):
     assert acc.spent_budget == []
 
 
+def _integer_rows(n=300, seed=0):
+    """Rows of integer codes as a list, and the neighbour whose first record holds one
+    non-integer: numpy reads the first as int64 and the second as float64."""
+    codes = np.random.RandomState(seed).randint(0, 3, size=(n, 3))
+    rows = codes.tolist()
+    neighbour = [list(row) for row in rows]
+    neighbour[0] = [0.5, 1, 2]
+    return rows, neighbour, (codes[:, 0] > 0).astype(int).tolist()
+
+
+def _imputing_pipe():
+    from diffprivlib.models import StandardScaler
+    from sklearn.impute import SimpleImputer
+
+    return Pipeline([("imp", SimpleImputer(strategy="constant", fill_value=0)),
+                     ("sc", StandardScaler(epsilon=0.5, bounds=([-3.0] * 3, [3.0] * 3))),
+                     ("lr", LogisticRegression(epsilon=1.0, data_norm=3.0))])
+
+
+@pytest.mark.parametrize("search", ["grid", "random", "gibo"])
+def test_a_list_of_rows_has_one_format_whatever_its_values(search):
+    """A list (or tuple) ``X`` has no dtype: numpy would choose one from all the values, so one
+    non-integer would turn int64 rows into float64, the returned model's free steps would
+    store which (``_fit_dtype``), and a train part and a validation part that differ in dtype
+    would make the fits fail inside (a ``PrivateFitError`` on one neighbour only). The rows
+    are taken as given, as an object array, on both neighbours."""
+    rows, neighbour, y = _integer_rows()
+    released_models = []
+    for X in (rows, neighbour, tuple(neighbour)):
+        for seed in range(3):
+            kw = {"classes": [0, 1], "accountant": BudgetAccountant(), "random_state": seed}
+            if search == "grid":
+                s = DPGridSearchCV(_imputing_pipe(), {"lr__C": [0.1, 1.0]}, epsilon=1.0, **kw)
+            elif search == "random":
+                s = DPRandomSearchCV(_imputing_pipe(), {"lr__C": [0.1, 1.0]}, n_iter=3, **kw)
+            else:
+                s = DPGIBOSearchCV(_imputing_pipe(), {"lr__C": (0.1, 10.0, "log")}, n_iter=2,
+                                   **kw)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s.fit(X, y)  # a PrivateFitError on one neighbour fails the test
+            imputer = s.best_estimator_.named_steps["imp"]
+            released_models.append((imputer._fit_dtype, imputer.statistics_.dtype))
+    assert len(set(released_models)) == 1, set(released_models)
+
+
 @pytest.mark.usefixtures("unforeseen_failures")
 def test_a_failed_fit_prints_the_same_wherever_the_failing_record_is():
     """``verbose`` lines of the private part are held back until it succeeds: printed as they
