@@ -741,15 +741,61 @@ def _first_column_if_led_high(Z):
     return Z[:, :1] if Z[0, 0] > 0.5 else Z[:, :0]
 
 
-def test_transformed_units_of_varying_width_go_one_by_one():
-    """Widths that differ between fits (none at all in the first) cannot be stacked: the
-    search goes one by one, where each fit decides."""
+def _drop_empty_columns(Z):
+    """A width that depends on the rows: the columns that are not 0 in every row."""
+    Z = np.asarray(Z, dtype=float)
+    return Z[:, (Z != 0).any(axis=0)]
+
+
+def test_transformed_units_of_varying_width_are_stacked_by_width():
+    """Widths that differ between fits cannot be stacked together: each width is its own
+    stack, and a unit's rows are the same whatever the other units' widths."""
     X, y = _data(n=200)
     low, high = np.flatnonzero(X[:, 0] <= 0.5), np.flatnonzero(X[:, 0] > 0.5)
     units = [(0, 0, low[:50], low[50:60]), (1, 0, high[:50], high[50:60])]
     template = candidate_template(
         _pipeline(("first", FunctionTransformer(_first_column_if_led_high))), {})
     padding = make_padding(X, y, np.unique(y))
-    assert _partitions.transformed_units(template, X, y, units, padding) is None
-    Z, labels, rows = _partitions.transformed_units(template, X, y, units[1:], padding)
+    stacks, failed = _partitions.transformed_units(template, X, y, units, padding)
+    assert failed == [] and sorted(Z.shape[1] for Z, _, _ in stacks) == [0, 1]
+    (alone, _, alone_units), = _partitions.transformed_units(template, X, y, units[1:],
+                                                              padding)[0]
+    Z, labels, rows = next(stack for stack in stacks if stack[0].shape[1] == 1)
     assert Z.shape == (50 + len(padding) + 10, 1) and len(labels) == len(Z)
+    np.testing.assert_array_equal(Z, alone)
+    assert [u[:2] for u in rows] == [u[:2] for u in alone_units] == [(1, 0)]
+
+
+@pytest.mark.parametrize("kind", ["width", "format"])
+def test_one_record_changes_the_utilities_of_its_own_partition_only(kind):
+    """Review helper-43, F1: a data-independent step whose output width (or type) depends on
+    the rows it sees. The batched fits (the returned model in miniature) and the one-by-one
+    fits compute different utilities by design, so which path the partitions take must not
+    depend on the data: a record that gives its own fits another width moved every partition
+    to the one-by-one path before (59 of 60 utilities changed, 19.7 times the sensitivity).
+    Seeded: the noise is the same on both neighbours, so only the record's partition may
+    change."""
+    X, y = _data(n=1200, d=4)
+    X = np.hstack([X, np.zeros((len(X), 1))])  # an indicator no record sets
+    neighbour = X.copy()
+    neighbour[17, -1] = 1.0
+    step = (FunctionTransformer(_drop_empty_columns) if kind == "width"
+            else FunctionTransformer(_sparse_if_indicator))
+    est = _pipeline(("first", step))
+    candidates = [{"model__C": 0.01}, {"model__C": 1.0}, {"model__C": 100.0}]
+    evaluator = _evaluator(est, X, y, batched=True)
+    before = evaluator.evaluate_partitions(X, y, candidates, {})
+    after = _evaluator(est, neighbour, y, batched=True).evaluate_partitions(
+        neighbour, y, candidates, {})
+    own = [j for j, rows in enumerate(evaluator.partitions(len(X))) if 17 in rows]
+    changed = np.flatnonzero((before != after).any(axis=0))
+    assert set(changed.tolist()) <= set(own)
+    assert np.abs(before - after).max() <= 1.0
+
+
+def _sparse_if_indicator(Z):
+    """A type that depends on the rows: sparse as soon as one row sets the last column."""
+    import scipy.sparse as sp
+
+    Z = np.asarray(Z, dtype=float)
+    return sp.csr_matrix(Z) if Z[:, -1].any() else Z

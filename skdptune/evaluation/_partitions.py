@@ -267,16 +267,21 @@ def transformed_units(template, X, y, units, padding):
     (:func:`~._batched.batched_model`). For each unit ``(partition, split, train, test)`` a
     fresh copy of those steps is fitted on the train rows plus the padding and transforms them,
     then the validation rows: the calls of the unit's one-by-one ``Pipeline.fit`` and
-    ``predict``, on the same rows, so nothing is assumed of the steps. Returns ``(Z, labels,
-    units)``: the transformed rows of all units stacked, their labels, and the units as row
-    numbers into them (each unit's training rows ending with its own padding rows); a unit whose
-    steps raise gets no rows (its fit fails: ``error_score``, as one by one). ``None`` when the
-    transformed rows are not dense numeric arrays of one width: diffprivlib's own conversion
-    decides them, one by one. PRIVATE. Runs silenced.
+    ``predict``, on the same rows, so nothing is assumed of the steps.
+
+    Returns ``(stacks, failed)``. ``stacks``: one ``(Z, labels, units)`` per width of the
+    transformed rows -- the rows of its units stacked, their labels, and its units as row
+    numbers into them (each unit's training rows ending with its own padding rows). ``failed``:
+    the ``(partition, split)`` of the units whose fit fails (``error_score``): a step raises or
+    drops rows, or the rows it returns are not a dense numeric array of one width for training
+    and validation. Each unit's outcome depends on its own rows only: which path the units
+    take was decided on public rows (:func:`_batchable_steps`), and one record, which lies in
+    one partition, must not move the others (review helper-43). PRIVATE. Runs silenced.
     """
     steps = instantiate(template)[:-1]
-    blocks, labels, out = [], [], []
-    start, width, none = 0, None, np.zeros(0, dtype=np.int64)
+    by_width: dict[int, tuple[list, list, list]] = {}
+    sizes: dict[int, int] = {}
+    failed = []
     with silenced():
         for j, r, train, test in units:
             try:
@@ -290,56 +295,81 @@ def transformed_units(template, X, y, units, padding):
             except LEAKS:
                 raise
             except Exception:
-                out.append((j, r, none, none))
+                failed.append((j, r))
                 continue
-            for Z in (Z_fit, Z_test):
-                if not dense_numeric(Z) or (width is not None and Z.shape[1] != width):
-                    return None  # (a width that varies: the fits decide, one by one)
-                width = Z.shape[1]
-            if len(Z_fit) != len(y_fit) or len(Z_test) != len(test):
-                out.append((j, r, none, none))  # a step dropped rows: the fit or score raises
+            if not (dense_numeric(Z_fit) and dense_numeric(Z_test)
+                    and Z_fit.shape[1] == Z_test.shape[1]
+                    and len(Z_fit) == len(y_fit) and len(Z_test) == len(test)):
+                failed.append((j, r))  # (the one-by-one fit or its score raises, or converts)
                 continue
+            width = Z_fit.shape[1]
+            blocks, labels, out = by_width.setdefault(width, ([], [], []))
+            start = sizes.get(width, 0)
             blocks += [Z_fit, Z_test]
             labels += [np.asarray(y_fit), np.asarray(_safe_indexing(y, test))]
             middle, end = start + len(Z_fit), start + len(Z_fit) + len(Z_test)
             out.append((j, r, np.arange(start, middle), np.arange(middle, end)))
-            start = end
-    if not blocks:
-        return None
-    return np.vstack(blocks), np.concatenate(labels), out
+            sizes[width] = end
+    stacks = [(np.vstack(blocks), np.concatenate(labels), out)
+              for blocks, labels, out in by_width.values()]
+    return stacks, failed
+
+
+def _batchable_steps(template, padding) -> bool:
+    """Whether the steps before the model of ``template`` give the batched fits dense numeric
+    rows: asked of the public padding rows alone (fitted and transformed), so that the answer
+    is the same on every dataset. Public."""
+    if padding is None:
+        return False
+    steps = instantiate(template)[:-1]
+    try:
+        with silenced(), fitting():
+            Z = steps.fit_transform(padding.X, padding.y) if steps.steps else padding.X
+    except LEAKS:
+        raise
+    except Exception:
+        return False
+    return dense_numeric(Z) and len(Z) == len(padding)
 
 
 def _unit_views(templates, candidates, X, y, units, padding, score_params):
-    """The rows the batched solves see: ``(members, X, y, units, padding, padded)`` per group
-    of candidates, or ``None`` (the one-by-one fits).
+    """The rows the batched solves see, or ``None`` (the one-by-one fits): ``(views,
+    failures)``, a view ``(members, X, y, units, padding, padded)`` per group of candidates and
+    width of its rows, a failure ``(members, partitions)`` per group whose units fail.
 
-    Plain models: one group, the rows themselves. Pipelines: the candidates that set the steps
+    Plain models: one view, the rows themselves. Pipelines: the candidates that set the steps
     before the model alike (:func:`~._fit.steps_key`) share :func:`transformed_units`; scorer
-    metadata, aligned with the untransformed rows, go one by one.
+    metadata, aligned with the untransformed rows, go one by one. The choice between the two
+    paths is public (the configuration, and :func:`_batchable_steps` on the padding rows).
     """
     if all(batched_model(t) is t for t in templates):
-        return [(np.arange(len(templates)), X, y, units, padding, 0)]
+        return [(np.arange(len(templates)), X, y, units, padding, 0)], []
     if score_params:
         return None
     final = templates[0].steps[-1][0]
     groups = {}
     for i, params in enumerate(candidates):
         groups.setdefault(steps_key(candidate_key(params), final, i), []).append(i)
-    views = []
+    if not all(_batchable_steps(templates[members[0]], padding)
+               for members in groups.values()):
+        return None
+    views, failures = [], []
+    padded = len(padding)
     for members in groups.values():
-        transformed = transformed_units(templates[members[0]], X, y, units, padding)
-        if transformed is None:
-            return None
-        Z, labels, view_units = transformed
-        views.append((np.array(members), Z, labels, view_units, None,
-                      len(padding) if padding is not None else 0))
-    return views
+        stacks, failed = transformed_units(templates[members[0]], X, y, units, padding)
+        views += [(np.array(members), Z, labels, view_units, None, padded)
+                  for Z, labels, view_units in stacks]
+        if failed:
+            failures.append((np.array(members), np.array([j for j, _ in failed])))
+    return views, failures
 
 
 def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_score, seeds,
                           settings, n_samples, score_params=None, padded=0):
-    """Utilities of the candidates ``group`` (``(i, template)`` pairs) on every partition, in
-    one batched solve: one joblib task, shape ``(len(group), n_parts)``.
+    """Utilities of the candidates ``group`` (``(i, template)`` pairs) on the units of one
+    view, in one batched solve: one joblib task. Returns ``(sums, counts)``: per candidate and
+    partition the sum of its units' utilities, shape ``(len(group), n_parts)``, and per
+    partition the number of its units in the view.
 
     The fits and their seeds are those of :func:`_chunk_utilities` (seeds depend on
     (candidate, partition, split) only); they go through
@@ -372,12 +402,9 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
         utilities = batched_partition_utilities(
             jobs, [(train, test) for _, _, train, test in units], X, y, scorer, padding,
             error_score, score_params, padded=padded)
-    counts = np.bincount(owners, minlength=n_parts)
-    out = np.full((len(group), n_parts), float(error_score))
-    for row, values in zip(out, utilities, strict=True):
-        sums = np.bincount(owners, weights=values, minlength=n_parts)
-        row[counts > 0] = sums[counts > 0] / counts[counts > 0]
-    return out
+    sums = np.array([np.bincount(owners, weights=values, minlength=n_parts)
+                     for values in utilities]).reshape(len(group), n_parts)
+    return sums, np.bincount(owners, minlength=n_parts)
 
 
 #: Approximate upper bound on the stacked rows of one batched solve (bytes of its design
@@ -494,10 +521,11 @@ class PartitionEvaluator:
         self.padding = padding
         self.batched = batched
 
-    def _evaluate_batched(self, views, templates, candidates, n_parts, n_samples, n_jobs,
-                          error_score, score_params):
+    def _evaluate_batched(self, views, failures, templates, candidates, n_parts, n_samples,
+                          n_jobs, error_score, score_params):
         """:meth:`evaluate_partitions` by batched solves (:func:`_candidates_utilities`), the
-        candidates of each view in groups; one ``Parallel`` call for all."""
+        candidates of each view in groups; one ``Parallel`` call for all. A partition's utility
+        is the mean over its units, the failed ones (``failures``) at ``error_score``."""
         settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
         tasks = []
         for members, X_view, y_view, units, padding, padded in views:
@@ -518,9 +546,18 @@ class PartitionEvaluator:
                 )
                 for group, X_sent, y_sent, units, padding, padded in tasks
             )
-        out = np.empty((len(templates), n_parts))
-        for (group, *_), block in zip(tasks, blocks, strict=True):
-            out[group] = block
+        totals = np.zeros((len(templates), n_parts))
+        counts = np.zeros((len(templates), n_parts))
+        for (group, *_), (sums, units_per_part) in zip(tasks, blocks, strict=True):
+            totals[group] += sums
+            counts[group] += units_per_part
+        for members, partitions in failures:
+            failed = np.bincount(partitions, minlength=n_parts)
+            totals[members] += float(error_score) * failed
+            counts[members] += failed
+        out = np.full((len(templates), n_parts), float(error_score))
+        scored = counts > 0
+        out[scored] = totals[scored] / counts[scored]
         return out
 
     @property
@@ -561,10 +598,10 @@ class PartitionEvaluator:
         if self.batched and supports_batched_fits(templates, X_rows, fit_params, error_score,
                                                   pipelines=True):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)
-            views = _unit_views(templates, candidates, X_rows, y, units, self.padding,
-                                score_params)
-            if views is not None:
-                return self._evaluate_batched(views, templates, candidates, len(parts),
+            batched = _unit_views(templates, candidates, X_rows, y, units, self.padding,
+                                  score_params)
+            if batched is not None:
+                return self._evaluate_batched(*batched, templates, candidates, len(parts),
                                               n_samples, n_jobs, error_score, score_params)
         n_chunks = min(len(parts), 4 * effective_n_jobs(n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
