@@ -801,7 +801,9 @@ def test_review_findings_on_pipelines(monkeypatch):
                                         ("model", model)]), {})
     with pytest.raises(ValueError):
         _one_by_one(drop, 1, X, y, np.arange(200), padding)
-    assert fit_runs([drop], [1], X, y, np.arange(200), padding, 1.0) is None
+    # every run fails, as one by one (not a fall back to the one-by-one path, which the rows
+    # would then decide: review helper-43)
+    assert fit_runs([drop], [1], X, y, np.arange(200), padding, 1.0) == [None]
     # in place: the second setting's rows are not the first's output
     base = Pipeline([("double", FunctionTransformer(_double_in_place)),
                      ("clip", FunctionTransformer(np.clip, kw_args=CLIP)), ("model", model)])
@@ -830,3 +832,39 @@ def test_review_findings_on_pipelines(monkeypatch):
     assert candidate_key({"a": lambda z: z}) is None
     with config_context(assume_finite=True):
         assert not _holdout._batchable(_templates()[:1], X, y, {}, 0.0)
+
+
+def _sparse_if_flagged(Z):
+    """A type that depends on the rows: sparse as soon as one row sets the last column."""
+    import scipy.sparse as sp
+
+    Z = np.asarray(Z, dtype=float)
+    return sp.csr_matrix(Z) if Z[:, -1].any() else Z
+
+
+def test_whether_the_runs_are_batched_does_not_follow_the_rows():
+    """The batched and the one-by-one fits approximate the same minimiser but differ in their
+    last decisions, so the path must not be chosen from the private rows (review helper-43
+    found that in the grid search): it is chosen on the public padding rows, and rows that a
+    step returns in another format are read as diffprivlib's fit reads them."""
+    import scipy.sparse as sp
+
+    X, y = _data()
+    X = np.hstack([X, np.zeros((len(X), 1))])
+    flagged = X.copy()
+    flagged[5, -1] = 1.0  # one record of the train rows
+    model = LogisticRegression(epsilon=1.0, data_norm=1.0)
+    template = candidate_template(
+        Pipeline([("flag", FunctionTransformer(_sparse_if_flagged)), ("model", model)]), {})
+    padding = make_padding(X, y, np.array([0, 1]))
+    train = np.arange(200)
+    assert fit_runs([template], [1], X, y, train, padding, 1.0) is not None
+    # batched on both neighbours: sparse rows fail the run, as diffprivlib's fit raises
+    assert fit_runs([template], [1], flagged, y, train, padding, 1.0) == [None]
+    with pytest.raises(TypeError, match="numpy array"):
+        _one_by_one(template, 1, flagged, y, train, padding, scale=1.0)
+    # steps that give the padding rows sparse output: one by one, on every dataset
+    always = candidate_template(
+        Pipeline([("sparse", FunctionTransformer(sp.csr_matrix)), ("model", model)]), {})
+    assert fit_runs([always], [1], X, y, train, padding, 1.0) is None
+    assert fit_runs([always], [1], flagged, y, train, padding, 1.0) is None

@@ -46,23 +46,27 @@ one-by-one path. Everything here runs inside :func:`skdptune._private.silenced`.
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
+import scipy.sparse as sp
 from diffprivlib.mechanisms import Vector
 from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
 from sklearn import get_config
+from sklearn.utils import check_array
 from sklearn.utils.validation import _check_method_params, _get_feature_names
 
 from .._estimators import final_step_after_free_steps, iter_dp_components
-from .._private import LEAKS
+from .._private import LEAKS, silenced
 from .._seeding import derived_seeds
 from . import _scores
-from ._fit import instantiate
+from ._fit import fitting, instantiate
 
 __all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "model_path",
-           "numeric_frame", "plain_model_rows", "supports_batched_fits"]
+           "model_rows", "numeric_frame", "plain_model_rows", "steps_give_dense_rows",
+           "supports_batched_fits"]
 
 
 def batched_model(template, *, pipelines=False):
@@ -94,6 +98,41 @@ def dense_numeric(X) -> bool:
     """Whether ``X`` is what the batched fits read: a 2-D ``numpy`` array of numbers (anything
     else goes through diffprivlib's own conversion, one by one)."""
     return isinstance(X, np.ndarray) and X.ndim == 2 and X.dtype.kind in "biuf"
+
+
+def model_rows(Z):
+    """``Z`` as diffprivlib's ``LogisticRegression.fit`` reads it: a dense numeric array as
+    is; anything else as scikit-learn's ``check_array`` converts it (a numeric frame, an
+    object array of numbers), or ``None`` where the fit raises -- on anything it cannot
+    convert, and on sparse rows, which its ``clip_to_norm`` refuses."""
+    if dense_numeric(Z):
+        return Z
+    if sp.issparse(Z):
+        return None
+    try:
+        return check_array(Z, dtype=np.float64)
+    except Exception:
+        return None
+
+
+def steps_give_dense_rows(steps, padding) -> bool:
+    """Whether the data-independent ``steps`` before a model (an unfitted ``Pipeline``, not
+    modified) turn the public padding rows, fitted and transformed alone, into a dense numeric
+    array: the batched paths ask it of public rows so that whether they run, or hand every fit
+    to diffprivlib's own conversion one by one, is the same on every dataset (review
+    helper-43). Public."""
+    if padding is None:
+        return False
+    if not steps.steps:
+        return dense_numeric(padding.X)
+    try:
+        with silenced(), fitting():
+            Z = copy.deepcopy(steps).fit_transform(padding.X, padding.y)
+    except LEAKS:
+        raise
+    except Exception:
+        return False
+    return dense_numeric(Z) and len(Z) == len(padding)
 
 
 def numeric_frame(X):

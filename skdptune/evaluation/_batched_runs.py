@@ -74,11 +74,12 @@ from scipy import optimize
 from .._private import LEAKS
 from ._batched import (
     _Rows,
-    dense_numeric,
     lbfgs,
     logistic_terms,
+    model_rows,
     perturbation,
     predicted_indices,
+    steps_give_dense_rows,
     vector_mechanism,
 )
 from ._fit import PreparedTemplate, fitting, instantiate, rows_of, steps_key
@@ -266,23 +267,33 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
     nothing from them (no noise, no ``random_state``), so the runs whose candidates set these
     steps alike share one fit of them (``sklearn.pipeline.Pipeline`` slicing, the calls of
     ``Pipeline.fit``): each run's pipeline gets a copy of the fitted steps and its last step
-    fitted by :func:`_fit_runs` on the transformed rows. Rows that are not a dense numeric
-    array (a sparse or pandas output) return ``None``: diffprivlib's own conversion decides
-    them, one by one.
+    fitted by :func:`_fit_runs` on the transformed rows, converted as diffprivlib's ``fit``
+    converts them (:func:`~._batched.model_rows`; where that raises, or a step drops rows,
+    every run of the group fails, as one by one).
+
+    Whether the batched path runs at all is decided on public rows: steps that do not turn the
+    padding rows alone into a dense numeric array (a sparse or pandas output) return ``None``,
+    and diffprivlib's own conversion decides every run, one by one. The two paths approximate
+    the same minimiser but are not equal to the last decision, so which one the runs take must
+    not follow the private rows (review helper-43 found a grid search that let one record
+    decide it).
     """
     final = pipelines[0].steps[-1][0]
     groups = {}
     for r, key in enumerate(keys):
         groups.setdefault(steps_key(key, final, r), []).append(r)
     out = [None] * len(pipelines)
+    if not all(steps_give_dense_rows(pipelines[runs[0]][:-1], padding)
+               for runs in groups.values()):
+        return None
     for runs in groups.values():
         # the rows afresh for every group: a step may change its input in place
         X_rows, y_rows, _ = rows_of(X, y, train, {}, padding=padding)
         prefix = pipelines[runs[0]][:-1]
         with fitting():
-            Z = prefix.fit_transform(X_rows, y_rows) if prefix.steps else X_rows
-        if not dense_numeric(Z) or len(Z) != len(y_rows):  # dropped rows: diffprivlib raises
-            return None
+            Z = model_rows(prefix.fit_transform(X_rows, y_rows) if prefix.steps else X_rows)
+        if Z is None or len(Z) != len(y_rows):
+            continue  # diffprivlib's fit raises on these rows: every run of the group fails
         models = _fit_runs([pipelines[r].steps[-1][1] for r in runs], Z, y_rows,
                            np.arange(len(Z)), None, [keys[r] for r in runs])
         for r, model in zip(runs, models, strict=True):

@@ -54,9 +54,10 @@ from .._private import LEAKS, private_n_jobs, silenced
 from ._batched import (
     batched_model,
     batched_partition_utilities,
-    dense_numeric,
     is_accuracy,
+    model_rows,
     plain_model_rows,
+    steps_give_dense_rows,
     supports_batched_fits,
 )
 from ._fit import (
@@ -273,10 +274,11 @@ def transformed_units(template, X, y, units, padding):
     transformed rows -- the rows of its units stacked, their labels, and its units as row
     numbers into them (each unit's training rows ending with its own padding rows). ``failed``:
     the ``(partition, split)`` of the units whose fit fails (``error_score``): a step raises or
-    drops rows, or the rows it returns are not a dense numeric array of one width for training
-    and validation. Each unit's outcome depends on its own rows only: which path the units
-    take was decided on public rows (:func:`_batchable_steps`), and one record, which lies in
-    one partition, must not move the others (review helper-43). PRIVATE. Runs silenced.
+    drops rows, or returns rows that diffprivlib's conversion refuses
+    (:func:`~._batched.model_rows`) or of another width for validation than for training.
+    Each unit's outcome depends on its own rows only: whether the units are batched was
+    decided on public rows (:func:`~._batched.steps_give_dense_rows`), and one record, which
+    lies in one partition, must not move the others (review helper-43). PRIVATE. Runs silenced.
     """
     steps = instantiate(template)[:-1]
     by_width: dict[int, tuple[list, list, list]] = {}
@@ -297,10 +299,10 @@ def transformed_units(template, X, y, units, padding):
             except Exception:
                 failed.append((j, r))
                 continue
-            if not (dense_numeric(Z_fit) and dense_numeric(Z_test)
-                    and Z_fit.shape[1] == Z_test.shape[1]
-                    and len(Z_fit) == len(y_fit) and len(Z_test) == len(test)):
-                failed.append((j, r))  # (the one-by-one fit or its score raises, or converts)
+            Z_fit, Z_test = model_rows(Z_fit), model_rows(Z_test)
+            if (Z_fit is None or Z_test is None or Z_fit.shape[1] != Z_test.shape[1]
+                    or len(Z_fit) != len(y_fit) or len(Z_test) != len(test)):
+                failed.append((j, r))  # (the one-by-one fit or its score raises)
                 continue
             width = Z_fit.shape[1]
             blocks, labels, out = by_width.setdefault(width, ([], [], []))
@@ -315,23 +317,6 @@ def transformed_units(template, X, y, units, padding):
     return stacks, failed
 
 
-def _batchable_steps(template, padding) -> bool:
-    """Whether the steps before the model of ``template`` give the batched fits dense numeric
-    rows: asked of the public padding rows alone (fitted and transformed), so that the answer
-    is the same on every dataset. Public."""
-    if padding is None:
-        return False
-    steps = instantiate(template)[:-1]
-    try:
-        with silenced(), fitting():
-            Z = steps.fit_transform(padding.X, padding.y) if steps.steps else padding.X
-    except LEAKS:
-        raise
-    except Exception:
-        return False
-    return dense_numeric(Z) and len(Z) == len(padding)
-
-
 def _unit_views(templates, candidates, X, y, units, padding, score_params):
     """The rows the batched solves see, or ``None`` (the one-by-one fits): ``(views,
     failures)``, a view ``(members, X, y, units, padding, padded)`` per group of candidates and
@@ -340,7 +325,7 @@ def _unit_views(templates, candidates, X, y, units, padding, score_params):
     Plain models: one view, the rows themselves. Pipelines: the candidates that set the steps
     before the model alike (:func:`~._fit.steps_key`) share :func:`transformed_units`; scorer
     metadata, aligned with the untransformed rows, go one by one. The choice between the two
-    paths is public (the configuration, and :func:`_batchable_steps` on the padding rows).
+    paths is public (the configuration, and :func:`~._batched.steps_give_dense_rows`).
     """
     if all(batched_model(t) is t for t in templates):
         return [(np.arange(len(templates)), X, y, units, padding, 0)], []
@@ -350,7 +335,7 @@ def _unit_views(templates, candidates, X, y, units, padding, score_params):
     groups = {}
     for i, params in enumerate(candidates):
         groups.setdefault(steps_key(candidate_key(params), final, i), []).append(i)
-    if not all(_batchable_steps(templates[members[0]], padding)
+    if not all(steps_give_dense_rows(instantiate(templates[members[0]])[:-1], padding)
                for members in groups.values()):
         return None
     views, failures = [], []
