@@ -56,6 +56,7 @@ from benchmarks._common import (
 from skdptune import ArrayRange, DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 from skdptune._seeding import SeedPlan
 from skdptune._space import BoxSpace
+from skdptune.datasets import _ADULT_NUMERIC
 from skdptune.evaluation._fit import fit_on_rows, prepare_clone
 
 N_ITER, TUNING_SHARE = 10, 0.5
@@ -88,9 +89,9 @@ class BoxDistribution:
         return self.box.from_unit(rng.uniform(size=self.box.n_dims))["value"]
 
 
-#: public ranges of Adult's numeric attributes in raw units (skdptune.datasets)
-RAW_LOW = np.array([17.0, 1e4, 1.0, 0.0, 0.0, 1.0])
-RAW_HIGH = np.array([90.0, 1.5e6, 16.0, 1e5, 4.4e3, 99.0])
+#: the fixed ranges of Adult's numeric attributes in raw units (skdptune.datasets)
+RAW_LOW = np.array([lo for _, lo, _ in _ADULT_NUMERIC])
+RAW_HIGH = np.array([hi for _, _, hi in _ADULT_NUMERIC])
 
 
 def scaler_task(d):
