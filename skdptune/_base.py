@@ -600,6 +600,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._store_result(result)
         if model is not None:
             self.best_estimator_ = strip_nonprivate_attributes(model)
+        else:  # no model this time (no runs, refit=False): not a model of an earlier fit's data
+            self.__dict__.pop("best_estimator_", None)
         self._declared_classes = classes
         self.privacy_spent_ = report
         return self

@@ -340,15 +340,20 @@ def _is_data_independent(estimator: Any) -> bool:
 
 
 def _children(estimator: Any) -> list[tuple[str, Any, str]] | None:
-    """``(name, child, kind)`` of a composite understood here, ``None`` for a leaf."""
-    if isinstance(estimator, Pipeline):
+    """``(name, child, kind)`` of a composite understood here, ``None`` for a leaf.
+
+    The composites are scikit-learn's own classes, not subclasses: a subclass may learn from
+    the rows in its own ``fit`` (a ``Pipeline`` that stores their mean passed as its steps'
+    privacy and released it: review helper-46), so it is a leaf like any other estimator, and
+    refused unless it is private."""
+    if type(estimator) is Pipeline:
         return [(name, step, "Pipeline step") for name, step in estimator.steps]
-    if isinstance(estimator, ColumnTransformer):
+    if type(estimator) is ColumnTransformer:
         kind = "ColumnTransformer transformer"
         return [(name, trans, kind) for name, trans, _ in estimator.transformers] + [
             ("remainder", estimator.remainder, "ColumnTransformer remainder")
         ]
-    if isinstance(estimator, FeatureUnion):
+    if type(estimator) is FeatureUnion:
         kind = "FeatureUnion transformer"
         return [(name, trans, kind) for name, trans in estimator.transformer_list]
     return None

@@ -135,7 +135,8 @@ def check_rows(X: Any, y: Any) -> tuple[Any, Any]:
 
 
 def _rows_as_given(X: Any) -> Any:
-    """A list or tuple of rows as an object array, each entry as given; anything else as is.
+    """A list or tuple of rows as an object array, each entry as given, and so is a numpy array
+    of strings or bytes; anything else as is.
 
     A list has no dtype: numpy would choose one from all the values, so one ``0.5`` among
     integer codes turns the rows from int64 into float64. The returned model's free steps
@@ -145,6 +146,11 @@ def _rows_as_given(X: Any) -> Any:
     fails inside on one neighbour only. An object array is the same whatever the values;
     scikit-learn's ``check_array`` converts its numbers as it would the list's. Rows of
     unequal lengths give a 1-d array, refused as not 2-d (``check_public_shapes``)."""
+    if isinstance(X, np.ndarray) and X.dtype.kind in "US":
+        # numpy gives strings the width of the longest value: a step that keeps or casts to
+        # its input's dtype would follow one record (scikit-learn's encoders convert such rows
+        # to objects themselves; its SimpleImputer refuses them)
+        return X.astype(object)
     if not isinstance(X, (list, tuple)):
         return X
     try:
@@ -194,10 +200,52 @@ def check_public_shapes(X: Any, y: Any, classes: np.ndarray | None, estimator: A
     if len(shape) == 2 and shape[1] == 1:
         from sklearn.utils.validation import column_or_1d
 
-        return column_or_1d(y, warn=True)
-    if len(shape) != 1:
+        y = column_or_1d(y, warn=True)
+    elif len(shape) != 1:
         raise ValueError(f"A private classifier search needs 1-d labels y; got shape {shape}.")
+    y = _labels_in_public_format(y)
+    _check_classes_fit_dtype(y, classes)
     return y
+
+
+def _labels_in_public_format(y: Any) -> Any:
+    """``y`` in a format its values do not choose: a numpy array of strings or bytes as an
+    object array, a pandas ``category`` column as an ``object`` one; anything else as is.
+
+    numpy gives an array of strings the width of its longest value, and pandas infers a
+    category column's categories from its values (``astype("category")``). The padding and the
+    dry run's labels are the declared classes in ``y``'s format, so one record decided
+    whether they fitted in it: ``["no", "ye"]`` for ``classes=["no", "yes"]`` on a ``<U2``
+    column with no ``"yes"``, in every fit and in the returned model's ``classes_`` -- or a
+    missing padding label and a failed dry run where a category was absent (review
+    helper-44). As object labels they are compared with the declared classes one at a time,
+    and the fits get the declared classes (:func:`_declared_labels`)."""
+    dtype = getattr(y, "dtype", None)
+    if isinstance(y, np.ndarray) and y.dtype.kind in "US":
+        return y.astype(object)
+    if hasattr(y, "iloc") and dtype is not None and not isinstance(dtype, np.dtype):
+        import pandas as pd
+
+        if isinstance(dtype, pd.CategoricalDtype):
+            return y.astype(object)
+    return y
+
+
+def _check_classes_fit_dtype(y: Any, classes: np.ndarray | None) -> None:
+    """Refuse numeric labels whose dtype cannot hold a declared class (``int8`` labels and a
+    class 300 would become 44 in the padding and in every fit's ``classes_``). Both are public:
+    this reads no label."""
+    dtype = getattr(y, "dtype", None)
+    if (classes is None or not isinstance(dtype, np.dtype) or dtype.kind not in "biuf"
+            or classes.dtype.kind not in "biuf"):
+        return
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = np.array_equal(classes.astype(dtype).astype(classes.dtype), classes)
+    if not fits:
+        raise ValueError(f"The declared classes {classes.tolist()} cannot all be held by y's "
+                         f"dtype {dtype}; give y a dtype that holds them (e.g. "
+                         f"y.astype({np.result_type(dtype, classes.dtype).name!r})).")
 
 
 # --------------------------------------------------------------------------------------------
@@ -279,7 +327,9 @@ def _synthetic_labels(y: Any, labels: np.ndarray) -> Any:
     if isinstance(y, list):
         return np.asarray(labels).tolist()
     dtype = getattr(y, "dtype", None)
-    return labels if dtype is None else np.asarray(labels).astype(dtype)
+    if dtype is None or dtype.kind == "O":  # the fits get the declared classes (_declared_labels)
+        return np.asarray(labels)
+    return np.asarray(labels).astype(dtype)
 
 
 def concat_rows(first: Any, second: Any) -> Any:
@@ -501,15 +551,18 @@ def _declared_labels(y: Any, labels: np.ndarray) -> Any:
     object array or column (``np.asarray([0, 1.0])`` is a float array, and ``np.unique`` keeps
     one of ``1`` and ``1.0``, depending on the rows). The fitted models' ``classes_`` then has
     the declared classes' dtype, whatever one record holds. Labels with a dtype of their own (a
-    numeric array, a pandas column of a non-object dtype) have a public format and are returned
-    as they are; a list stays a list, a pandas ``Series`` a ``Series`` (same index, name)."""
+    numeric array, a pandas column of a non-object dtype) keep it, but hold the declared
+    classes too: a float label ``-0.0`` equals the class ``0`` and passes the domain check, and
+    kept as it was it became the model's ``classes_[0]`` and its predictions on the dataset
+    holding it (review helper-46). A list stays a list, a pandas ``Series`` a ``Series``
+    (same index, name, dtype)."""
     dtype = getattr(y, "dtype", None)
-    if dtype is not None and not (isinstance(dtype, np.dtype) and dtype.kind == "O"):
-        return y
-    if hasattr(y, "iloc"):  # its own (object) dtype: a pandas string dtype would not batch
+    if hasattr(y, "iloc"):  # its own dtype: a pandas string dtype would not batch
         return type(y)(labels, index=y.index, name=y.name, dtype=y.dtype)
     if isinstance(y, (list, tuple)):  # the estimator gets the container it was given
         return type(y)(labels.tolist())
+    if isinstance(dtype, np.dtype) and dtype.kind != "O":
+        return labels.astype(dtype)  # -0.0 equals 0 but is not the declared class 0
     return labels
 
 
@@ -1007,8 +1060,12 @@ def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: 
                 f"and scored on a synthetic dataset with the public format of X and y "
                 f"({type(exc).__name__}: {exc}). Nothing was charged."
             ) from exc
-    return DryRunResult(allow_nan=_accepts_nan(templates[0], X, y, classes, params_syn,
-                                               padding, fill), synthetic=synthetic)
+    # NaN is in the domain only if every candidate takes it: asked of the first alone, a grid
+    # of an imputer and a scaler in front of the model let NaN in, and the scaler's fits failed
+    # on the neighbour holding one (review helper-46); the first refusal ends the question
+    allow_nan = all(_accepts_nan(template, X, y, classes, params_syn, padding, fill)
+                    for template in templates[:len(checked)])
+    return DryRunResult(allow_nan=allow_nan, synthetic=synthetic)
 
 
 def _dry_fit(template, i, X_syn, y_syn, params_syn, padding, scorers, score_syn) -> None:
@@ -1072,8 +1129,8 @@ def _check_score(value: Any, name: str) -> None:
 
 
 def _accepts_nan(template, X, y, classes, params_syn, padding, fill) -> bool:
-    """Whether the first candidate fits a synthetic dataset with a missing value (public
-    question; ``template`` is its :func:`~skdptune.evaluation._fit.candidate_template`)."""
+    """Whether a candidate fits a synthetic dataset with a missing value (public question;
+    ``template`` is its :func:`~skdptune.evaluation._fit.candidate_template`)."""
     from .evaluation._fit import fit_on_rows, instantiate
 
     X_nan, y_syn = synthetic_dataset(X, y, classes, nan=True, fill=fill)

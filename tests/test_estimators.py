@@ -38,6 +38,7 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
+from skdptune import DPGridSearchCV
 from skdptune._estimators import (
     check_leak_free_configuration,
     estimator_privacy,
@@ -150,6 +151,42 @@ def test_data_dependent_components_are_refused(transformer):
     with pytest.raises(NonPrivateComponentError, match="Pipeline step 'pre'"):
         estimator_privacy(est)
     assert nonprivate_components(est) == ["pre"]
+
+
+class _CentringPipeline(Pipeline):
+    """Learns the rows' exact mean in its own fit, then fits its (private) steps."""
+
+    def fit(self, X, y=None, **params):
+        self.centre_ = np.asarray(X, dtype=float).mean(axis=0)
+        return super().fit(np.asarray(X, dtype=float) - self.centre_, y, **params)
+
+
+class _OwnUnion(FeatureUnion):
+    pass
+
+
+class _OwnColumns(ColumnTransformer):
+    pass
+
+
+@pytest.mark.parametrize("make", [
+    lambda: _CentringPipeline([("poly", PolynomialFeatures(1)),
+                               ("clf", DPLR(epsilon=1.0, data_norm=2.0))]),
+    lambda: Pipeline([("union", _OwnUnion([("poly", PolynomialFeatures(1))])),
+                      ("clf", DPLR(epsilon=1.0, data_norm=2.0))]),
+    lambda: Pipeline([("cols", _OwnColumns([("poly", PolynomialFeatures(1), [0])])),
+                      ("clf", DPLR(epsilon=1.0, data_norm=2.0))]),
+])
+def test_subclasses_of_the_composites_are_leaves_and_refused(make):
+    """A subclass of ``Pipeline``, ``FeatureUnion`` or ``ColumnTransformer`` may learn from
+    the rows in its own methods: it was walked as the composite and admitted at its steps'
+    cost, and a ``Pipeline`` subclass that stores the rows' mean released it in the returned
+    model (review helper-46). Only scikit-learn's own classes are walked."""
+    with pytest.raises(NonPrivateComponentError):
+        estimator_privacy(make())
+    with pytest.raises(NonPrivateComponentError):
+        DPGridSearchCV(make(), {}, epsilon=1.0, classes=[0, 1]).fit(
+            np.random.RandomState(0).uniform(-1, 1, size=(40, 2)), np.arange(40) % 2)
 
 
 def test_sklearn_scaler_error_names_the_step_and_is_a_value_error():

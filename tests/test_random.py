@@ -375,3 +375,33 @@ def test_runs_scored_on_their_fit_rows_fit_and_score_every_row(data, batched, sc
     assert all(eps == pytest.approx(0.1) for _, _, eps in seen)  # a fifth of eps_Q = 0.5
     assert s.best_estimator_.epsilon == pytest.approx(0.4)
     assert s.best_estimator_.coef_.shape == (1, X.shape[1])
+
+
+def test_no_runs_returns_a_data_independent_draw_and_no_model_of_an_earlier_fit():
+    """Poisson ``K = 0``: ``best_params_`` is a draw that no row decides, ``best_score_`` is
+    NaN, and with ``refit=False`` there is no model -- in particular not the model of an earlier
+    ``fit`` of the same search on other rows, which survived next to the new ``best_params_``
+    (review helper-44)."""
+    rng = np.random.RandomState(0)
+    X1, X2 = rng.normal(size=(200, 3)), rng.normal(size=(200, 3))
+    y1, y2 = (X1[:, 0] > 0).astype(int), (X2[:, 1] > 0).astype(int)
+    search = DPRandomSearchCV(GaussianNB(bounds=(-3.0, 3.0)),
+                              {"var_smoothing": [1e-9, 1e-3, 1e-1]}, n_iter=1, refit=False,
+                              distribution="poisson", delta=1e-6, epsilon=1.0, classes=[0, 1],
+                              accountant=BudgetAccountant())
+    outcomes = {}
+    for seed in range(20):
+        search.set_params(random_state=seed)
+        outcomes[seed] = search.fit(X1, y1).no_runs_
+    with_runs = [seed for seed, none in outcomes.items() if not none]
+    without = [seed for seed, none in outcomes.items() if none]
+    assert with_runs and without  # P(K = 0) = exp(-1) per seed
+    search.set_params(random_state=with_runs[0]).fit(X1, y1)
+    assert hasattr(search, "best_estimator_")
+    search.set_params(random_state=without[0]).fit(X2, y2)
+    assert search.no_runs_ and np.isnan(search.best_score_)
+    assert not hasattr(search, "best_estimator_")
+    with pytest.raises(AttributeError):
+        search.predict(X2)
+    drawn = search.best_params_
+    assert search.fit(X1, y1).best_params_ == drawn  # the same draw on other rows

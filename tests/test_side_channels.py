@@ -1704,3 +1704,159 @@ def test_a_classifier_set_by_the_space_needs_the_declared_label_set(make):
     search = make(estimator=pipe, space=space, classes=[0, 1], random_state=0,
                   scoring="accuracy").fit(X, y_one)
     assert list(search.best_estimator_.classes_) == [0, 1]
+
+
+def _label_search(search, estimator, classes, seed):
+    kw = {"classes": classes, "accountant": BudgetAccountant(), "random_state": seed}
+    if search == "grid":
+        return DPGridSearchCV(estimator, {"var_smoothing": [1e-9, 1e-3]}, epsilon=1.0, **kw)
+    if search == "random":
+        return DPRandomSearchCV(estimator, {"var_smoothing": [1e-9, 1e-3]}, n_iter=3, **kw)
+    return DPGIBOSearchCV(estimator, {"var_smoothing": (1e-9, 1e-3, "log")}, n_iter=2, **kw)
+
+
+@pytest.mark.parametrize("search", ["grid", "random", "gibo"])
+def test_labels_whose_format_follows_their_values_give_the_declared_classes(search):
+    """numpy gives an array of strings the width of its longest value, and pandas infers a
+    category column's categories from its values. The padding labels are the declared classes
+    in ``y``'s format, so without a record holding ``"yes"`` they became ``"ye"`` in every
+    fit's ``classes_`` (``<U2`` labels), or a missing value that failed the dry run (an
+    inferred category column without ``"maybe"``) -- one record deciding either (review
+    helper-44). Every neighbour now gives the declared classes."""
+    import pandas as pd
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(120, 2))
+    classes = ["no", "yes", "maybe"]
+    labels = np.where(X[:, 0] > 0, "no", "maybe")
+    with_yes = labels.copy().astype(object)
+    with_yes[0] = "yes"
+    pairs = [(np.array(["no"] * 120), np.array(["no"] * 119 + ["yes"])),  # <U2, <U3
+             (labels, with_yes.astype(str)),  # <U5 both
+             (pd.Series(["no"] * 120).astype("category"),  # categories inferred: one, two
+              pd.Series(["no"] * 119 + ["yes"]).astype("category")),
+             (pd.Series(labels).astype("category"), pd.Series(with_yes).astype("category"))]
+    for pair in pairs:
+        released = set()
+        for y in pair:
+            s = _label_search(search, GaussianNB(bounds=(-1.0, 1.0)), classes, seed=0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s.fit(X, y)
+            model_classes = s.best_estimator_.classes_
+            assert model_classes.tolist() == sorted(classes)
+            released.add((model_classes.dtype, np.asarray(s.best_estimator_.predict(X)).dtype))
+        assert len(released) == 1, released
+
+
+def test_declared_classes_that_labels_dtype_cannot_hold_are_refused_before_the_data():
+    """``int8`` labels and a declared class 300: the padding label was 44 in every fit's
+    ``classes_``. Both the dtype and the classes are public, so this is refused before the
+    data is read, and nothing is charged."""
+    X = np.random.RandomState(0).uniform(-1, 1, size=(60, 2))
+    y = (X[:, 0] > 0).astype(np.int8)
+    acc = BudgetAccountant()
+    search = DPRandomSearchCV(GaussianNB(bounds=(-1.0, 1.0)), {"var_smoothing": [1e-9, 1e-3]},
+                              classes=[0, 1, 300], accountant=acc)
+    with pytest.raises(ValueError, match="cannot all be held by y's dtype int8"):
+        search.fit(X, y)
+    assert acc.spent_budget == []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y.astype(np.int16))
+    assert search.best_estimator_.classes_.tolist() == [0, 1, 300]
+
+
+@pytest.mark.parametrize("search", ["grid", "random"])
+def test_an_array_of_strings_reaches_the_steps_as_objects_whatever_its_width(search):
+    """numpy gives an array of strings the width of its longest value: the rows are taken as
+    an object array, as a list's are, so a step that keeps its input's dtype cannot follow one
+    record (and scikit-learn's ``SimpleImputer``, which refuses ``<U`` arrays, takes them)."""
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import OneHotEncoder
+
+    rng = np.random.RandomState(0)
+    colours = rng.choice(["red", "green"], size=(200, 1))
+    y = (colours[:, 0] == "red").astype(int)
+    neighbour = colours.copy().astype("U6")
+    neighbour[0, 0] = "purple"
+    seen = set()
+
+    def record_dtype(Z):
+        seen.add(np.asarray(Z).dtype)
+        return Z
+
+    pipe = Pipeline([("imp", SimpleImputer(strategy="constant", fill_value="red",
+                                           missing_values="")),
+                     ("dtype", FunctionTransformer(record_dtype)),
+                     ("enc", OneHotEncoder(categories=[["green", "purple", "red"]],
+                                           handle_unknown="ignore", sparse_output=False)),
+                     ("lr", LogisticRegression(data_norm=1.0))])
+    for X in (colours, neighbour):
+        kw = {"classes": [0, 1], "accountant": BudgetAccountant(), "random_state": 0}
+        s = (DPGridSearchCV(pipe, {"lr__C": [0.1, 1.0]}, epsilon=1.0, **kw) if search == "grid"
+             else DPRandomSearchCV(pipe, {"lr__C": [0.1, 1.0]}, n_iter=3, **kw))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s.fit(X, y)
+        assert s.best_estimator_.named_steps["imp"]._fit_dtype == np.dtype(object)
+    assert seen == {np.dtype(object)}
+
+
+@pytest.mark.parametrize("search", ["grid", "random"])
+@pytest.mark.parametrize("as_series", [False, True])
+def test_a_negative_zero_label_is_the_declared_class(search, as_series):
+    """``-0.0`` equals the class ``0`` and passes the domain check; kept as it was, it became
+    the returned model's ``classes_[0]`` and its predictions whenever it sorted first, on the
+    neighbour holding it only (review helper-46: 20 of 20 fits against 0 of 20)."""
+    import pandas as pd
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(100, 2))
+    y = (X[:, 0] > 0).astype(float)
+    padded = np.concatenate([y, [0.0, 1.0]])  # the refit's labels: the rows and the padding
+
+    def survives(i):  # whether a -0.0 at i is the zero np.unique keeps
+        marked = padded.copy()
+        marked[i] = -0.0
+        return np.signbit(np.unique(marked)[0])
+
+    neighbour = y.copy()
+    neighbour[next(i for i in np.flatnonzero(y == 0) if survives(i))] = -0.0
+    for labels in (y, neighbour):
+        s = _label_search(search, GaussianNB(bounds=(-1.0, 1.0)), [0, 1], seed=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            s.fit(X, pd.Series(labels) if as_series else labels)
+        model = s.best_estimator_
+        assert not np.signbit(model.classes_).any()
+        assert not np.signbit(np.asarray(s.predict(X), dtype=float)).any()
+
+
+@pytest.mark.parametrize("order", [1, -1])
+def test_nan_is_in_the_domain_only_if_every_candidate_takes_it(order):
+    """Whether NaN is allowed was asked of the first candidate alone: with an imputer first and
+    a diffprivlib scaler second in the grid, a NaN passed the domain check and the scaler's
+    fits failed inside (``PrivateFitError`` on that neighbour only: review helper-46). NaN is
+    now refused whatever the candidates' order, before anything is charged."""
+    from diffprivlib.models import StandardScaler
+    from sklearn.impute import SimpleImputer
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(120, 2))
+    y = (X[:, 0] > 0).astype(int)
+    X_nan = X.copy()
+    X_nan[0, 1] = np.nan
+    pipe = Pipeline([("prep", SimpleImputer(strategy="constant", fill_value=0.0)),
+                     ("clf", LogisticRegression(epsilon=1.0, data_norm=2.0))])
+    prep = [SimpleImputer(strategy="constant", fill_value=0.0),
+            StandardScaler(epsilon=0.5, bounds=(-1.0, 1.0))][::order]
+    for make in (DPGridSearchCV, DPRandomSearchCV):
+        acc = BudgetAccountant()
+        search = make(pipe, {"prep": prep}, epsilon=1.0, classes=[0, 1], accountant=acc,
+                      random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(X, y)
+            with pytest.raises(DomainError):
+                search.fit(X_nan, y)
+        assert len(acc.spent_budget) == 1  # the first fit only
