@@ -220,14 +220,10 @@ def _labels_in_public_format(y: Any) -> Any:
     missing padding label and a failed dry run where a category was absent (review
     helper-44). As object labels they are compared with the declared classes one at a time,
     and the fits get the declared classes (:func:`_declared_labels`)."""
-    dtype = getattr(y, "dtype", None)
     if isinstance(y, np.ndarray) and y.dtype.kind in "US":
         return y.astype(object)
-    if hasattr(y, "iloc") and dtype is not None and not isinstance(dtype, np.dtype):
-        import pandas as pd
-
-        if isinstance(dtype, pd.CategoricalDtype):
-            return y.astype(object)
+    if hasattr(y, "iloc") and getattr(y.dtype, "name", None) == "category":
+        return y.astype(object)
     return y
 
 
