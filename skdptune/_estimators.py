@@ -28,9 +28,14 @@ Free (data-independent) components cost nothing:
 * :class:`~sklearn.preprocessing.PolynomialFeatures`, :class:`~sklearn.preprocessing.Normalizer`,
   :class:`~sklearn.preprocessing.Binarizer` (row-wise; they learn only the number of features);
 * :class:`~sklearn.preprocessing.FunctionTransformer`, unless ``check_inverse=True`` with both
-  ``func`` and ``inverse_func`` given (it then compares them on the data and warns). Its ``func``
-  is assumed to be row-wise (each output row depends only on its input row) -- skdptune cannot
-  check arbitrary code;
+  ``func`` and ``inverse_func`` given (it then compares them on the data and warns), unless its
+  ``kw_args`` or ``inv_kw_args`` hold an estimator (``clone`` gives it back unfitted, so a
+  ``func`` can use it only by fitting it on the rows it transforms, and the returned model
+  would carry what it learnt), and unless ``func`` or ``inverse_func`` is an estimator's
+  ``fit``/``fit_transform``/``fit_predict``/``partial_fit`` (directly or through
+  :func:`functools.partial`). Its ``func`` is otherwise assumed to be row-wise (each output row
+  depends only on its input row) -- skdptune cannot check arbitrary code, such as a closure
+  over an estimator;
 * :class:`~sklearn.preprocessing.SplineTransformer` with ``knots`` given as an array of public
   positions and ``extrapolation != "error"`` (``"uniform"``/``"quantile"`` knots are read off
   the data; ``"error"`` raises when data lie outside the knots);
@@ -51,8 +56,12 @@ component that is fitted -- scikit-learn's own scalers, ``KBinsDiscretizer``, an
 such as :class:`sklearn.linear_model.LogisticRegression`, any other meta-estimator -- makes the
 estimator non-private, and :func:`estimator_privacy` raises
 :class:`~skdptune.exceptions.NonPrivateComponentError` naming it (unless
-``allow_nonprivate=True``). A ``ColumnTransformer``'s column selection is assumed to depend on
-the schema only (names, dtypes), which is public.
+``allow_nonprivate=True``). A ``ColumnTransformer``'s columns must depend on the schema only
+(names, dtypes), which is public: names, indices, a boolean mask or a
+:func:`~sklearn.compose.make_column_selector` (which reads the names and dtypes only). Any other
+callable is given the private rows and may read their values -- a selector picking the most
+variable column puts one record's influence in the returned model's ``transformers_`` -- so it
+is refused like a non-private component.
 
 Search spaces
 -------------
@@ -81,6 +90,7 @@ The ``(epsilon, delta)`` returned over a space is the componentwise maximum: eve
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import math
 import numbers
@@ -94,7 +104,7 @@ import numpy as np
 from diffprivlib import BudgetAccountant
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import clone
-from sklearn.compose import ColumnTransformer
+from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.impute import SimpleImputer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import (
@@ -230,6 +240,9 @@ class _Component:
     where: str
     estimator: Any
     role: str
+    #: Why a component that looks free is not (it fits an estimator it holds, a column selector
+    #: that reads the rows); ``None`` for the usual reasons.
+    reason: str | None = None
 
 
 # --------------------------------------------------------------------------------------------
@@ -339,6 +352,57 @@ def _is_data_independent(estimator: Any) -> bool:
     return False
 
 
+#: Methods that fit an estimator: a ``FunctionTransformer`` whose ``func`` is one of them fits
+#: it on the private rows.
+_FIT_METHODS = frozenset({"fit", "fit_transform", "fit_predict", "partial_fit"})
+
+
+def _estimator_in(value: Any, depth: int = 0) -> Any:
+    """The first estimator (anything with ``fit``) in ``value`` or in its containers."""
+    if hasattr(value, "fit"):
+        return value
+    if depth < 4 and isinstance(value, Mapping):
+        value = list(value.values())
+    if depth < 4 and isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            found = _estimator_in(item, depth + 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _fits_a_held_estimator(transformer: FunctionTransformer) -> str | None:
+    """Why ``transformer`` fits an estimator on the rows it transforms, or ``None``.
+
+    ``clone`` gives an estimator in ``kw_args`` back unfitted, so ``func`` can use it only by
+    fitting it, on private rows, and the returned model keeps what it learnt (review
+    helper-46 found the rows' exact mean there). An estimator's fitting method as ``func``
+    does the same. A closure over an estimator is not seen (the module docstring says so)."""
+    params = transformer.get_params(deep=False)
+    for name in ("kw_args", "inv_kw_args"):
+        found = _estimator_in(params[name])
+        if found is not None:
+            return (f"holds the estimator {_public_name(found)} in its {name}: clone gives it "
+                    f"back unfitted, so the function can only use it by fitting it on the "
+                    f"private rows; make it a step of the pipeline instead")
+    for name in ("func", "inverse_func"):
+        func = params[name]
+        while isinstance(func, functools.partial):
+            func = func.func
+        owner = getattr(func, "__self__", None)
+        if hasattr(owner, "fit") and getattr(func, "__name__", None) in _FIT_METHODS:
+            return (f"has the estimator method {_public_name(owner)}.{func.__name__} as its "
+                    f"{name}, which fits that estimator on the private rows; make it a step "
+                    f"of the pipeline instead")
+    return None
+
+
+def _reads_values(columns: Any) -> bool:
+    """Whether a ``ColumnTransformer``'s column specification may read the rows' values: a
+    callable other than scikit-learn's own ``make_column_selector`` (names and dtypes)."""
+    return callable(columns) and type(columns) is not make_column_selector
+
+
 def _children(estimator: Any) -> list[tuple[str, Any, str]] | None:
     """``(name, child, kind)`` of a composite understood here, ``None`` for a leaf.
 
@@ -384,17 +448,29 @@ def _walk(estimator: Any, path: str = "", where: str = "The estimator") -> list[
     children = _children(estimator)
     if children is not None:
         out = []
+        selectors = ({name: columns for name, _, columns in estimator.transformers}
+                     if type(estimator) is ColumnTransformer else {})
         for name, child, kind in children:
             sub = _join(path, name)
+            if _reads_values(selectors.get(name)):
+                out.append(_Component(
+                    sub, f"The columns of {kind} '{sub}'", selectors[name], _NONPRIVATE,
+                    reason=(f"are chosen by the callable {selectors[name]!r}, which is given "
+                            f"the private rows and may read their values; give names, "
+                            f"indices, a mask or sklearn.compose.make_column_selector (which "
+                            f"reads the names and dtypes only)")))
             out += _walk(child, sub, f"{kind} '{sub}'")
         return out
+    reason = (_fits_a_held_estimator(estimator) if type(estimator) is FunctionTransformer
+              else None)
     if _is_dp_component(estimator):
         role = _DP
-    elif hasattr(estimator, "get_params") and _is_data_independent(estimator):
+    elif reason is None and hasattr(estimator, "get_params") \
+            and _is_data_independent(estimator):
         role = _FREE
     else:
         role = _NONPRIVATE
-    return [_Component(path, where, estimator, role)]
+    return [_Component(path, where, estimator, role, reason)]
 
 
 def _dp_cost(component: _Component) -> tuple[float, float]:
@@ -422,6 +498,12 @@ def _nonprivate_message(components: list[_Component], setting: dict,
                         advice: str = _OPT_OUT) -> str:
     lines = []
     for comp in components:
+        if comp.reason is not None:
+            subject = comp.where if callable(comp.estimator) and not hasattr(
+                comp.estimator, "get_params") else (
+                f"{comp.where} ({_public_name(comp.estimator)})")
+            lines.append(f"{subject} {comp.reason}.")
+            continue
         cls = type(comp.estimator)
         unsound = _unsound_reason(comp.estimator)
         if unsound is not None:
@@ -495,10 +577,23 @@ def _upper_cost_value(key: str, dist: Any, last: str) -> float:
     return _check_cost_value(upper, last, label)
 
 
+def _names_step(key: str, base_params: Mapping) -> bool:
+    """Whether ``key`` names a step of a composite (its value may be ``None``, a step that
+    does nothing, yet the space may put an estimator there)."""
+    prefix, _, last = key.rpartition("__")
+    for field in ("steps", "transformer_list", "transformers"):
+        entries = base_params.get(_join(prefix, field))
+        if isinstance(entries, list) and any(
+                isinstance(entry, tuple) and entry and entry[0] == last for entry in entries):
+            return True
+    return False
+
+
 def _axis(key: str, values: Any, base_params: Mapping) -> list | None:
     """The values of ``key`` to enumerate, or ``None`` when ``key`` cannot change privacy."""
     last = key.rpartition("__")[2]
-    names_component = _is_component_value(base_params.get(key))
+    names_component = (_is_component_value(base_params.get(key))
+                       or _names_step(key, base_params))
     if _is_distribution(values):
         if last in _COST_PARAMS:
             return [_upper_cost_value(key, values, last)]

@@ -1,5 +1,6 @@
 """Walking estimator trees: privacy cost, private components, accountants, seeds, leaks."""
 
+import functools
 import math
 import warnings
 
@@ -16,7 +17,7 @@ from diffprivlib.models import RandomForestClassifier as DPForest
 from diffprivlib.models import StandardScaler as DPScaler
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import clone
-from sklearn.compose import ColumnTransformer
+from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
@@ -187,6 +188,88 @@ def test_subclasses_of_the_composites_are_leaves_and_refused(make):
     with pytest.raises(NonPrivateComponentError):
         DPGridSearchCV(make(), {}, epsilon=1.0, classes=[0, 1]).fit(
             np.random.RandomState(0).uniform(-1, 1, size=(40, 2)), np.arange(40) % 2)
+
+
+def _scale_with(X, scaler):
+    return scaler.fit_transform(X)
+
+
+class _Choice:
+    """A user 'distribution': any object with ``rvs``."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def rvs(self, random_state=None):
+        return self.values[np.random.RandomState(random_state).randint(len(self.values))]
+
+
+@pytest.mark.parametrize("transformer", [
+    FunctionTransformer(_scale_with, kw_args={"scaler": StandardScaler()}),
+    FunctionTransformer(_scale_with, kw_args={"scaler": DPScaler(bounds=BOUNDS)}),
+    FunctionTransformer(np.log1p, np.expm1, check_inverse=False,
+                        inv_kw_args={"models": [StandardScaler()]}),
+    FunctionTransformer(StandardScaler().fit_transform),
+    FunctionTransformer(np.log1p, functools.partial(StandardScaler().fit_transform),
+                        check_inverse=False),
+])
+def test_function_transformers_holding_an_estimator_to_fit_are_refused(transformer):
+    """``clone`` gives a ``kw_args`` estimator back unfitted, so a ``func`` uses it only by
+    fitting it on the private rows, and the returned model carried the rows' exact mean
+    (review helper-46, F7); an estimator's ``fit_transform`` as ``func`` does the same."""
+    est = Pipeline([("pre", transformer), ("clf", DPLR(epsilon=0.5))])
+    with pytest.raises(NonPrivateComponentError, match="Pipeline step 'pre'.*estimator"):
+        estimator_privacy(est)
+    assert nonprivate_components(est) == ["pre"]
+
+
+def test_function_transformer_with_a_fitted_model_s_transform_is_free():
+    """A model fitted beforehand (on public data) keeps its fit through ``clone``; using its
+    ``transform`` is row-wise."""
+    public = StandardScaler().fit(np.random.RandomState(0).normal(size=(20, 2)))
+    est = Pipeline([("pre", FunctionTransformer(public.transform)), ("clf", DPLR(epsilon=0.5))])
+    assert estimator_privacy(est) == (0.5, 0.0)
+
+
+def _most_variable_column(X):
+    return [int(np.argmax(np.var(np.asarray(X, dtype=float), axis=0)))]
+
+
+def test_column_selectors_that_can_read_values_are_refused():
+    """A callable selector is given the private rows: one record made column 2 the one kept
+    in the returned model's ``transformers_`` (review helper-46, F7). Names, indices, masks
+    and ``make_column_selector`` read the schema only."""
+    def with_columns(columns):
+        ct = ColumnTransformer([("keep", "passthrough", columns)])
+        return Pipeline([("ct", ct), ("clf", DPLR(epsilon=0.5, data_norm=2.0))])
+
+    with pytest.raises(NonPrivateComponentError, match="'ct__keep'.*column"):
+        estimator_privacy(with_columns(_most_variable_column))
+    assert nonprivate_components(with_columns(_most_variable_column)) == ["ct__keep"]
+    assert estimator_privacy(with_columns(_most_variable_column),
+                             allow_nonprivate=True) == (0.5, 0.0)
+    for columns in ([0, 1], [True, False], slice(0, 1), make_column_selector(pattern="a")):
+        assert estimator_privacy(with_columns(columns)) == (0.5, 0.0)
+    X = np.random.RandomState(0).uniform(0, 1, size=(40, 3))
+    with pytest.raises(NonPrivateComponentError):
+        DPGridSearchCV(with_columns(_most_variable_column), {}, epsilon=1.0,
+                       classes=[0, 1]).fit(X, np.arange(40) % 2)
+
+
+def test_a_step_drawn_from_a_user_distribution_is_refused():
+    """A distribution over a step (here a ``None`` one) cannot be checked: the searches
+    refused it, ``estimator_privacy`` passed it (review helper-46, F6)."""
+    est = Pipeline([("scale", None), ("clf", DPLR(epsilon=0.5))])
+    with pytest.raises(ValueError, match="'scale' is drawn from a distribution"):
+        estimator_privacy(est, {"scale": _Choice([StandardScaler()])})
+    nested = Pipeline([("ct", ColumnTransformer([("o", Pipeline([("scale", None)]), [0])])),
+                       ("clf", DPLR(epsilon=0.5))])
+    with pytest.raises(ValueError, match="'ct__o__scale' is drawn from a distribution"):
+        estimator_privacy(nested, {"ct__o__scale": _Choice([StandardScaler()])})
+    union = Pipeline([("fu", FeatureUnion([("a", None)])), ("clf", DPLR(epsilon=0.5))])
+    with pytest.raises(ValueError, match="'fu__a' is drawn from a distribution"):
+        estimator_privacy(union, {"fu__a": _Choice(["drop"])})
+    assert estimator_privacy(est, {"clf__C": _Choice([1.0])}) == (0.5, 0.0)
 
 
 def test_sklearn_scaler_error_names_the_step_and_is_a_value_error():
