@@ -1185,7 +1185,8 @@ def set_total_epsilon(estimator: Any, total: float) -> Any:
 #: the same ``C`` on fewer rows is a more strongly regularised model. Multiplying ``C`` by
 #: ``n / n_rows`` keeps the per-example regularisation of the model fitted on ``n`` rows.
 #: The other diffprivlib models have no such parameter: ``GaussianNB``'s ``var_smoothing`` is
-#: relative to the largest variance, ``KMeans``, ``PCA``, ``StandardScaler``,
+#: an absolute variance added to each noisy variance (diffprivlib 0.6.6; scikit-learn's own
+#: is relative to the largest variance), ``KMeans``, ``PCA``, ``StandardScaler``,
 #: ``LinearRegression`` (unregularised) and the trees' ``max_depth`` / ``n_estimators`` do not
 #: refer to ``n``.
 _ROW_DEPENDENT_PARAMETERS = {"LogisticRegression": ("C",)}

@@ -7,6 +7,7 @@ best utility at each privacy cost? **It is not differentially private** -- see
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
 import time
@@ -48,9 +49,10 @@ _N_CANDIDATES = 2000  # random candidates per acquisition step
 _N_REFINE = 3  # best candidates refined by L-BFGS-B
 _MAX_CORNERS = 256  # corners of the box evaluated for the default anti-ideal epsilon
 _NOT_PRIVATE = (
-    "privacy_utility_front is NOT differentially private: the front, its points, its plot "
-    "and its verbose output depend on the data without noise. Run it on public or proxy "
-    "data, or show the result only to people trusted with the data."
+    "privacy_utility_front is NOT differentially private: the front, its points, its plot, "
+    "its verbose output -- and parameters chosen from it -- depend on the data without "
+    "noise. Run it on public or proxy data, or keep the result, and any model trained with "
+    "parameters read off it, among people trusted with the data."
 )
 
 
@@ -164,16 +166,31 @@ class ParetoFront:
         return ParetoPoint(int(index), float(self.epsilon[index]), float(self.delta[index]),
                            float(self.utility[index]), dict(self.params[index]))
 
-    def best_under(self, epsilon: float) -> ParetoPoint:
+    def best_under(self, epsilon: float, delta: float | None = None) -> ParetoPoint:
         """The point of highest utility whose epsilon is at most ``epsilon`` (on the front).
 
-        Ties go to the smaller epsilon. Raises ``ValueError`` when no point is that cheap.
+        ``delta``: also at most this delta. ``None`` bounds epsilon only, and warns when the
+        points it leaves differ in delta (a space over a ``delta``): their guarantees are then
+        not comparable by epsilon alone. Ties go to the smaller epsilon. Raises
+        ``ValueError`` when no point is that cheap. On a front of the private data the
+        point's parameters are not private (docs/pareto.md, threat model).
         """
-        allowed = np.flatnonzero(self.epsilon <= epsilon)
+        cheap = self.epsilon <= epsilon
+        if delta is not None:
+            cheap &= self.delta <= delta
+        allowed = np.flatnonzero(cheap)
         if not len(allowed):
+            bound = f"epsilon <= {epsilon:g}" + ("" if delta is None else f", delta <= {delta:g}")
             raise ValueError(
-                f"No evaluated point has epsilon <= {epsilon:g}; the smallest is "
-                f"{self.epsilon.min():.4g}. Widen the space towards small epsilons.")
+                f"No evaluated point has {bound}; the smallest epsilon is "
+                f"{self.epsilon.min():.4g} and the smallest delta {self.delta.min():.4g}. "
+                f"Widen the space towards small epsilons.")
+        deltas = self.delta[allowed]
+        if delta is None and deltas.min() < deltas.max():
+            warnings.warn(
+                f"The points with epsilon <= {epsilon:g} have delta from {deltas.min():.3g} to "
+                f"{deltas.max():.3g}: pass best_under(epsilon, delta=...) to bound it too.",
+                UserWarning, stacklevel=2)
         best = max(allowed, key=lambda i: (self.utility[i], -self.epsilon[i]))
         return self.point(best)
 
@@ -242,10 +259,16 @@ def privacy_utility_front(
     """Map the privacy-utility trade-off of a DP estimator (DPareto). NOT differentially private.
 
     **Threat model.** The front is computed from exact, noise-free scores on ``X, y``: it is a
-    function of the data without any privacy guarantee, and so are its points, plot and
-    ``verbose`` output. Run it on public or proxy data resembling the private data, or show the
-    result only to people trusted with the data (Avent et al., Sec. 2.1). Every call emits a
-    :class:`NotPrivateWarning`. No budget is charged: every fit uses a throwaway accountant.
+    function of the data without any privacy guarantee, and so is everything the call returns,
+    prints, warns, raises or times (its points, plot, ``verbose`` output, the fits' own
+    warnings and exceptions, ``proposal_time`` and ``evaluation_time``). Run it on public or
+    proxy data resembling the private data, or show the result only to people trusted with the
+    data (Avent et al., Sec. 2.1). A model trained with parameters read off a front of the
+    private data is not private either: its epsilon covers the fit, not the choice (tune with a
+    DP search to release one). Every call emits a :class:`NotPrivateWarning`. No budget is
+    charged: every fit uses a throwaway accountant (an estimator that builds diffprivlib models
+    without one inside its ``fit`` charges diffprivlib's default accountant, and the call
+    warns).
 
     The method (docs/pareto.md): ``n_initial`` points drawn uniformly from the box (log-uniform
     on log scales), then ``n_iter`` points chosen by Bayesian optimisation -- two independent
@@ -343,10 +366,33 @@ def privacy_utility_front(
     utility_of = _UtilityOracle(estimator, X, y, scoring, cv, n_repeats, n_jobs, seeds)
 
     # one BLAS thread: the fits and the GP algebra are small (see single_threaded_blas)
-    with single_threaded_blas():
+    with single_threaded_blas(), _warn_if_the_default_accountant_is_charged():
         records = _optimise(box, privacy_of, utility_of, anti_ideal, seeds,
                             n_initial=n_initial, n_total=n_initial + n_iter, verbose=verbose)
     return ParetoFront(anti_ideal=anti_ideal, space=box, **records)
+
+
+@contextlib.contextmanager
+def _warn_if_the_default_accountant_is_charged():
+    """Warn when diffprivlib's default accountant is charged during the call.
+
+    Every fit inside has throwaway accountants, but a user's estimator (admitted with
+    ``privacy=``) that builds diffprivlib models inside its ``fit`` without an accountant makes
+    them load the default one (review helper-47: 24 charges, epsilon 19.2, in one small front).
+    Replacing the default for the call would also swallow the charges of the user's other
+    threads, so the front says it instead (process-local: fits in other processes charge
+    theirs)."""
+    default = BudgetAccountant.load_default(None)
+    before = len(default.spent_budget)
+    yield
+    charges = len(default.spent_budget) - before
+    if BudgetAccountant.load_default(None) is default and charges > 0:
+        warnings.warn(
+            f"diffprivlib's default accountant was charged {charges} times during "
+            f"privacy_utility_front (total epsilon now {default.total()[0]:.4g}): an estimator "
+            f"built diffprivlib models without an accountant inside its fit. Give it an "
+            f"accountant parameter to pass on; the front's own fits charge nobody.",
+            UserWarning, stacklevel=3)
 
 
 def _optimise(box: BoxSpace, privacy_of, utility_of, anti_ideal, seeds: SeedPlan, *,

@@ -264,6 +264,61 @@ def test_best_under(front):
         front.best_under(1e-3)
 
 
+def test_best_under_bounds_delta_and_warns_when_deltas_differ(data):
+    """Points whose delta differ are not comparable by epsilon alone: best_under ignored delta
+    (review helper-47 got delta 9.7e-5 among points from 1.8e-6 to 8.6e-4)."""
+    X, y = data
+    with pytest.warns(NotPrivateWarning):
+        front = privacy_utility_front(
+            GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 2.0)}, X, y,
+            privacy=lambda est: (1.0, est.epsilon * 1e-5), cv=2, n_repeats=1, n_initial=5,
+            n_iter=0, random_state=0)
+    assert np.unique(front.delta).size == 5
+    with pytest.warns(UserWarning, match="delta from"):
+        front.best_under(1.0)
+    cap = float(np.median(front.delta))
+    allowed = np.flatnonzero(front.delta <= cap)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        best = front.best_under(1.0, delta=cap)
+    assert best.delta <= cap and best.utility == front.utility[allowed].max()
+    with pytest.raises(ValueError, match="delta <= 1e-09"):
+        front.best_under(1.0, delta=1e-9)
+
+
+class _BuildsItsModelInFit(GaussianNB):
+    """A user's estimator that builds its diffprivlib model inside fit, without an accountant:
+    diffprivlib then loads its default one."""
+
+    def fit(self, X, y, sample_weight=None):
+        self.model_ = GaussianNB(epsilon=self.epsilon, bounds=self.bounds).fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def test_default_accountant_charged_by_a_user_estimator_is_reported(data):
+    X, y = data
+    default, previous = BudgetAccountant(), BudgetAccountant.load_default(None)
+    default.set_default()
+    try:
+        with pytest.warns(NotPrivateWarning), \
+                pytest.warns(UserWarning, match="default accountant was charged 4 times"):
+            privacy_utility_front(_BuildsItsModelInFit(bounds=(-1.0, 1.0)),
+                                  {"epsilon": (0.1, 1.0)}, X, y, privacy=lambda est: est.epsilon,
+                                  cv=2, n_repeats=1, n_initial=2, n_iter=0, random_state=0)
+        assert len(default.spent_budget) == 4
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 1.0)}, X,
+                                  y, cv=2, n_repeats=1, n_initial=2, n_iter=0, random_state=0)
+        assert not [w for w in caught if "default accountant" in str(w.message)]
+        assert len(default.spent_budget) == 4
+    finally:
+        previous.set_default()
+
+
 def test_to_frame(front):
     pytest.importorskip("pandas")
     frame = front.to_frame()
