@@ -949,12 +949,27 @@ def synthetic_dataset(X: Any, y: Any, classes: np.ndarray | None, *, nan: bool =
 
 
 def _with_one_nan(X: Any) -> Any:
+    """``X`` (synthetic rows) with a NaN in its first float entry, in ``X``'s own container:
+    a pandas column keeps its dtype (a ``Sparse[float]`` one too, which refuses item
+    assignment), a scipy sparse matrix its format, so the dry run asks sparse rows whether the
+    pipeline takes NaN as it asks dense ones (a sparse ``X`` was left without one: review
+    helper-48)."""
     if hasattr(X, "iloc"):
         numeric = X.select_dtypes(include=["float"]).columns
         if len(numeric):
+            import pandas as pd
+
             X = X.copy()
-            X.loc[0, numeric[0]] = np.nan
+            column = X[numeric[0]]
+            values = column.to_numpy(dtype=float, copy=True)
+            values[0] = np.nan
+            X[numeric[0]] = pd.array(values, dtype=column.dtype)
         return X
+    if sp.issparse(X) and X.dtype.kind == "f" and X.shape[0] and X.shape[1]:
+        fmt = X.format
+        X = X.tolil(copy=True)
+        X[0, 0] = np.nan
+        return X.asformat(fmt)
     if isinstance(X, np.ndarray) and X.dtype.kind == "f":
         X = X.copy()
         X.flat[0] = np.nan

@@ -1860,3 +1860,44 @@ def test_nan_is_in_the_domain_only_if_every_candidate_takes_it(order):
             with pytest.raises(DomainError):
                 search.fit(X_nan, y)
         assert len(acc.spent_budget) == 1  # the first fit only
+
+
+def _densify(Z):
+    return Z.toarray() if hasattr(Z, "toarray") else Z
+
+
+@pytest.mark.parametrize("container", ["csr", "csc", "pandas-sparse"])
+def test_nan_in_sparse_rows_is_asked_of_the_pipeline_as_in_dense_rows(container):
+    """The dry run's NaN probe left sparse rows without a NaN, so a pipeline that imputes NaN
+    refused it for sparse rows only (``DomainError``), and a pandas column of ``Sparse[float]``
+    made ``fit`` raise pandas' own ``TypeError`` (review helper-48). Sparse rows are now asked
+    as dense ones are: the same outcome for the NaN record in every container."""
+    import scipy.sparse as sp
+    from sklearn.impute import SimpleImputer
+    from sklearn.preprocessing import FunctionTransformer
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(1)
+    X = rng.uniform(0, 1, size=(150, 3))
+    X[X < 0.5] = 0.0
+    y = (rng.uniform(size=150) < 0.5).astype(int)
+    X_nan = X.copy()
+    X_nan[0, 0] = np.nan
+
+    def wrap(A):
+        if container == "pandas-sparse":
+            return pd.DataFrame({f"x{j}": pd.arrays.SparseArray(A[:, j], fill_value=0.0)
+                                 for j in range(A.shape[1])})
+        return getattr(sp, f"{container}_matrix")(A)
+
+    pipe = Pipeline([("imp", SimpleImputer(strategy="constant", fill_value=0.0)),
+                     ("dense", FunctionTransformer(_densify, accept_sparse=True)),
+                     ("clf", LogisticRegression(epsilon=1.0, data_norm=2.0))])
+    for A in (X, X_nan):
+        acc = BudgetAccountant()
+        search = DPRandomSearchCV(pipe, {"clf__C": [0.5, 1.0]}, epsilon=1.0, classes=[0, 1],
+                                  accountant=acc, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            search.fit(wrap(A), y)
+        assert len(acc.spent_budget) == 1
