@@ -47,7 +47,8 @@ Free (data-independent) components cost nothing:
   ``handle_unknown="use_encoded_value"``, ``min_frequency=None`` and ``max_categories=None``;
 * :class:`~sklearn.impute.SimpleImputer` with ``strategy="constant"`` and ``add_indicator=False``.
 
-diffprivlib's ``KMeans``, and its ``LinearRegression`` with ``fit_intercept=False``, are refused
+diffprivlib's ``KMeans`` and ``RandomForestClassifier``, and its ``LinearRegression`` with
+``fit_intercept=False``, are refused
 like non-private components: they do not meet their own guarantee (:data:`_UNSOUND_DP_MODELS`,
 :data:`_UNSOUND_DP_SETTINGS`, docs/privacy.md).
 
@@ -207,7 +208,8 @@ _HINTS_BY_NAME = {
     "KMeans": "no clusterer of diffprivlib is accepted (see diffprivlib's KMeans)",
     "PCA": "use diffprivlib.models.PCA(data_norm=..., bounds=...)",
     "RandomForestClassifier": (
-        "use diffprivlib.models.RandomForestClassifier(bounds=..., classes=...)"
+        "use diffprivlib.models.DecisionTreeClassifier(bounds=..., classes=...) (diffprivlib's "
+        "forest is refused: docs/privacy.md)"
     ),
     "DecisionTreeClassifier": (
         "use diffprivlib.models.DecisionTreeClassifier(bounds=..., classes=...)"
@@ -274,6 +276,15 @@ _UNSOUND_DP_MODELS = {
         "some outputs then have probability 0 on a dataset and not on its neighbour); it also "
         "draws its noise from numpy's global generator when random_state is None. skdptune "
         "does not accept it until a sound update exists"
+    ),
+    "diffprivlib.models.forest.RandomForestClassifier": (
+        "each tree draws its leaves' noise from numpy's Mersenne Twister seeded with a 31-bit "
+        "integer that the forest takes from numpy's global generator and stores in the "
+        "returned tree's random_state, so anyone who knows the other rows can refit a tree "
+        "with it and rule out a candidate for the last one (an event of probability 0 on the "
+        "true dataset); a global np.random.seed fixes those seeds, and the tree's thresholds "
+        "reveal them. Use diffprivlib.models.DecisionTreeClassifier, whose leaf noise is "
+        "secure (docs/privacy.md)"
     ),
 }
 
@@ -1332,11 +1343,11 @@ def check_leak_free_configuration(estimator: Any, space: Any = None) -> None:
     """Refuse, before any data is touched, a diffprivlib component that would read the data.
 
     diffprivlib reads a privacy parameter off the data, and emits ``PrivacyLeakWarning``, when
-    it is ``None``: ``bounds`` (``GaussianNB``, ``StandardScaler``, ``KMeans``,
-    ``RandomForestClassifier``, ``DecisionTreeClassifier``, and ``PCA`` unless
-    ``centered=True``), ``data_norm`` (``LogisticRegression``, ``PCA``), ``classes`` (forest,
-    tree), ``bounds_X`` / ``bounds_y`` (``LinearRegression``). The check is static: it depends
-    on the parameters only.
+    it is ``None``: ``bounds`` (``GaussianNB``, ``StandardScaler``,
+    ``DecisionTreeClassifier``, and ``PCA`` unless ``centered=True``), ``data_norm``
+    (``LogisticRegression``, ``PCA``), ``classes`` (``DecisionTreeClassifier``),
+    ``bounds_X`` / ``bounds_y`` (``LinearRegression``). The check is static: it depends on
+    the parameters only.
 
     Parameters
     ----------

@@ -838,9 +838,10 @@ def _prefix_key(prefix, position: int) -> Any:
         return ("unhashable", position)
 
 
-#: The float type a diffprivlib model converts its rows to, where it is not float64: the trees
-#: read float32, in which a finite float64 above 3.4e38 is infinite.
-_MODEL_DTYPES = {"DecisionTreeClassifier": np.float32, "RandomForestClassifier": np.float32}
+#: The float type a diffprivlib model converts its rows to, where it is not float64: the tree
+#: reads float32, in which a finite float64 above 3.4e38 is infinite. (Its forest is refused:
+#: ``_estimators._UNSOUND_DP_MODELS``.)
+_MODEL_DTYPES = {"DecisionTreeClassifier": np.float32}
 
 
 def _model_input_ok(prefix, X, nan_ok: bool, dtype=np.float64, limit: float | None = None

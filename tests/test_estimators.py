@@ -13,7 +13,6 @@ from diffprivlib.models import DecisionTreeClassifier as DPTree
 from diffprivlib.models import GaussianNB as DPNB
 from diffprivlib.models import LinearRegression as DPLinear
 from diffprivlib.models import LogisticRegression as DPLR
-from diffprivlib.models import RandomForestClassifier as DPForest
 from diffprivlib.models import StandardScaler as DPScaler
 from diffprivlib.utils import PrivacyLeakWarning
 from sklearn.base import clone
@@ -482,7 +481,6 @@ LEAKY = [
     (DPPCA(n_components=1, centered=True), ["data_norm"]),
     (DPNB(), ["bounds"]),
     (DPScaler(), ["bounds"]),
-    (DPForest(n_estimators=2), ["bounds", "classes"]),
     (DPTree(bounds=BOUNDS), ["classes"]),
     (DPLinear(bounds_X=BOUNDS), ["bounds_y"]),
     (DPLinear(bounds_y=BOUNDS), ["bounds_X"]),
@@ -493,7 +491,6 @@ LEAK_FREE = [
     DPPCA(n_components=1, data_norm=2.0, centered=True),
     DPNB(bounds=BOUNDS),
     DPScaler(bounds=BOUNDS),
-    DPForest(n_estimators=2, bounds=BOUNDS, classes=[0, 1]),
     DPTree(bounds=BOUNDS, classes=[0, 1]),
     DPLinear(bounds_X=BOUNDS, bounds_y=BOUNDS),
 ]

@@ -201,9 +201,9 @@ def test_the_probe_outputs_the_transformers_own_float_type():
 
 
 def test_candidates_that_differ_in_the_models_parameters_share_one_probe(monkeypatch):
-    """A diffprivlib model reads its rows the same way whatever its own parameters: 40 forests
+    """A diffprivlib model reads its rows the same way whatever its own parameters: 40 trees
     share one limit search; a different step between the scaler and the model does not."""
-    from diffprivlib.models import RandomForestClassifier
+    from diffprivlib.models import DecisionTreeClassifier
 
     import skdptune._magnitude as magnitude
 
@@ -212,10 +212,10 @@ def test_candidates_that_differ_in_the_models_parameters_share_one_probe(monkeyp
     monkeypatch.setattr(magnitude, "_largest_limit",
                         lambda template, synthetic: calls.append(template) or real(template,
                                                                                     synthetic))
-    forest = Pipeline([("s", _scaler()), ("rf", RandomForestClassifier(
+    forest = Pipeline([("s", _scaler()), ("rf", DecisionTreeClassifier(
         epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1]))])
-    grid = [{"rf__max_depth": d, "rf__n_estimators": n} for d in range(1, 5)
-            for n in range(2, 12)]
+    grid = [{"rf__max_depth": d, "rf__epsilon": e} for d in range(1, 5)
+            for e in np.linspace(0.5, 1.4, 10)]
     X = np.random.RandomState(0).uniform(-1, 1, size=(100, 2))
     y = np.arange(100) % 2
     templates = candidate_templates(forest, grid)

@@ -1085,7 +1085,7 @@ def _composite_cases():
     """``(name, estimator, space, X, X')`` found by the second review of the composite check:
     one finite record of ``X'`` makes a composite first step feed its private component or the
     model something it cannot take, without any noise involved."""
-    from diffprivlib.models import RandomForestClassifier
+    from diffprivlib.models import DecisionTreeClassifier
     from scipy import stats
     from sklearn.compose import ColumnTransformer
     from sklearn.impute import SimpleImputer
@@ -1104,8 +1104,7 @@ def _composite_cases():
     cases.append(("nan_from_a_free_branch", nan_branch, {"lr__C": [0.1, 1.0]}, X, X2))
     tree = Pipeline([
         ("ct", ColumnTransformer([("priv", _dp_scaler(), [0, 1])], remainder="passthrough")),
-        ("tree", RandomForestClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1],
-                                        n_estimators=3))])
+        ("tree", DecisionTreeClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1]))])
     X3 = X.copy()
     X3[5, 2] = 1e39  # finite in float64, infinite in the tree's float32
     cases.append(("tree_after_a_composite", tree, {"tree__max_depth": [2, 3]}, X, X3))
@@ -1633,6 +1632,62 @@ def test_diffprivlibs_kmeans_is_refused_before_any_data(make):
         assert acc.spent_budget == []
     with pytest.raises(NonPrivateComponentError, match="empty"):
         estimator_privacy(kmeans)
+
+
+@pytest.mark.parametrize("make", [grid, rand])
+def test_diffprivlibs_random_forest_is_refused_before_any_data(make):
+    """Each tree of diffprivlib's forest draws its leaves' noise from a 31-bit seed stored in
+    the returned model (the next test): refused as a component of any search, before the data
+    is read, nothing charged; its single tree is accepted."""
+    from diffprivlib.models import DecisionTreeClassifier, RandomForestClassifier
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = (X[:, 0] > 0).astype(int)
+    forest = RandomForestClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1],
+                                    n_estimators=3)
+    for estimator, space in ((forest, {"max_depth": [2, 3]}),
+                             (Pipeline([("ft", FunctionTransformer()), ("rf", forest)]),
+                              {"rf__max_depth": [2, 3]})):
+        acc = BudgetAccountant()
+        with pytest.raises(NonPrivateComponentError, match="31-bit"):
+            make(estimator=estimator, space=space, accountant=acc).fit(X, y)
+        assert acc.spent_budget == []
+    with pytest.raises(NonPrivateComponentError, match="DecisionTreeClassifier"):
+        estimator_privacy(forest)
+    tree = DecisionTreeClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1])
+    assert estimator_privacy(tree) == (1.0, 0.0)
+
+
+def test_why_diffprivlibs_forest_is_refused_and_its_tree_is_not():
+    """The forest's trees store the seeds of their leaves' noise and draw them from numpy's
+    global generator: refitting a tree with its stored seed reproduces its leaves, and after
+    ``np.random.seed(0)`` every forest is the same. A lone tree's leaf noise is secure: the
+    same global seed gives different leaves. (If diffprivlib mends its forest, this fails and
+    the refusal can be revisited.)"""
+    from diffprivlib.models import DecisionTreeClassifier, RandomForestClassifier
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(0, 1, size=(60, 3))
+    y = rng.randint(0, 2, size=60)
+    params = {"epsilon": 0.5, "bounds": (0.0, 1.0), "classes": [0, 1], "max_depth": 3}
+    forest = RandomForestClassifier(n_estimators=3, **params).fit(X, y)
+    chunk = (np.arange(60) // 20).astype(int)
+    for i, tree in enumerate(forest.estimators_):
+        refit = DecisionTreeClassifier(random_state=tree.random_state, **params)
+        refit.fit(X[chunk == i], y[chunk == i])
+        np.testing.assert_array_equal(refit.tree_.value, tree.tree_.value)
+    state = np.random.get_state()  # noqa: NPY002 (the global generator is the subject)
+    try:
+        forests, trees = set(), set()
+        for _ in range(10):
+            np.random.seed(0)  # noqa: NPY002
+            fitted = RandomForestClassifier(n_estimators=3, **params).fit(X, y)
+            forests.add(b"".join(t.tree_.value.tobytes() for t in fitted.estimators_))
+            np.random.seed(0)  # noqa: NPY002
+            trees.add(DecisionTreeClassifier(**params).fit(X, y).tree_.value.tobytes())
+    finally:
+        np.random.set_state(state)  # noqa: NPY002
+    assert len(forests) == 1 and len(trees) > 1
 
 
 def test_diffprivlibs_linear_regression_without_intercept_does_not_clip():
