@@ -28,14 +28,14 @@ Free (data-independent) components cost nothing:
 * :class:`~sklearn.preprocessing.PolynomialFeatures`, :class:`~sklearn.preprocessing.Normalizer`,
   :class:`~sklearn.preprocessing.Binarizer` (row-wise; they learn only the number of features);
 * :class:`~sklearn.preprocessing.FunctionTransformer`, unless ``check_inverse=True`` with both
-  ``func`` and ``inverse_func`` given (it then compares them on the data and warns), unless its
-  ``kw_args`` or ``inv_kw_args`` hold an estimator (``clone`` gives it back unfitted, so a
-  ``func`` can use it only by fitting it on the rows it transforms, and the returned model
-  would carry what it learnt), and unless ``func`` or ``inverse_func`` is an estimator's
-  ``fit``/``fit_transform``/``fit_predict``/``partial_fit`` (directly or through
-  :func:`functools.partial`). Its ``func`` is otherwise assumed to be row-wise (each output row
-  depends only on its input row) -- skdptune cannot check arbitrary code, such as a closure
-  over an estimator;
+  ``func`` and ``inverse_func`` given (it then compares them on the data and warns), and
+  unless an estimator (anything with ``fit``, fitted or not) can be reached from its ``func``,
+  ``inverse_func``, ``kw_args`` or ``inv_kw_args`` -- through containers, object arrays,
+  :func:`functools.partial`, bound methods, closures and objects' attributes
+  (:func:`_fits_a_held_estimator`): the function may fit it on the rows it transforms, and the
+  returned model would carry what it learnt. Its ``func`` is otherwise assumed to be row-wise
+  (each output row depends only on its input row) -- skdptune cannot check arbitrary code,
+  such as a function that reads an estimator from module globals;
 * :class:`~sklearn.preprocessing.SplineTransformer` with ``knots`` given as an array of public
   positions and ``extrapolation != "error"`` (``"uniform"``/``"quantile"`` knots are read off
   the data; ``"error"`` raises when data lie outside the knots);
@@ -96,6 +96,7 @@ import itertools
 import math
 import numbers
 import sys
+import types
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -363,48 +364,86 @@ def _is_data_independent(estimator: Any) -> bool:
     return False
 
 
-#: Methods that fit an estimator: a ``FunctionTransformer`` whose ``func`` is one of them fits
-#: it on the private rows.
-_FIT_METHODS = frozenset({"fit", "fit_transform", "fit_predict", "partial_fit"})
+#: Objects :func:`_reachable_estimator` visits before it gives up (and refuses).
+_MAX_REACHABLE = 10_000
 
 
-def _estimator_in(value: Any, depth: int = 0) -> Any:
-    """The first estimator (anything with ``fit``) in ``value`` or in its containers."""
-    if hasattr(value, "fit"):
-        return value
-    if depth < 4 and isinstance(value, Mapping):
-        value = list(value.values())
-    if depth < 4 and isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            found = _estimator_in(item, depth + 1)
-            if found is not None:
-                return found
+def _references(obj: Any) -> list:
+    """The objects ``obj`` refers to that a function could use: container items, a partial's
+    function and arguments, a bound method's owner, a function's closure cells, defaults and
+    ``__wrapped__``, a plain object's attributes."""
+    if isinstance(obj, Mapping):
+        return [*obj.keys(), *obj.values()]
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list(obj)
+    if isinstance(obj, np.ndarray):
+        return obj.ravel().tolist() if obj.dtype == object else []
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    if isinstance(obj, types.MethodType):
+        return [obj.__self__, obj.__func__]
+    if isinstance(obj, types.FunctionType):
+        cells = []
+        for cell in obj.__closure__ or ():
+            with contextlib.suppress(ValueError):  # an empty cell
+                cells.append(cell.cell_contents)
+        return [*cells, *(obj.__defaults__ or ()), *(obj.__kwdefaults__ or {}).values(),
+                *([obj.__wrapped__] if hasattr(obj, "__wrapped__") else [])]
+    if isinstance(obj, (str, bytes, numbers.Number, type, types.ModuleType)) or obj is None:
+        return []
+    return list(getattr(obj, "__dict__", {}).values())
+
+
+def _is_distribution_object(obj: Any) -> bool:
+    """A scipy.stats distribution: its ``fit`` returns estimates and stores nothing (``cdf``
+    of one is a common row-wise ``func``)."""
+    from scipy.stats._distn_infrastructure import rv_frozen, rv_generic
+
+    return isinstance(obj, (rv_generic, rv_frozen))
+
+
+def _reachable_estimator(roots: list) -> Any:
+    """An object with ``fit`` that can be reached from ``roots`` (:func:`_references`), or
+    ``None``; ``roots`` itself when the walk is too large to finish (refused as unchecked)."""
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if len(seen) > _MAX_REACHABLE:
+            return roots
+        if not isinstance(obj, type) and hasattr(obj, "fit") and not _is_distribution_object(obj):
+            return obj
+        stack.extend(_references(obj))
     return None
 
 
 def _fits_a_held_estimator(transformer: FunctionTransformer) -> str | None:
-    """Why ``transformer`` fits an estimator on the rows it transforms, or ``None``.
+    """Why ``transformer`` may fit an estimator on the rows it transforms, or ``None``.
 
     ``clone`` gives an estimator in ``kw_args`` back unfitted, so ``func`` can use it only by
     fitting it, on private rows, and the returned model keeps what it learnt (review
-    helper-46 found the rows' exact mean there). An estimator's fitting method as ``func``
-    does the same. A closure over an estimator is not seen (the module docstring says so)."""
+    helper-46 found the rows' exact mean there); an estimator's method as ``func`` may do the
+    same under any name, and so may one reached through a ``functools.partial``, a bound
+    method, a closure, a container or an object's attributes (review helper-49 found six
+    such forms). Any object with ``fit`` reachable from ``func``, ``inverse_func``,
+    ``kw_args`` or ``inv_kw_args`` makes the transformer non-private, fitted or not: whether
+    the function fits it cannot be read off the code. What a function reads from globals is
+    not seen (the module docstring says so)."""
     params = transformer.get_params(deep=False)
-    for name in ("kw_args", "inv_kw_args"):
-        found = _estimator_in(params[name])
-        if found is not None:
-            return (f"holds the estimator {_public_name(found)} in its {name}: clone gives it "
-                    f"back unfitted, so the function can only use it by fitting it on the "
-                    f"private rows; make it a step of the pipeline instead")
-    for name in ("func", "inverse_func"):
-        func = params[name]
-        while isinstance(func, functools.partial):
-            func = func.func
-        owner = getattr(func, "__self__", None)
-        if hasattr(owner, "fit") and getattr(func, "__name__", None) in _FIT_METHODS:
-            return (f"has the estimator method {_public_name(owner)}.{func.__name__} as its "
-                    f"{name}, which fits that estimator on the private rows; make it a step "
-                    f"of the pipeline instead")
+    for name in ("func", "inverse_func", "kw_args", "inv_kw_args"):
+        found = _reachable_estimator([params[name]])
+        if found is None:
+            continue
+        if isinstance(found, list):
+            return (f"has a {name} too large to check for estimators (more than "
+                    f"{_MAX_REACHABLE} objects); pass plain values")
+        return (f"can reach the estimator {_public_name(found)} through its {name}, and may "
+                f"fit it on the private rows (a kw_args estimator comes back unfitted from "
+                f"clone, so a function can use it only by fitting it); make it a step of the "
+                f"pipeline, or transform with a model fitted on public data before the search")
     return None
 
 
@@ -600,11 +639,29 @@ def _names_step(key: str, base_params: Mapping) -> bool:
     return False
 
 
-def _axis(key: str, values: Any, base_params: Mapping) -> list | None:
+def _names_a_replaced_component(key: str, sub: Mapping) -> bool:
+    """Whether ``key`` names a component or a step inside an estimator that ``sub`` lists for
+    one of its ancestors (``{"clf": [Pipeline([("inner", ...)])], "clf__inner": ...}``): the
+    base estimator's parameters do not show it (review helper-49)."""
+    for other, values in sub.items():
+        if not (isinstance(other, str) and key.startswith(f"{other}__") and is_listed(values)):
+            continue
+        rest = key[len(other) + 2:]
+        for value in values:
+            if hasattr(value, "get_params"):
+                params = value.get_params(deep=True)
+                if _is_component_value(params.get(rest)) or _names_step(rest, params):
+                    return True
+    return False
+
+
+def _axis(key: str, values: Any, base_params: Mapping, sub: Mapping | None = None) -> list | None:
     """The values of ``key`` to enumerate, or ``None`` when ``key`` cannot change privacy."""
     last = key.rpartition("__")[2]
     names_component = (_is_component_value(base_params.get(key))
-                       or _names_step(key, base_params))
+                       or _names_step(key, base_params)
+                       or (_is_distribution(values) and sub is not None
+                           and _names_a_replaced_component(key, sub)))
     if _is_distribution(values):
         if last in _COST_PARAMS:
             return [_upper_cost_value(key, values, last)]
@@ -657,7 +714,7 @@ def _privacy_settings(estimator: Any, space: Any) -> Iterator[dict]:
         axes = {}
         for key, values in sub.items():
             _check_space_key(key, sub, base_params)
-            axis = _axis(key, values, base_params)
+            axis = _axis(key, values, base_params, sub)
             if axis is not None:
                 axes[key] = axis
         grids.append(axes)

@@ -2,6 +2,7 @@
 
 import functools
 import math
+import types
 import warnings
 
 import numpy as np
@@ -203,6 +204,24 @@ class _Choice:
         return self.values[np.random.RandomState(random_state).randint(len(self.values))]
 
 
+def _use(X, f):
+    return f(X)
+
+
+def _fit_with(self, X):  # named neither fit nor fit_transform
+    return self.fit_transform(X)
+
+
+def _deep(X, d):
+    return d["a"]["b"]["c"]["d"]["e"].fit_transform(X)
+
+
+def _closure_over(scaler):
+    def scale(X):
+        return scaler.fit_transform(X)
+    return scale
+
+
 @pytest.mark.parametrize("transformer", [
     FunctionTransformer(_scale_with, kw_args={"scaler": StandardScaler()}),
     FunctionTransformer(_scale_with, kw_args={"scaler": DPScaler(bounds=BOUNDS)}),
@@ -211,23 +230,40 @@ class _Choice:
     FunctionTransformer(StandardScaler().fit_transform),
     FunctionTransformer(np.log1p, functools.partial(StandardScaler().fit_transform),
                         check_inverse=False),
+    # the forms review helper-49 found admitted by a first, shallower check
+    FunctionTransformer(_use, kw_args={"f": StandardScaler().fit_transform}),
+    FunctionTransformer(functools.partial(StandardScaler.fit_transform, StandardScaler())),
+    FunctionTransformer(types.MethodType(_fit_with, StandardScaler())),
+    FunctionTransformer(_use, kw_args={"ns": types.SimpleNamespace(est=StandardScaler())}),
+    FunctionTransformer(_use, kw_args={"arr": np.array([StandardScaler()], dtype=object)}),
+    FunctionTransformer(_deep, kw_args={"d": {"a": {"b": {"c": {"d": {"e": StandardScaler()}}}}}}),
+    FunctionTransformer(_use, kw_args={"f": functools.partial(StandardScaler().fit_transform)}),
+    FunctionTransformer(_closure_over(StandardScaler())),
+    # fitted beforehand: whether the function refits it cannot be read off the code
+    FunctionTransformer(StandardScaler().fit(np.ones((3, 2))).transform),
 ])
-def test_function_transformers_holding_an_estimator_to_fit_are_refused(transformer):
+def test_function_transformers_that_can_reach_an_estimator_are_refused(transformer):
     """``clone`` gives a ``kw_args`` estimator back unfitted, so a ``func`` uses it only by
     fitting it on the private rows, and the returned model carried the rows' exact mean
-    (review helper-46, F7); an estimator's ``fit_transform`` as ``func`` does the same."""
+    (review helper-46, F7); an estimator reached through a method, a partial, a closure, a
+    container or an object's attributes does the same (review helper-49: six forms passed a
+    first check). Every form is refused, as non-private, in a union too."""
     est = Pipeline([("pre", transformer), ("clf", DPLR(epsilon=0.5))])
     with pytest.raises(NonPrivateComponentError, match="Pipeline step 'pre'.*estimator"):
         estimator_privacy(est)
     assert nonprivate_components(est) == ["pre"]
+    union = Pipeline([("u", FeatureUnion([("f", transformer)])), ("clf", DPLR(epsilon=0.5))])
+    assert nonprivate_components(union) == ["u__f"]
 
 
-def test_function_transformer_with_a_fitted_model_s_transform_is_free():
-    """A model fitted beforehand (on public data) keeps its fit through ``clone``; using its
-    ``transform`` is row-wise."""
-    public = StandardScaler().fit(np.random.RandomState(0).normal(size=(20, 2)))
-    est = Pipeline([("pre", FunctionTransformer(public.transform)), ("clf", DPLR(epsilon=0.5))])
-    assert estimator_privacy(est) == (0.5, 0.0)
+def test_function_transformers_of_plain_functions_are_free():
+    import scipy.stats as stats
+
+    for transformer in (FunctionTransformer(np.clip, kw_args={"a_min": 0.0, "a_max": 1.0}),
+                        FunctionTransformer(stats.norm.cdf),
+                        FunctionTransformer(_use, kw_args={"f": np.tanh})):
+        est = Pipeline([("pre", transformer), ("clf", DPLR(epsilon=0.5))])
+        assert estimator_privacy(est) == (0.5, 0.0)
 
 
 def _most_variable_column(X):
@@ -269,6 +305,12 @@ def test_a_step_drawn_from_a_user_distribution_is_refused():
     with pytest.raises(ValueError, match="'fu__a' is drawn from a distribution"):
         estimator_privacy(union, {"fu__a": _Choice(["drop"])})
     assert estimator_privacy(est, {"clf__C": _Choice([1.0])}) == (0.5, 0.0)
+    # a step that a replacement brings (review helper-49): priced at the replacement's cost
+    replaced = {"clf": [Pipeline([("inner", DPNB(bounds=BOUNDS, epsilon=0.5))])],
+                "clf__inner": _Choice([StandardScaler()])}
+    with pytest.raises(ValueError, match="'clf__inner' is drawn from a distribution"):
+        estimator_privacy(est, replaced)
+    assert estimator_privacy(est, dict(replaced, clf__inner=[DPNB(bounds=BOUNDS)])) == (1, 0)
 
 
 def test_sklearn_scaler_error_names_the_step_and_is_a_value_error():
