@@ -639,6 +639,11 @@ def _names_step(key: str, base_params: Mapping) -> bool:
     return False
 
 
+def _names_component(key: str, params: Mapping) -> bool:
+    """Whether ``key`` names a component or a step in the estimator whose ``params`` these are."""
+    return _is_component_value(params.get(key)) or _names_step(key, params)
+
+
 def _names_a_replaced_component(key: str, sub: Mapping) -> bool:
     """Whether ``key`` names a component or a step inside an estimator that ``sub`` lists for
     one of its ancestors (``{"clf": [Pipeline([("inner", ...)])], "clf__inner": ...}``): the
@@ -648,18 +653,15 @@ def _names_a_replaced_component(key: str, sub: Mapping) -> bool:
             continue
         rest = key[len(other) + 2:]
         for value in values:
-            if hasattr(value, "get_params"):
-                params = value.get_params(deep=True)
-                if _is_component_value(params.get(rest)) or _names_step(rest, params):
-                    return True
+            if hasattr(value, "get_params") and _names_component(rest, value.get_params(deep=True)):
+                return True
     return False
 
 
 def _axis(key: str, values: Any, base_params: Mapping, sub: Mapping | None = None) -> list | None:
     """The values of ``key`` to enumerate, or ``None`` when ``key`` cannot change privacy."""
     last = key.rpartition("__")[2]
-    names_component = (_is_component_value(base_params.get(key))
-                       or _names_step(key, base_params)
+    names_component = (_names_component(key, base_params)
                        or (_is_distribution(values) and sub is not None
                            and _names_a_replaced_component(key, sub)))
     if _is_distribution(values):
