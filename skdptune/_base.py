@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 from diffprivlib import BudgetAccountant
+from sklearn import config_context
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _clone_parametrized, _fit_context
 from sklearn.exceptions import NotFittedError
 from sklearn.metrics import check_scoring
@@ -246,6 +247,10 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _final_model_params(self, result: TuningResult) -> dict:
         return result.candidate_params[result.best_index]
+
+    #: whether :meth:`_refit_settings` scales each candidate to the model's budget
+    #: (``epsilon_total``) rather than by one common factor (``epsilon_scale``)
+    _refit_sets_total = False
 
     def _refit_settings(self) -> dict:
         """How to set the DP epsilons of the refitted model (budget modes): keyword arguments
@@ -515,7 +520,10 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         """
         # one search's fit at a time per process: warning filters are process-wide
         # (skdptune._private, "Threads")
-        with one_fit_at_a_time(), self._settled():
+        # assume_finite=True would switch off diffprivlib's own check of non-finite rows, so
+        # that a NaN passed the dry run into the domain (review helper-51: a NaN record made
+        # the returned model all zeros 20 of 20 times); the workers inherit the setting
+        with one_fit_at_a_time(), self._settled(), config_context(assume_finite=False):
             return self._fit(X, y, **fit_params)
 
     @contextlib.contextmanager
@@ -636,12 +644,17 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         components = list(self._tuning_events(n_samples))
         if self.refit:
             eps_model, delta_model = self._final_model_cost(n_samples)
-            # one line per DP step of the returned model (budget modes scale the estimator's
-            # epsilons by one common factor: the model's cost over the estimator's own)
-            base = estimator_privacy(self.estimator, self._search_space())[0]
-            parts = estimator_privacy_parts(
-                self.estimator, self._search_space(),
-                epsilon_scale=eps_model / base if base > 0 else 1.0)
+            # one line per DP step of the returned model: budget modes scale the estimator's
+            # epsilons by one common factor (the model's cost over the estimator's own), or
+            # per candidate so that each costs the model's budget (_refit_settings' total)
+            if self._refit_sets_total:
+                parts = estimator_privacy_parts(self.estimator, self._search_space(),
+                                                epsilon_total=eps_model)
+            else:
+                base = estimator_privacy(self.estimator, self._search_space())[0]
+                parts = estimator_privacy_parts(
+                    self.estimator, self._search_space(),
+                    epsilon_scale=eps_model / base if base > 0 else 1.0)
             components.append(("returned model (refit on all rows)",
                                EpsilonDeltaEvent(eps_model, delta_model, "refit"), parts))
         return privacy_report(components, delta=self._target_delta())

@@ -47,10 +47,9 @@ Free (data-independent) components cost nothing:
   ``handle_unknown="use_encoded_value"``, ``min_frequency=None`` and ``max_categories=None``;
 * :class:`~sklearn.impute.SimpleImputer` with ``strategy="constant"`` and ``add_indicator=False``.
 
-diffprivlib's ``KMeans`` and ``RandomForestClassifier``, and its ``LinearRegression`` with
-``fit_intercept=False``, are refused
-like non-private components: they do not meet their own guarantee (:data:`_UNSOUND_DP_MODELS`,
-:data:`_UNSOUND_DP_SETTINGS`, docs/privacy.md).
+diffprivlib's ``KMeans``, ``RandomForestClassifier`` and ``LinearRegression`` are refused like
+non-private components: they do not meet their own guarantee (:data:`_UNSOUND_DP_MODELS`,
+docs/privacy.md).
 
 Only these exact classes are free (not subclasses, which may learn from data). Every other
 component that is fitted -- scikit-learn's own scalers, ``KBinsDiscretizer``, any non-DP model
@@ -91,6 +90,7 @@ The ``(epsilon, delta)`` returned over a space is the componentwise maximum: eve
 from __future__ import annotations
 
 import contextlib
+import fractions
 import functools
 import itertools
 import math
@@ -160,7 +160,6 @@ _STRUCTURE_PARAMS = frozenset(
         "func",
         "inverse_func",
         "centered",
-        "fit_intercept",  # diffprivlib's LinearRegression clips only with it (_UNSOUND_DP_SETTINGS)
     }
 )
 # diffprivlib parameters that, when None, are read off the data (PrivacyLeakWarning).
@@ -204,7 +203,10 @@ _HINTS_BY_NAME = {
     "PowerTransformer": "use diffprivlib.models.StandardScaler(bounds=...) with public bounds",
     "KBinsDiscretizer": "bin with a FunctionTransformer and public bin edges",
     "LogisticRegression": "use diffprivlib.models.LogisticRegression(data_norm=...)",
-    "LinearRegression": "use diffprivlib.models.LinearRegression(bounds_X=..., bounds_y=...)",
+    "LinearRegression": (
+        "no regressor of diffprivlib is accepted (diffprivlib's LinearRegression is refused: "
+        "docs/privacy.md)"
+    ),
     "GaussianNB": "use diffprivlib.models.GaussianNB(bounds=...)",
     "KMeans": "no clusterer of diffprivlib is accepted (see diffprivlib's KMeans)",
     "PCA": "use diffprivlib.models.PCA(data_norm=..., bounds=...)",
@@ -287,17 +289,13 @@ _UNSOUND_DP_MODELS = {
         "reveal them. Use diffprivlib.models.DecisionTreeClassifier, whose leaf noise is "
         "secure (docs/privacy.md)"
     ),
-}
-
-
-#: diffprivlib models that do not meet their own guarantee under one setting: ``(parameter,
-#: whether a value is unsound, why)``.
-_UNSOUND_DP_SETTINGS = {
     "diffprivlib.models.linear_regression.LinearRegression": (
-        "fit_intercept", lambda value: not value,
-        "with fit_intercept=False it clips neither X to bounds_X nor y to bounds_y (diffprivlib "
-        "clips them only where it centres them) while its noise is sized for those bounds, so "
-        "one record can set the returned coefficients; keep fit_intercept=True (the default)"
+        "it sizes the noise of each sum of squares x_j^2 for the lower bound alone "
+        "(|bounds_X[0][j]|^2 twice, diffprivlib 0.6.6), after centring the rows on their noisy "
+        "mean: a feature whose mean lies near its lower bound gets that sum almost without "
+        "noise (a 0/1 feature with 2 % ones: sensitivity 0.0005 where a record can move it by "
+        "0.96), and how little noise depends on the data, so no epsilon stated for it is "
+        "true. skdptune does not accept it until a sound fit exists"
     ),
 }
 
@@ -306,13 +304,7 @@ def _unsound_reason(estimator: Any) -> str | None:
     """Why a diffprivlib model does not meet its guarantee as configured, or ``None``."""
     cls = type(estimator)
     name = f"{cls.__module__}.{cls.__qualname__}"
-    if name in _UNSOUND_DP_MODELS:
-        return _UNSOUND_DP_MODELS[name]
-    if name in _UNSOUND_DP_SETTINGS:
-        param, unsound, why = _UNSOUND_DP_SETTINGS[name]
-        if unsound(getattr(estimator, param, True)):
-            return why
-    return None
+    return _UNSOUND_DP_MODELS.get(name)
 
 
 def _is_dp_component(estimator: Any) -> bool:
@@ -524,12 +516,88 @@ def _walk(estimator: Any, path: str = "", where: str = "The estimator") -> list[
 
 
 def _dp_cost(component: _Component) -> tuple[float, float]:
-    """Validated ``(epsilon, delta)`` of one diffprivlib component."""
+    """Validated ``(epsilon, delta)`` of one diffprivlib component under replace-one: its
+    ``epsilon`` times :func:`replace_one_factor`, rounded up."""
     params = component.estimator.get_params(deep=False)
     label = f"{component.where} ({_public_name(component.estimator)})"
     epsilon = _check_cost_value(params["epsilon"], "epsilon", label)
     delta = _check_cost_value(params.get("delta", 0.0), "delta", label)
-    return epsilon, delta
+    factor = replace_one_factor(component.estimator)
+    if factor == 1:
+        return epsilon, delta
+    if not math.isfinite(factor):
+        raise ValueError(f"{label}: no bounded privacy cost under replace-one neighbours: its "
+                         "bounds are drawn from a distribution (give a list of bounds), or a "
+                         "feature's bounds are not finite numbers with lower < upper (or "
+                         "lower == upper == 0) whose difference is finite (docs/privacy.md, "
+                         "\"diffprivlib's models under replace-one\").")
+    return _float_at_least(fractions.Fraction(epsilon) * factor), delta
+
+
+def _float_at_least(value: fractions.Fraction) -> float:
+    """The smallest float ``>= value``."""
+    out = float(value)
+    return out if fractions.Fraction(out) >= value else math.nextafter(out, math.inf)
+
+
+def replace_one_factor(estimator: Any) -> fractions.Fraction | float:
+    """What one unit of a diffprivlib model's ``epsilon`` costs under replace-one neighbours.
+
+    diffprivlib sizes some models' noise for a record added or removed; replacing one record
+    can change more (docs/privacy.md, "diffprivlib's models under replace-one"):
+
+    * ``DecisionTreeClassifier``: **2**. Each leaf's class is drawn by permute-and-flip with
+      ``monotonic=True``; a replaced record moves one count down in one leaf and one up in
+      another (or, within one leaf, one class down and another up), which that variant pays
+      twice for.
+    * ``GaussianNB``: **4/3 + (2/3) R**, with ``R`` the mean over the features of
+      ``max(|lower|, |upper|) / (upper - lower)``. A record whose label changes moves one unit
+      between two of the class counts (each drawn at ``epsilon / 3``: 2/3), leaves one class's
+      sums of ``x`` and of squared deviations and joins another's (the sums drawn at
+      ``epsilon / (3 d)`` per feature for a change of ``upper - lower``, while leaving a
+      class moves its sum by ``|x| <= max(|lower|, |upper|)``: (2/3) R; the squared deviations
+      within their own sensitivity: 2/3). ``R >= 1/2``, with equality for bounds symmetric
+      around 0 (5/3); bounds ``[0, 1]`` give 2; bounds far from 0 much more (``[10, 11]``:
+      26/3). A record that keeps its label costs at most 2/3.
+    * Every other admitted model: **1** (its noise is sized for a replaced record:
+      ``LogisticRegression``'s objective perturbation, ``StandardScaler``'s and ``PCA``'s
+      bounded means and variances, ``PCA``'s covariance of rows of norm at most
+      ``data_norm``).
+
+    Exact (a :class:`fractions.Fraction`) from the public parameters only; ``inf`` when no
+    bound is known: bounds drawn from a distribution, or a feature's bounds not finite, in the
+    wrong order, with an infinite float width, or equal and not 0.
+    """
+    from diffprivlib.models import DecisionTreeClassifier, GaussianNB
+
+    if isinstance(estimator, DecisionTreeClassifier):
+        return fractions.Fraction(2)
+    if not isinstance(estimator, GaussianNB):
+        return fractions.Fraction(1)
+    bounds = estimator.get_params(deep=False)["bounds"]
+    if bounds is None:  # read off the data: no cost is true (refused with its own message)
+        check_leak_free_configuration(estimator)
+    try:
+        lower, upper = bounds
+        lower, upper = np.broadcast_arrays(np.ravel(np.asarray(lower, dtype=float)),
+                                           np.ravel(np.asarray(upper, dtype=float)))
+    except (TypeError, ValueError):  # a distribution over the bounds: no worst case known
+        return math.inf
+    ratios = []
+    for low, high in zip(lower.tolist(), upper.tolist(), strict=True):
+        if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(high - low)
+                and low <= high):
+            return math.inf  # diffprivlib's own width would be inf or NaN
+        reach = fractions.Fraction(max(abs(low), abs(high)))
+        if reach == 0:
+            ratios.append(fractions.Fraction(0))  # a feature that is 0 in every row
+            continue
+        width = fractions.Fraction(high) - fractions.Fraction(low)
+        if width <= 0:
+            return math.inf
+        ratios.append(reach / width)
+    mean_ratio = sum(ratios, fractions.Fraction(0)) / len(ratios)
+    return fractions.Fraction(4, 3) + fractions.Fraction(2, 3) * mean_ratio
 
 
 def _check_cost_value(value: Any, name: str, label: str) -> float:
@@ -685,6 +753,9 @@ def _axis(key: str, values: Any, base_params: Mapping, sub: Mapping | None = Non
     if last in _COST_PARAMS:
         label = f"search-space value of {key!r}"
         return [max(_check_cost_value(v, last, label) for v in values)]
+    if last == "bounds" and not (names_component or any(map(_is_component_value, values))):
+        # a GaussianNB's cost under replace-one depends on its bounds (replace_one_factor)
+        return values
     if last in _LEAK_PARAMS and not (names_component or any(map(_is_component_value, values))):
         # Only None leaks: it is the worst case; otherwise any listed value will do.
         return [None] if any(v is None for v in values) else values[:1]
@@ -878,7 +949,7 @@ def _space_cost_values(space: Any, path: str, name: str) -> list[float]:
 
 def estimator_privacy_parts(
     estimator: Any, space: Any = None, *, allow_nonprivate: bool = False,
-    epsilon_scale: float = 1.0,
+    epsilon_scale: float = 1.0, epsilon_total: float | None = None,
 ) -> tuple:
     """One report line per component of ``estimator``: its cost, maximised over ``space``.
 
@@ -904,6 +975,10 @@ def estimator_privacy_parts(
     epsilon_scale : float, default=1.0
         Factor applied to every DP ``epsilon`` (budget modes that scale the estimator's
         epsilons, see :func:`scale_dp_epsilons`); stated in the details when not 1.
+    epsilon_total : float or None
+        Instead of ``epsilon_scale``: every candidate's epsilons are scaled so that its cost is
+        this total (:func:`set_total_epsilon`, which ``DPGIBOSearchCV`` applies to each fit:
+        under replace-one the candidates' costs may differ, and so their factors).
 
     Returns
     -------
@@ -928,6 +1003,8 @@ def estimator_privacy_parts(
     scale = float(epsilon_scale)
     if not (math.isfinite(scale) and scale > 0):
         raise ValueError(f"epsilon_scale must be a positive finite number; got {epsilon_scale!r}")
+    if epsilon_total is not None:
+        scale = 1.0  # applied candidate by candidate below
     seen: dict[str, dict] = {}
     n_settings = 0
     total_max = 0.0
@@ -939,9 +1016,12 @@ def estimator_privacy_parts(
             raise NonPrivateComponentError(_nonprivate_message(nonprivate, setting))
         present = set()
         setting_total = []
+        if epsilon_total is not None:
+            total = math.fsum(_dp_cost(c)[0] for c in components if c.role == _DP)
+            candidate_scale = epsilon_total / total if total > 0 else 1.0
         for comp in components:
             entry = seen.setdefault(comp.path, {"classes": [], "roles": set(), "eps": [],
-                                                "delta": [], "settings": 0})
+                                                "delta": [], "settings": 0, "factors": set()})
             name = _public_name(comp.estimator)
             if name not in entry["classes"]:
                 entry["classes"].append(name)
@@ -949,6 +1029,10 @@ def estimator_privacy_parts(
             entry["settings"] += 1
             present.add(comp.path)
             eps, dlt = _dp_cost(comp) if comp.role == _DP else (0.0, 0.0)
+            if comp.role == _DP:
+                entry["factors"].add(replace_one_factor(comp.estimator))
+            if epsilon_total is not None:
+                eps = eps * candidate_scale
             entry["eps"].append(eps)
             entry["delta"].append(dlt)
             setting_total.append(eps)
@@ -966,10 +1050,16 @@ def estimator_privacy_parts(
             parts.append(PrivacyComponent(name, 0.0, 0.0,
                                           "NOT differentially private (allow_nonprivate=True)"))
             continue
-        eps_values = entry["eps"] + _space_cost_values(space, path, "epsilon")
+        factor = max(entry["factors"])
+        eps_values = entry["eps"] + ([] if epsilon_total is not None else [
+            float(value * factor) for value in _space_cost_values(space, path, "epsilon")])
         delta_values = entry["delta"] + _space_cost_values(space, path, "delta")
         eps_max, delta_max = max(entry["eps"]), max(entry["delta"])
         notes = []
+        if entry["factors"] != {1}:
+            shown = " to ".join(f"{float(f):.6g}" for f in sorted(entry["factors"]))
+            notes.append(f"diffprivlib's epsilon times {shown} under replace-one "
+                         "(docs/privacy.md)")
         if min(eps_values) < max(eps_values) or min(delta_values) < max(delta_values) \
                 or entry["settings"] < n_settings or len(roles) > 1:
             ranges = []
@@ -984,7 +1074,10 @@ def estimator_privacy_parts(
             if sum_of_maxima > total_max * (1 + 1e-12):
                 notes.append("the steps' maxima come from different candidates: the total is "
                              "the maximum of their sum")
-        if scale != 1.0:
+        if epsilon_total is not None:
+            notes.append(f"epsilons set so that the model costs {epsilon_total:.6g} "
+                         "(budget mode)")
+        elif scale != 1.0:
             notes.append(f"epsilon scaled by {scale:.6g} (budget mode)")
         parts.append(PrivacyComponent(name, eps_max * scale, delta_max,
                                       "; ".join(notes) if notes else "as configured"))
@@ -1185,7 +1278,14 @@ def _check_positive(value: Any, name: str) -> float:
 
 
 def _dp_epsilons(estimator: Any) -> list[tuple[str, float]]:
-    return [(comp.path, _dp_cost(comp)[0]) for comp in _walk(estimator) if comp.role == _DP]
+    """``(path, epsilon parameter)`` of every diffprivlib component (not its cost)."""
+    out = []
+    for comp in _walk(estimator):
+        if comp.role == _DP:
+            label = f"{comp.where} ({_public_name(comp.estimator)})"
+            value = comp.estimator.get_params(deep=False)["epsilon"]
+            out.append((comp.path, _check_cost_value(value, "epsilon", label)))
+    return out
 
 
 def _set_epsilons(estimator: Any, epsilons: list[tuple[str, float]]) -> None:
@@ -1204,8 +1304,29 @@ def scale_dp_epsilons(estimator: Any, factor: float) -> Any:
     return estimator
 
 
+def scaled_privacy(estimator: Any, space: Any, factor: float) -> tuple[float, float]:
+    """:func:`estimator_privacy` of ``estimator`` once :func:`scale_dp_epsilons` has scaled it
+    by ``factor``: what a budget mode's model really costs. Each scaled ``epsilon`` is rounded
+    to a float and its replace-one cost rounded up, so this can exceed ``factor`` times the
+    unscaled cost by an ulp (review helper-52: 545 of 3,000 pipelines, by 3.3e-16 at most);
+    the searches charge this figure.
+
+    The searches scale each *candidate* (a listed replacement step or estimator included), so
+    the maximum is taken over the candidates once each is scaled, not over the space once the
+    base estimator alone is."""
+    if factor == 1.0:
+        return estimator_privacy(estimator, space)
+    eps_max, delta_max = 0.0, 0.0
+    for _, candidate in _candidates(estimator, space):
+        eps, delta = estimator_privacy(scale_dp_epsilons(clone(candidate, safe=False), factor))
+        eps_max, delta_max = max(eps_max, eps), max(delta_max, delta)
+    return eps_max, delta_max
+
+
 def set_total_epsilon(estimator: Any, total: float) -> Any:
-    """Scale, in place, all diffprivlib ``epsilon``s proportionally so that they sum to ``total``.
+    """Scale, in place, all diffprivlib ``epsilon``s proportionally so that their cost under
+    replace-one (:func:`estimator_privacy`: each ``epsilon`` times :func:`replace_one_factor`)
+    sums to ``total``.
 
     The sum is made to never exceed ``total`` (floating-point rounding is corrected downwards,
     by a few units in the last place at most), so a budget of exactly ``total`` suffices.
@@ -1234,7 +1355,15 @@ def set_total_epsilon(estimator: Any, total: float) -> Any:
         _set_epsilons(estimator, [(p, math.inf) for p, _ in epsilons])
         return estimator
     total = _check_positive(total, "total")
-    current = math.fsum(eps for _, eps in epsilons)
+    factors = [replace_one_factor(comp.estimator) for comp in _walk(estimator)
+               if comp.role == _DP]
+
+    def cost(values):  # as estimator_privacy sums it
+        return math.fsum(value if factor == 1 else _float_at_least(
+            fractions.Fraction(value) * factor) for value, factor in zip(values, factors,
+                                                                          strict=True))
+
+    current = cost([eps for _, eps in epsilons])
     if current <= 0:
         raise ValueError(
             "Cannot set the total epsilon: the estimator has no diffprivlib component with a "
@@ -1242,7 +1371,7 @@ def set_total_epsilon(estimator: Any, total: float) -> Any:
         )
     paths = [p for p, _ in epsilons]
     scaled = [eps / current * total for _, eps in epsilons]
-    while math.fsum(scaled) > total:
+    while cost(scaled) > total:
         i = int(np.argmax(scaled))
         scaled[i] = math.nextafter(scaled[i], 0.0)
     _set_epsilons(estimator, list(zip(paths, scaled, strict=True)))

@@ -236,9 +236,9 @@ def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
     Templates whose steps before the model are equal and whose models are of one class share
     the limit of the first of them: an accepted diffprivlib model validates its rows, converts
     and clips them the same way whatever its own parameters (the one setting found that skips
-    the clipping, ``LinearRegression(fit_intercept=False)``, is refused as unsound:
-    ``_estimators._UNSOUND_DP_SETTINGS``), so a grid of 400 forests costs four probe fits, not
-    1,600."""
+    the clipping, ``LinearRegression(fit_intercept=False)``, belongs to a model refused as
+    unsound: ``_estimators._UNSOUND_DP_MODELS``), so a grid of 400 trees costs four probe fits,
+    not 1,600."""
     from ._public import _prefix_key
 
     found: dict = {}

@@ -51,6 +51,18 @@ same process while a search fits. The primary guard does not depend on filters:
 :func:`~skdptune._estimators.check_leak_free_configuration` refuses a leaky configuration
 before the data is read; the filters are its safety net.
 
+**Processes.** Unseeded, diffprivlib draws some public randomness from numpy's *global*
+generator: ``DecisionTreeClassifier`` its structure (features and thresholds) and the class of
+an empty leaf (its leaf noise comes from the secure generator). A worker process forked by a
+fork-based pool (joblib's ``multiprocessing`` backend) starts with a copy of the parent's
+generator, so runs fitted in two workers, and the refit in the parent, drew the same values:
+in a review 36 of 80 runs shared another run's tree structure and the refit repeated a run's in
+10 of 10 fits (helper-51). The analyses of repetition and composition assume independent
+randomness. So a worker task that runs in a process other than the one running ``fit``
+reseeds numpy's global generator from the operating system on entering :func:`silenced`; the
+process that runs ``fit`` never has its generator touched (a user's ``np.random.seed`` stream
+stays theirs), and seeded components never read the global generator.
+
 Printing is handled where it starts: the searches' ``verbose`` messages are fixed texts and
 counts known before the data is read, and every ``verbose`` parameter of the inner estimators
 is set to 0 (:func:`skdptune.evaluation._fit.candidate_template`).
@@ -59,11 +71,13 @@ is set to 0 (:func:`skdptune.evaluation._fit.candidate_template`).
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 from diffprivlib.utils import PrivacyLeakWarning
 
 from .exceptions import PrivacyLeakError, PrivateFitError
@@ -93,12 +107,16 @@ LEAK_MESSAGE = (
 
 _FIT_LOCK = threading.RLock()
 _TASK_LOCK = threading.RLock()
+#: The process that runs the current search's ``fit`` (see "Processes" above); a fork copies it.
+_FIT_PID: int | None = None
 
 
 @contextlib.contextmanager
 def one_fit_at_a_time() -> Iterator[None]:
     """Hold the process-wide lock of a search's ``fit`` (re-entrant; see "Threads" above)."""
+    global _FIT_PID
     with _FIT_LOCK:
+        _FIT_PID = os.getpid()
         yield
 
 
@@ -133,10 +151,14 @@ def silenced() -> Iterator[None]:
     ``PrivacyLeakError``).
 
     Enter it in the function that runs in a joblib worker, around everything that touches the
-    private data. One task at a time per process holds it (see "Threads" above).
+    private data. One task at a time per process holds it (see "Threads" above). In a process
+    other than the one running ``fit``, numpy's global generator is reseeded from the operating
+    system first (see "Processes" above).
     """
     with _TASK_LOCK, warnings.catch_warnings():
         discard_all_but_leaks()
+        if os.getpid() != _FIT_PID:
+            np.random.seed(np.frombuffer(os.urandom(16), dtype=np.uint32))  # noqa: NPY002 -- the generator diffprivlib reads
         yield
 
 

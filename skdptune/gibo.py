@@ -303,6 +303,8 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     def _final_model_cost(self, n_samples):
         return self._budget()[1], 0.0
 
+    _refit_sets_total = True
+
     def _refit_settings(self):
         return {"epsilon_total": self._budget()[1]}
 

@@ -9,7 +9,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
-from ._estimators import estimator_privacy, space_sets_epsilon
+from ._estimators import estimator_privacy, scaled_privacy, space_sets_epsilon
 from .evaluation._partitions import PartitionEvaluator, auto_n_partitions, check_inner_splitter
 from .evaluation._scores import check_bounded_scorer
 from .selection import DoublingSVT, PermuteAndFlipSelector
@@ -299,7 +299,7 @@ class DPGridSearchCV(BaseDPSearchCV):
                 "epsilon cannot be split between the selection and the returned model; use a "
                 "diffprivlib model.")
         scale = (1.0 - share) * total / base
-        model = base * scale
+        model = scaled_privacy(self.estimator, self.param_grid, scale)[0]
         return {"tuning_share": share, "epsilon_tuning": total - model,
                 "epsilon_model": model, "epsilon_scale": scale, "delta_model": delta_model}
 

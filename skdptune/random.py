@@ -11,7 +11,7 @@ from sklearn.model_selection import ParameterSampler
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
-from ._estimators import estimator_privacy, space_sets_epsilon
+from ._estimators import scaled_privacy, space_sets_epsilon
 from .accounting import event_cost
 from .evaluation._holdout import HoldoutEvaluator, holdout_split, runs_batched
 from .evaluation._scores import check_validation_score, raw_scorer_name
@@ -300,8 +300,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
     def _costs(self, scale: float):
         """(tuning event, run epsilon, model (eps, delta), score epsilon) when DP epsilons are
         scaled by scale."""
-        eps_model, delta_model = estimator_privacy(self.estimator, self._search_space())
-        eps_model *= scale
+        eps_model, delta_model = scaled_privacy(self.estimator, self._search_space(), scale)
         on_fit_rows = self._validation_size() == 0
         if self.epsilon_score is not None:
             eps_score = float(self.epsilon_score)

@@ -13,3 +13,14 @@ def unforeseen_failures(monkeypatch):
     from skdptune import _base
 
     monkeypatch.setattr(_base, "check_model_input", lambda *args, **kwargs: None)
+
+
+@pytest.fixture
+def stand_in_regressor(monkeypatch):
+    """Admit diffprivlib's ``LinearRegression`` for the test: it is refused as unsound
+    (docs/privacy.md), and no other diffprivlib regressor exists, so the searches' regression
+    paths (scores, target domain, refusals) are tested with it standing in for a sound one."""
+    from skdptune import _estimators
+
+    monkeypatch.delitem(_estimators._UNSOUND_DP_MODELS,
+                        "diffprivlib.models.linear_regression.LinearRegression")

@@ -386,7 +386,7 @@ def _params_snapshot(estimator):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_bad_input(case):
+def test_bad_input(case, stand_in_regressor):
     acc = BudgetAccountant()
     X, y = _data(case.data)
     X_before, y_before = X.copy(), y.copy()

@@ -4,6 +4,7 @@ import functools
 import math
 import types
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -47,6 +48,7 @@ from skdptune._estimators import (
     leak_warnings_as_errors,
     nonprivate_components,
     scale_dp_epsilons,
+    scaled_privacy,
     seed_dp_components,
     set_total_epsilon,
     with_throwaway_accountants,
@@ -82,8 +84,10 @@ def test_single_model_cost():
 
 def test_pipeline_cost_is_the_sum():
     assert estimator_privacy(dp_pipeline(0.5, 1.0)) == (1.5, 0.0)
-    nested = make_pipeline(make_pipeline(DPScaler(epsilon=0.25)), DPNB(epsilon=0.5))
-    assert estimator_privacy(nested) == (0.75, 0.0)
+    # GaussianNB with bounds (-1, 1) costs 5/3 of its epsilon under replace-one
+    nested = make_pipeline(make_pipeline(DPScaler(epsilon=0.25)),
+                           DPNB(epsilon=0.3, bounds=(-1.0, 1.0)))
+    assert estimator_privacy(nested) == pytest.approx((0.75, 0.0), rel=1e-15)
 
 
 def test_column_transformer_and_feature_union_branches_add_up():
@@ -310,7 +314,8 @@ def test_a_step_drawn_from_a_user_distribution_is_refused():
                 "clf__inner": _Choice([StandardScaler()])}
     with pytest.raises(ValueError, match="'clf__inner' is drawn from a distribution"):
         estimator_privacy(est, replaced)
-    assert estimator_privacy(est, dict(replaced, clf__inner=[DPNB(bounds=BOUNDS)])) == (1, 0)
+    # GaussianNB with bounds (0, 1) costs twice its epsilon under replace-one
+    assert estimator_privacy(est, dict(replaced, clf__inner=[DPNB(bounds=BOUNDS)])) == (2, 0)
 
 
 def test_sklearn_scaler_error_names_the_step_and_is_a_value_error():
@@ -368,7 +373,8 @@ def test_grid_swapping_whole_estimators():
     space = {"clf": [DPLR(data_norm=1.0, epsilon=3.0), DPNB(bounds=BOUNDS, epsilon=0.1)]}
     assert estimator_privacy(est, space) == (3.5, 0.0)
     both = dict(space, clf__epsilon=[1.0, 4.0])
-    assert estimator_privacy(est, both) == (4.5, 0.0)
+    # GaussianNB with bounds (0, 1) costs twice its epsilon under replace-one: 0.5 + 2 * 4
+    assert estimator_privacy(est, both) == (8.5, 0.0)
     assert space["clf"][0].epsilon == 3.0  # the space's estimators are cloned, not modified
     with pytest.raises(NonPrivateComponentError, match="search-space setting"):
         estimator_privacy(est, {"clf": [DPLR(), LogisticRegression()]})
@@ -546,7 +552,7 @@ def _emits_leak_warning(estimator, X, y):
 
 
 @pytest.mark.parametrize(("estimator", "params"), LEAKY)
-def test_leaky_configurations_are_refused(estimator, params, data):
+def test_leaky_configurations_are_refused(estimator, params, data, stand_in_regressor):
     with pytest.raises(PrivacyLeakError) as info:
         check_leak_free_configuration(make_pipeline(estimator))
     for name in params:
@@ -556,7 +562,7 @@ def test_leaky_configurations_are_refused(estimator, params, data):
 
 
 @pytest.mark.parametrize("estimator", LEAK_FREE)
-def test_leak_free_configurations_pass(estimator, data):
+def test_leak_free_configurations_pass(estimator, data, stand_in_regressor):
     check_leak_free_configuration(estimator)
     assert not _emits_leak_warning(estimator, *data)
 
@@ -612,7 +618,8 @@ def test_parts_list_each_pipeline_step_and_add_up_to_the_cost():
     assert math.fsum(p.epsilon for p in parts) == estimator_privacy(pipe)[0]
     # a bare model is one line named by its class
     (only,) = estimator_privacy_parts(DPNB(epsilon=0.3, bounds=(0, 1)))
-    assert (only.name, only.epsilon) == ("diffprivlib.models.GaussianNB", 0.3)
+    assert (only.name, only.epsilon) == ("diffprivlib.models.GaussianNB", 0.6)
+    assert only.detail == "diffprivlib's epsilon times 2 under replace-one (docs/privacy.md)"
 
 
 def test_parts_say_when_epsilon_is_the_maximum_over_the_space():
@@ -680,3 +687,78 @@ def test_inner_fits_silence_composites_with_a_bool():
     assert est["model"].verbose == 0
     est._validate_params()
     est["columns"]._validate_params()
+
+
+# -- diffprivlib's models under replace-one (review helper-50) ----------------------------------
+@pytest.mark.parametrize(("bounds", "factor"), [
+    ((-1.0, 1.0), Fraction(5, 3)),  # symmetric: R = 1/2
+    ((0.0, 1.0), Fraction(2)),  # R = 1
+    ((10.0, 11.0), Fraction(26, 3)),  # R = 11
+    (([-1.0, 0.0], [1.0, 1.0]), Fraction(4, 3) + Fraction(2, 3) * Fraction(3, 4)),  # mean R
+    (([0.0, -2.0], [0.0, 2.0]), Fraction(4, 3) + Fraction(2, 3) * Fraction(1, 4)),  # 0 feature
+])
+def test_gaussian_nb_pays_for_a_replaced_label(bounds, factor):
+    from skdptune._estimators import replace_one_factor
+
+    model = DPNB(epsilon=0.9, bounds=bounds)
+    assert replace_one_factor(model) == factor
+    cost = estimator_privacy(model)[0]
+    assert Fraction(cost) >= Fraction(0.9) * factor  # rounded up, never down
+    assert cost == pytest.approx(float(Fraction(0.9) * factor), rel=1e-15)
+
+
+def test_tree_pays_twice_and_the_others_once():
+    from skdptune._estimators import replace_one_factor
+
+    assert estimator_privacy(DPTree(epsilon=0.7, bounds=BOUNDS, classes=[0, 1])) == (1.4, 0.0)
+    for model in (DPLR(epsilon=0.7, data_norm=1.0), DPScaler(epsilon=0.7, bounds=BOUNDS),
+                  DPPCA(epsilon=0.7, data_norm=1.0, bounds=BOUNDS)):
+        assert replace_one_factor(model) == 1
+        assert estimator_privacy(model) == (0.7, 0.0)
+
+
+def test_gaussian_nb_bounds_in_the_space_are_priced_at_their_worst():
+    """A grid over a GaussianNB's bounds: the cost is the maximum over the listed bounds (the
+    scale of a budget mode is set from it); a distribution over them has no known worst case
+    and is refused; bounds with lower == upper != 0 leave the cost unbounded."""
+    space = {"bounds": [(-1.0, 1.0), (10.0, 11.0), (0.0, 1.0)]}
+    assert estimator_privacy(DPNB(epsilon=0.3, bounds=(-1.0, 1.0)), space)[0] \
+        == pytest.approx(0.3 * 26 / 3)
+
+    class Bounds:
+        def rvs(self, random_state=None):
+            return (-1.0, 1.0)
+
+    with pytest.raises(ValueError, match="drawn from a distribution"):
+        estimator_privacy(DPNB(epsilon=0.3, bounds=(-1.0, 1.0)), {"bounds": Bounds()})
+    for bounds in ((1.0, 1.0), (0.0, np.nan), (np.nan, 1.0), (0.0, np.inf), (1.0, 0.0),
+                   (-1e308, 1e308)):  # the last: diffprivlib's own float width is inf
+        with pytest.raises(ValueError, match="lower < upper"):
+            estimator_privacy(DPNB(epsilon=0.3, bounds=bounds))
+
+
+def test_set_total_epsilon_sets_the_cost_under_replace_one():
+    pipe = make_pipeline(DPScaler(epsilon=0.5, bounds=(-1.0, 1.0)),
+                         DPNB(epsilon=0.5, bounds=(0.0, 1.0)))
+    set_total_epsilon(pipe, 1.2)
+    assert estimator_privacy(pipe)[0] <= 1.2
+    assert estimator_privacy(pipe)[0] == pytest.approx(1.2, rel=1e-15)
+    # ratios of the epsilons kept: 0.5 + 2 * 0.5 = 1.5 scaled to 1.2
+    assert pipe[0].epsilon == pytest.approx(0.4) and pipe[1].epsilon == pytest.approx(0.4)
+
+
+def test_scaled_privacy_scales_every_candidate_a_space_lists():
+    """The searches scale each candidate, a listed replacement included: the scaled cost is the
+    maximum over the scaled candidates. Scaling the base alone and then taking the maximum over
+    the space charged an unscaled replacement (3.0 instead of 1.5 here), so a budget mode's
+    model share could exceed the whole budget."""
+    pipe = dp_pipeline(scaler_eps=0.5, clf_eps=1.0)
+    space = {"clf": [DPLR(data_norm=2.0, epsilon=1.0), DPLR(data_norm=2.0, epsilon=2.5)]}
+    assert estimator_privacy(pipe, space) == (3.0, 0.0)
+    eps, delta = scaled_privacy(pipe, space, 0.5)
+    assert eps == pytest.approx(1.5, rel=1e-15) and delta == 0.0
+    assert eps >= 1.5
+    assert scaled_privacy(pipe, space, 1.0) == estimator_privacy(pipe, space)
+    # the candidates' structure is kept: "passthrough" costs what is left
+    space = {"scaler": ["passthrough", DPScaler(bounds=BOUNDS, epsilon=3.0)]}
+    assert scaled_privacy(pipe, space, 0.25)[0] == pytest.approx(1.0, rel=1e-15)

@@ -10,7 +10,7 @@ from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression
 from sklearn.datasets import make_classification
 
-from skdptune import DPGIBOSearchCV
+from skdptune import DPGIBOSearchCV, estimator_privacy
 from skdptune.accounting import gdp_epsilon, self_composition_cost
 from skdptune.selection import _noisy_gradient
 
@@ -195,20 +195,24 @@ def test_gibo_tunes_per_feature_bounds_and_a_budget_split(data):
     s = gibo(estimator=pipe, space=space, epsilon=3.0, n_iter=2).fit(X, y)
     assert s.privacy_spent_.epsilon == pytest.approx(3.0)
     steps = s.best_estimator_.named_steps
-    assert steps["scaler"].epsilon + steps["nb"].epsilon == pytest.approx(1.5)
+    # the split shares the cost: GaussianNB pays (4/3 + 2R/3) of its epsilon under replace-one
+    assert estimator_privacy(s.best_estimator_)[0] == pytest.approx(1.5)
+    assert steps["scaler"].epsilon + steps["nb"].epsilon < 1.5
     assert len(steps["nb"].bounds[0]) == d
     assert s.privacy_split_["n_fits"] == 2 * 4
     # the report's per-step lines give each step's whole range under the split (the point
     # is chosen privately, the report is planned before the fit), and hold the tuned model's
     model_eps = 3.0 - 3.0 * s.tuning_share
-    least, most = 0.05 / 1.05 * model_eps, 1 / 1.05 * model_eps  # min_share 0.05, two steps
     lines = {p.name.partition(" ")[0]: p for p in s.privacy_spent_.components[-1].parts}
     for step in ("scaler", "nb"):
         line = lines[step]
-        assert line.epsilon == pytest.approx(most, rel=1e-12)
-        assert f"epsilon from {least:.6g} to {most:.6g}" in line.detail
-        assert "maximum of their sum" in line.detail
-        assert least * (1 - 1e-12) <= steps[step].epsilon <= line.epsilon * (1 + 1e-12)
+        # each candidate's epsilons are set so that it costs the model's budget: a step's
+        # line is its largest cost over the points checked, and covers the tuned model's
+        cost = estimator_privacy(steps[step])[0]
+        assert cost <= line.epsilon * (1 + 1e-12) and line.epsilon < model_eps
+        assert "epsilon from " in line.detail and "maximum of their sum" in line.detail
+        assert f"the model costs {model_eps:.6g}" in line.detail
+    assert "under replace-one" in lines["nb"].detail
     assert s.privacy_spent_.components[-1].epsilon == pytest.approx(model_eps, rel=1e-12)
 
 

@@ -197,6 +197,23 @@ def test_propose_falls_back_to_the_probability_of_improvement():
     assert z.shape == (2,) and np.all((z >= 0) & (z <= 1))
 
 
+def test_propose_is_not_moved_by_a_utility_below_the_anti_ideal():
+    """A utility under the anti-ideal adds no hypervolume: how far under must not matter to the
+    surrogate either (an r2 of -1.7e6 among scores near 0.8 used to flatten its standardised
+    target, review helper-47)."""
+    rng = np.random.RandomState(1)
+    Z = rng.uniform(size=(7, 2))
+    utilities = 0.6 + 0.3 * Z[:, 0] - 0.2 * Z[:, 1]
+    epsilons = np.exp(3 * Z[:, 0] - 1)
+    at_anti = np.column_stack([epsilons, utilities])
+    at_anti[2, 1] = ANTI[1]
+    extreme = at_anti.copy()
+    extreme[2, 1] = -1.7e6
+    z_anti = _propose(Z, at_anti, ANTI, np.random.RandomState(5))
+    z_extreme = _propose(Z, extreme, ANTI, np.random.RandomState(5))
+    np.testing.assert_array_equal(z_extreme, z_anti)
+
+
 # -- privacy_utility_front end to end --------------------------------------------------------
 @pytest.fixture(scope="module")
 def data():
@@ -222,13 +239,16 @@ def test_warning_is_a_user_warning(front):
 def test_front_records_every_evaluation(front):
     assert isinstance(front, ParetoFront) and len(front) == 7
     assert front.source.tolist() == ["random"] * 4 + ["bo"] * 3
-    assert front.anti_ideal == ANTI  # epsilon: max over the box; utility: accuracy's minimum
-    np.testing.assert_allclose(front.epsilon, [p["epsilon"] for p in front.params])
+    # epsilon: max over the box, GaussianNB(bounds=(-1, 1)) paying 5/3 of its epsilon under
+    # replace-one; utility: accuracy's minimum
+    assert front.anti_ideal == (pytest.approx(10.0 * 5 / 3), 0.0)
+    np.testing.assert_allclose(front.epsilon, [p["epsilon"] * 5 / 3 for p in front.params])
     np.testing.assert_array_equal(front.delta, 0.0)
     assert np.all((front.utility >= 0) & (front.utility <= 1))
     assert np.all(front.utility_std >= 0)
     assert np.all(front.proposal_time >= 0) and np.all(front.evaluation_time > 0)
-    history = [hypervolume(front._points()[: k + 1], ANTI) for k in range(len(front))]
+    history = [hypervolume(front._points()[: k + 1], front.anti_ideal)
+               for k in range(len(front))]
     np.testing.assert_allclose(front.hypervolume_history, history)
     assert np.all(np.diff(front.hypervolume_history) >= 0)
     assert front.hypervolume == front.hypervolume_history[-1] > 0
@@ -477,7 +497,7 @@ def test_unknown_scorer_with_explicit_anti_ideal_utility(data):
         front = privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 1.0)},
                                       X, y, scoring="neg_log_loss", anti_ideal=(None, -50.0),
                                       cv=2, n_repeats=1, n_initial=2, n_iter=0)
-    assert front.anti_ideal == (1.0, -50.0)
+    assert front.anti_ideal == (pytest.approx(5 / 3), -50.0)
 
 
 # -- DPareto against random sampling on a real DP model ---------------------------------------

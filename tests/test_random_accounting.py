@@ -27,7 +27,7 @@ from scipy.stats import loguniform
 from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline
 
-from skdptune import DPRandomSearchCV
+from skdptune import DPRandomSearchCV, estimator_privacy
 from skdptune.accounting import (
     kov_optimal_composition_epsilon,
     repetition_epsilon,
@@ -37,7 +37,14 @@ from skdptune.accounting import (
 )
 
 SPACE = {"var_smoothing": loguniform(1e-9, 1.0)}
-EPS_MODEL = 0.7
+EPS_MODEL = 0.7  # the model's cost under replace-one
+
+
+def nb(cost):
+    """A GaussianNB that costs ``cost`` under replace-one: with bounds (-1, 1) it pays 5/3 of
+    its epsilon (skdptune._estimators.replace_one_factor)."""
+    return GaussianNB(epsilon=cost * 3 / 5, bounds=(-1.0, 1.0))
+
 
 # (distribution, eta, (2 + eta)) for the truncated negative binomial laws
 TNB = [("logarithmic", None, 2.0), ("geometric", None, 3.0), ("negative_binomial", 0.5, 2.5),
@@ -56,7 +63,7 @@ def search(distribution, eta=None, *, estimator=None, **kw):
     kw.setdefault("random_state", 0)
     kw.setdefault("accountant", BudgetAccountant())
     kw.setdefault("classes", [0, 1])
-    estimator = GaussianNB(epsilon=EPS_MODEL, bounds=(-1.0, 1.0)) if estimator is None \
+    estimator = nb(EPS_MODEL) if estimator is None \
         else estimator
     return DPRandomSearchCV(estimator, kw.pop("space", SPACE), distribution=distribution,
                             eta=eta, **kw)
@@ -113,7 +120,7 @@ def test_delta_gives_the_smallest_of_pure_rdp_and_profile(data, distribution, et
     # eps_Q = 2: with 2 runs Theorem 2 is well below Corollary 3 (geometric: 3.39 vs 6), and
     # the privacy profile below both
     eps_q, delta = 2.0, 1e-6
-    estimator = GaussianNB(epsilon=eps_q, bounds=(-1.0, 1.0))
+    estimator = nb(eps_q)
     s = search(distribution, eta, estimator=estimator, n_iter=n_iter, delta=delta,
                refit=True).fit(*data)
     eps, dlt = expected_tuning(eps_q, distribution, eta, n_iter, delta)
@@ -166,10 +173,12 @@ def test_budget_mode_with_runs_scored_on_their_fit_rows(data, distribution):
     assert s.privacy_spent_.epsilon == pytest.approx(total, rel=1e-9)
     assert s.epsilon_run_ == pytest.approx(total / factor, rel=1e-9)
     # the model gets four fifths of the run, the score one fifth
-    assert s.best_estimator_.epsilon == pytest.approx(0.8 * total / factor, rel=1e-9)
+    model_cost = estimator_privacy(s.best_estimator_)[0]
+    assert model_cost == pytest.approx(0.8 * total / factor, rel=1e-9)
+    assert s.best_estimator_.epsilon == pytest.approx(model_cost * 3 / 5, rel=1e-12)
     # planned before any data, the breakdown says the same
     parts = s.planned_privacy(len(data[1])).components[0].parts
-    assert parts[1].epsilon == pytest.approx(s.best_estimator_.epsilon, rel=1e-12)
+    assert parts[1].epsilon == pytest.approx(model_cost, rel=1e-12)
     assert parts[2].epsilon == pytest.approx(0.2 * total / factor, rel=1e-9)
 
 

@@ -14,6 +14,7 @@ import threading
 import traceback
 import warnings
 from contextlib import redirect_stdout
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 from joblib import parallel_backend
+from sklearn import config_context, get_config
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import Pipeline
@@ -540,6 +542,93 @@ def test_non_finite_features_are_outside_the_domain():
     assert acc.spent_budget == []
 
 
+def _search_of_kind(kind, **kw):
+    if kind == "grid":
+        return grid(**kw)
+    if kind == "random":  # diffprivlib's LogisticRegression: the batched runs
+        return rand(**kw)
+    if kind == "random_nb":  # one run at a time
+        return rand(estimator=GaussianNB(bounds=(-1.0, 1.0)),
+                    space={"var_smoothing": [1e-9, 1e-3]}, **kw)
+    return DPGIBOSearchCV(lr(), {"C": (0.1, 10.0)}, n_iter=2, classes=[0, 1],
+                          accountant=kw.pop("accountant", BudgetAccountant()), **kw)
+
+
+@pytest.mark.parametrize("kind", ["grid", "random", "random_nb", "gibo"])
+def test_assume_finite_does_not_let_a_nan_record_into_the_domain(kind):
+    """scikit-learn's ``assume_finite=True`` switches off diffprivlib's own check of non-finite
+    rows: the dry run's NaN fit passed, the domain took NaN, and one NaN record made the
+    returned model all zeros or NaN (review helper-51: 20 of 20 fits against 0 of 20, charged
+    on both sides). ``fit`` runs under ``assume_finite=False`` whatever the user's setting."""
+    X, y_d, _ = neighbours(600)
+    y_d[:300] = 1
+    X[5, 1] = np.nan
+    acc = BudgetAccountant()
+    with config_context(assume_finite=True), pytest.raises(DomainError, match="NaN"):
+        _search_of_kind(kind, accountant=acc, random_state=0, n_jobs=2).fit(X, y_d)
+    assert acc.spent_budget == []
+    assert get_config()["assume_finite"] is False
+
+
+@pytest.mark.parametrize("kind", ["grid", "random", "random_nb", "gibo"])
+def test_assume_finite_does_not_change_what_a_seeded_search_returns(kind):
+    """The setting changed the path (``assume_finite`` made the runs leave their batched fits,
+    coefficients 1e-3 apart, helper-51 F4); now it changes nothing."""
+    X, y_d, _ = neighbours(600)
+    y_d[:300] = 1
+    plain = _search_of_kind(kind, random_state=0).fit(X, y_d)
+    with config_context(assume_finite=True):
+        assumed = _search_of_kind(kind, random_state=0).fit(X, y_d)
+    assert assumed.best_params_ == plain.best_params_
+    np.testing.assert_array_equal(assumed.predict_proba(X), plain.predict_proba(X))
+
+
+def test_forked_workers_draw_their_own_global_randomness():
+    """Unseeded, diffprivlib's tree draws its structure and an empty leaf's class from numpy's
+    global generator. Workers forked by joblib's ``multiprocessing`` backend started with the
+    parent's: 36 of 80 runs shared another run's tree structure and the refit repeated a
+    run's in 10 of 10 fits (review helper-51), where the analysis of repetition assumes
+    independent runs. A worker task now reseeds that generator; the calling process's stays
+    the user's."""
+    from diffprivlib.models import DecisionTreeClassifier
+
+    from skdptune.evaluation import _holdout
+
+    runs = []
+    real = _holdout.HoldoutEvaluator.run
+
+    def spy(self, *args, **kwargs):
+        scores, models = real(self, *args, **kwargs)
+        runs.append(models)
+        return scores, models
+
+    def structure(tree):
+        return tuple(tree.tree_.threshold.round(12)) + tuple(tree.tree_.feature)
+
+    X, y_d, _ = neighbours(300)
+    y_d[:150] = 1
+    tree = DecisionTreeClassifier(bounds=(-1.0, 1.0), classes=[0, 1], max_depth=3)
+    def fitted_structures(n_jobs):
+        runs.clear()
+        search = rand(estimator=tree, space={"epsilon": [1.0]}, distribution="fixed", n_iter=8,
+                      refit=True, n_jobs=n_jobs).fit(X, y_d)
+        return [structure(model) for model in runs[0]], structure(search.best_estimator_)
+
+    reseeds = mock.patch.object(np.random, "seed", wraps=np.random.seed)
+    with mock.patch.object(_holdout.HoldoutEvaluator, "run", spy), reseeds as reseed:
+        for _ in range(2):
+            with parallel_backend("multiprocessing", n_jobs=2):
+                structures, refitted = fitted_structures(2)
+            assert len(set(structures)) == len(structures) == 8
+            assert refitted not in structures
+        # the calling process's generator stays the user's (its calls are the only ones this
+        # mock sees: a forked worker calls its own copy), whatever runs the tasks
+        fitted_structures(1)
+        with parallel_backend("threading", n_jobs=2):
+            fitted_structures(2)
+    assert reseed.call_count == 0
+
+
 @pytest.mark.skipif(np.finfo(np.longdouble).max <= np.finfo(np.float64).max,
                     reason="longdouble is float64 on this platform")
 def test_a_value_beyond_float64_is_outside_the_domain_whatever_the_dtype():
@@ -883,7 +972,8 @@ def test_labels_of_mixed_types_and_0d_arrays_keep_fitting():
 
 
 @pytest.mark.parametrize("where", ["X", "y"])
-def test_a_numpy_complex_number_is_outside_the_domain_without_a_warning(where):
+def test_a_numpy_complex_number_is_outside_the_domain_without_a_warning(
+        where, stand_in_regressor):
     """numpy's complex scalars in an object array convert to floats with a ComplexWarning that
     depends on the values: refused with the fixed message, no warning -- for a regressor's
     target too (it used to fit, with the warning telling the neighbours apart)."""
@@ -1334,7 +1424,8 @@ def _regressor_search(make, acc):
 @pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
 @pytest.mark.parametrize("make", [grid, rand, "gibo"])
 @pytest.mark.parametrize("value", [np.nan, np.inf])
-def test_a_regressors_non_finite_target_is_outside_the_domain(make, value):
+def test_a_regressors_non_finite_target_is_outside_the_domain(make, value,
+                                                             stand_in_regressor):
     """A regressor's target is part of the domain like the features: one non-finite target
     must not decide, inside the private part, between a model and ``PrivateFitError``."""
     rng = np.random.RandomState(0)
@@ -1655,7 +1746,7 @@ def test_diffprivlibs_random_forest_is_refused_before_any_data(make):
     with pytest.raises(NonPrivateComponentError, match="DecisionTreeClassifier"):
         estimator_privacy(forest)
     tree = DecisionTreeClassifier(epsilon=1.0, bounds=(-1.0, 1.0), classes=[0, 1])
-    assert estimator_privacy(tree) == (1.0, 0.0)
+    assert estimator_privacy(tree) == (2.0, 0.0)  # twice its epsilon under replace-one
 
 
 def test_why_diffprivlibs_forest_is_refused_and_its_tree_is_not():
@@ -1711,10 +1802,12 @@ def test_diffprivlibs_linear_regression_without_intercept_does_not_clip():
 
 
 @pytest.mark.parametrize("make", [grid, rand])
-def test_linear_regression_without_intercept_is_refused_before_any_data(make):
-    """diffprivlib's ``LinearRegression(fit_intercept=False)`` is refused like a non-private
-    component -- as the estimator, inside a pipeline, or as a value the space sets -- before
-    the data is read, nothing charged; with the intercept it is accepted."""
+def test_linear_regression_is_refused_before_any_data(make):
+    """diffprivlib's ``LinearRegression`` is refused like a non-private component -- as the
+    estimator, inside a pipeline, or as a value the space sets -- before the data is read,
+    nothing charged: it sizes the noise of each sum of squares for the lower bound alone,
+    after centring on the noisy mean (an earlier review found that without the intercept it
+    clipped nothing)."""
     from diffprivlib.models import LinearRegression
 
     X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
@@ -1723,20 +1816,44 @@ def test_linear_regression_without_intercept_is_refused_before_any_data(make):
     scores = ({"scoring": "squared_error", "score_clip": 4.0} if make is rand else
               {"scoring": "neg_mean_squared_error", "score_bounds": (-4, 0)})
     for estimator, space in (
+            (linreg, {"epsilon": [1.0]}),
             (clone(linreg).set_params(fit_intercept=False), {"epsilon": [1.0]}),
-            (linreg, {"fit_intercept": [True, False]}),
             (Pipeline([("ft", FunctionTransformer()), ("m", linreg)]),
-             {"m__fit_intercept": [False]})):
+             {"m__fit_intercept": [True]})):
         acc = BudgetAccountant()
-        with pytest.raises(NonPrivateComponentError, match="with fit_intercept=False it clips "
-                                                           "neither X"):
+        with pytest.raises(NonPrivateComponentError, match="lower bound alone"):
             make(estimator=estimator, classes=None, space=space, accountant=acc,
                  **scores).fit(X, y)
         assert acc.spent_budget == []
-    with pytest.raises(NonPrivateComponentError, match="fit_intercept=False"):
-        estimator_privacy(clone(linreg).set_params(fit_intercept=False))
-    make(estimator=linreg, classes=None, space={"fit_intercept": [True]}, random_state=0,
-         **scores).fit(X, y)
+    with pytest.raises(NonPrivateComponentError, match="lower bound alone"):
+        estimator_privacy(linreg)
+
+
+def test_why_linear_regression_is_refused():
+    """The noise diffprivlib gives each sum of squares ``x_j^2`` is sized for
+    ``|lower_j - mean_j|^2`` (it reads the lower bound twice): a 0/1 feature with 2 % ones
+    gets a sensitivity of about 0.0005 where one record moves the sum by about 0.96. A sentinel:
+    if diffprivlib mends it, this fails and the refusal can be revisited."""
+    from unittest import mock
+
+    import diffprivlib.models.linear_regression as dp_linear
+
+    sensitivities = []
+    real = dp_linear.LaplaceFolded
+
+    def recording(*args, **kwargs):
+        sensitivities.append(kwargs["sensitivity"])
+        return real(*args, **kwargs)
+
+    rng = np.random.RandomState(0)
+    X = (rng.uniform(size=(2000, 1)) < 0.02).astype(float)
+    y = rng.uniform(size=2000)
+    with mock.patch.object(dp_linear, "LaplaceFolded", recording), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dp_linear.LinearRegression(epsilon=1.0, bounds_X=(0.0, 1.0), bounds_y=(0.0, 1.0),
+                                   random_state=0).fit(X, y)
+    sum_of_y_squares, sum_of_x_squares = sensitivities
+    assert sum_of_x_squares < 0.01  # where a record can move the centred x^2 by about 0.9
 
 
 # -- the label set when the space sets the classifier -----------------------------------------

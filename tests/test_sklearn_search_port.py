@@ -258,7 +258,7 @@ def test_n_features_in(kind, data):
     assert search.n_features_in_ == X.shape[1]
 
 
-def test_classes__property(data):
+def test_classes__property(data, stand_in_regressor):
     """Port of test_classes__property."""
     X, y = data
     search = make_search("grid", nb(), NB_SPACE).fit(X, y)

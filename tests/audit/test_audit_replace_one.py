@@ -1,0 +1,94 @@
+"""Audits of diffprivlib's models under replace-one neighbours (docs/privacy.md, "diffprivlib's
+models under replace-one"; :func:`skdptune._estimators.replace_one_factor`).
+
+diffprivlib sizes the noise of some models for a record added or removed. skdptune's
+neighbours differ by a *replaced* record, and a replaced label moves a record between two
+classes at once. Review helper-50 measured, through ``DPGridSearchCV`` with a claim of 1:
+
+* ``GaussianNB(bounds=(10, 11))``: the noisy class sums ``theta_ * class_count_`` told which
+  class the record was in, 289 of 300 fits against 10 of 300 (a lower bound of 2.74);
+* ``DecisionTreeClassifier``: the class of the record's leaf, 806 of 1000 against 180 of 1000
+  (1.34; the exact loss of that pair at epsilon 1 is ln(2e - 1) = 1.48).
+
+Each audit fits the model alone, with the ``epsilon`` that makes
+:func:`~skdptune.estimator_privacy` equal to the claim, on the reviewer's pair, and checks the
+empirical lower bound stays below the claim; the broken variant -- the model's own ``epsilon``
+taken as its cost, as before the fix -- must be flagged above it. Seeded fits: deterministic.
+"""
+
+import numpy as np
+import pytest
+from _audit import epsilon_lower_bound
+from diffprivlib.models import DecisionTreeClassifier, GaussianNB
+
+from skdptune import estimator_privacy
+
+CLAIM = 1.0
+
+
+def _pair(low, high, x_record):
+    rng = np.random.default_rng(1)
+    n = 400
+    X = np.vstack([rng.uniform(low, high, (n - 1, 1)), [[x_record]]])
+    y = np.r_[rng.integers(0, 2, n - 1), 0]
+    y_other = y.copy()
+    y_other[-1] = 1
+    return X, y, y_other
+
+
+def _counts(fit_event, X, y, y_other, runs):
+    """How many of ``runs`` seeded fits on each side fell in the event."""
+    return [sum(fit_event(X, labels, seed) for seed in range(side * runs, (side + 1) * runs))
+            for side, labels in enumerate((y, y_other))]
+
+
+def _bound(counts, runs):
+    k_d, k_other = counts
+    return max(epsilon_lower_bound(k_d, runs, k_other, runs),
+               epsilon_lower_bound(runs - k_other, runs, runs - k_d, runs))
+
+
+def test_gaussian_nb_costs_what_a_replaced_label_can_reveal():
+    X, y, y_other = _pair(10.0, 11.0, 11.0)
+    # the attacker knows every other row: the class sums without the record
+    base = [X[:-1, 0][y[:-1] == c].sum() for c in (0, 1)]
+
+    def event(epsilon):
+        def fitted(X, labels, seed):
+            model = GaussianNB(epsilon=epsilon, bounds=([10.0], [11.0]),
+                               random_state=seed).fit(X, labels)
+            sums = model.theta_[:, 0] * model.class_count_
+            return (sums[0] - base[0]) - (sums[1] - base[1]) > 0  # the record in class 0
+        return fitted
+
+    assert estimator_privacy(GaussianNB(epsilon=1.0, bounds=([10.0], [11.0])))[0] \
+        == pytest.approx(26 / 3)
+    runs = 300
+    sound = CLAIM * 3 / 26  # the epsilon whose replace-one cost is the claim
+    assert estimator_privacy(GaussianNB(epsilon=sound, bounds=([10.0], [11.0])))[0] \
+        == pytest.approx(CLAIM)
+    assert _bound(_counts(event(sound), X, y, y_other, runs), runs) <= CLAIM
+    # broken: the model's own epsilon taken as its cost
+    assert _bound(_counts(event(CLAIM), X, y, y_other, runs), runs) > CLAIM
+
+
+@pytest.mark.slow
+def test_decision_tree_costs_twice_its_epsilon():
+    X, y, y_other = _pair(0.0, 0.5, 0.99)
+    record = np.array([[0.99]], dtype=np.float32)
+
+    def event(epsilon):
+        def fitted(X, labels, seed):
+            model = DecisionTreeClassifier(epsilon=epsilon, bounds=([0.0], [1.0]),
+                                           classes=[0, 1], max_depth=6,
+                                           random_state=seed).fit(X, labels)
+            leaf = model.tree_.apply(record)[0]
+            return model.tree_.value[leaf, 0, 0] > model.tree_.value[leaf, 0, 1]
+        return fitted
+
+    runs = 1000
+    sound = CLAIM / 2
+    assert estimator_privacy(DecisionTreeClassifier(
+        epsilon=sound, bounds=([0.0], [1.0]), classes=[0, 1]))[0] == CLAIM
+    assert _bound(_counts(event(sound), X, y, y_other, runs), runs) <= CLAIM
+    assert _bound(_counts(event(CLAIM), X, y, y_other, runs), runs) > CLAIM
