@@ -243,7 +243,17 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _final_model_cost(self, n_samples: int) -> tuple[float, float]:
         """(epsilon, delta) of the returned model: the estimator's own, max over the space
         (budget modes override it; a pure function of the parameters and ``n``)."""
-        return estimator_privacy(self.estimator, self._search_space())
+        return estimator_privacy(self.estimator, self._search_space(),
+                                 n_classes=self._n_classes())
+
+    def _n_classes(self) -> int | None:
+        """The size of the declared label set (public), on which the cost of diffprivlib's
+        ``LogisticRegression`` depends; ``None`` (every count) when none is declared yet."""
+        try:
+            classes = resolve_classes(self.classes, self.estimator)
+        except ValueError:
+            return None
+        return None if classes is None else len(classes)
 
     def _final_model_params(self, result: TuningResult) -> dict:
         return result.candidate_params[result.best_index]
@@ -649,11 +659,14 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             # per candidate so that each costs the model's budget (_refit_settings' total)
             if self._refit_sets_total:
                 parts = estimator_privacy_parts(self.estimator, self._search_space(),
-                                                epsilon_total=eps_model)
-            else:
-                base = estimator_privacy(self.estimator, self._search_space())[0]
+                                                epsilon_total=eps_model,
+                                                n_classes=self._n_classes())
+            else:  # each line's share of the model's cost (a LogisticRegression's cost is
+                # not linear in its epsilon: the lines split eps_model, they are not refitted)
+                base = estimator_privacy(self.estimator, self._search_space(),
+                                         n_classes=self._n_classes())[0]
                 parts = estimator_privacy_parts(
-                    self.estimator, self._search_space(),
+                    self.estimator, self._search_space(), n_classes=self._n_classes(),
                     epsilon_scale=eps_model / base if base > 0 else 1.0)
             components.append(("returned model (refit on all rows)",
                                EpsilonDeltaEvent(eps_model, delta_model, "refit"), parts))

@@ -306,7 +306,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     _refit_sets_total = True
 
     def _refit_settings(self):
-        return {"epsilon_total": self._budget()[1]}
+        return {"epsilon_total": self._budget()[1], "n_classes": self._n_classes()}
 
     def _plan_tuning(self, public, seeds):
         self.scorer_ = self._public_scorer()
@@ -329,7 +329,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
             rows = [train] * costs["n_fits"]
         evaluator = LossEvaluator(self.estimator, score, epsilon_fit=costs["epsilon_fit"],
                                   error_score=self.error_score, n_jobs=self.n_jobs,
-                                  padding=public.padding)
+                                  padding=public.padding, n_classes=self._n_classes())
         lengthscale = (0.3 * math.sqrt(box.n_dims) if self.lengthscale is None
                        else float(self.lengthscale))
         self.privacy_split_ = _privacy_split(costs, self._budget()[1], float(self.delta))

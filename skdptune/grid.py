@@ -9,7 +9,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
-from ._estimators import estimator_privacy, scaled_privacy, space_sets_epsilon
+from ._estimators import estimator_privacy, scale_within, scaled_privacy, space_sets_epsilon
 from .evaluation._partitions import PartitionEvaluator, auto_n_partitions, check_inner_splitter
 from .evaluation._scores import check_bounded_scorer
 from .selection import DoublingSVT, PermuteAndFlipSelector
@@ -292,14 +292,17 @@ class DPGridSearchCV(BaseDPSearchCV):
                 "compare budgets, use skdptune.privacy_utility_front).")
         share = (self._auto_share(n_samples) if self.tuning_share == "auto"
                  else float(self.tuning_share))
-        base, delta_model = estimator_privacy(self.estimator, self.param_grid)
+        n_classes = self._n_classes()
+        base, delta_model = estimator_privacy(self.estimator, self.param_grid,
+                                              n_classes=n_classes)
         if base <= 0:
             raise ValueError(
                 "The estimator has no diffprivlib component with a positive epsilon, so "
                 "epsilon cannot be split between the selection and the returned model; use a "
                 "diffprivlib model.")
-        scale = (1.0 - share) * total / base
-        model = scaled_privacy(self.estimator, self.param_grid, scale)[0]
+        # the factor is solved for: a LogisticRegression's cost is not linear in its epsilon
+        scale = scale_within(self.estimator, self.param_grid, (1.0 - share) * total, n_classes)
+        model = scaled_privacy(self.estimator, self.param_grid, scale, n_classes)[0]
         return {"tuning_share": share, "epsilon_tuning": total - model,
                 "epsilon_model": model, "epsilon_scale": scale, "delta_model": delta_model}
 

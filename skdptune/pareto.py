@@ -32,10 +32,10 @@ from ._base import BaseDPSearchCV
 from ._estimators import (
     check_leak_free_configuration,
     check_sound_components,
+    clone_with_throwaway_accountants,
     estimator_privacy,
     for_inner_fits,
     seed_dp_components,
-    with_throwaway_accountants,
 )
 from ._pareto_math import hvpoi, hypervolume, pareto_mask, probability_of_improvement
 from ._seeding import SeedPlan
@@ -546,7 +546,8 @@ class _UtilityOracle:
                                     random_state=self.seeds.seed("split", index, repeat))
 
     def _throwaway_clone(self, params: dict, seed: int | None):
-        est = with_throwaway_accountants(clone(self.estimator).set_params(**params))
+        est = clone_with_throwaway_accountants(self.estimator).set_params(
+            **clone_with_throwaway_accountants(params))
         for_inner_fits(est)
         # a search nested in a pipeline or another meta-estimator charges its own accountant,
         # and with accountant=None diffprivlib's default one: give it a throwaway one too

@@ -300,7 +300,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
     def _costs(self, scale: float):
         """(tuning event, run epsilon, model (eps, delta), score epsilon) when DP epsilons are
         scaled by scale."""
-        eps_model, delta_model = scaled_privacy(self.estimator, self._search_space(), scale)
+        eps_model, delta_model = scaled_privacy(self.estimator, self._search_space(), scale,
+                                                self._n_classes())
         on_fit_rows = self._validation_size() == 0
         if self.epsilon_score is not None:
             eps_score = float(self.epsilon_score)

@@ -24,3 +24,17 @@ def stand_in_regressor(monkeypatch):
 
     monkeypatch.delitem(_estimators._UNSOUND_DP_MODELS,
                         "diffprivlib.models.linear_regression.LinearRegression")
+
+
+@pytest.fixture(autouse=True)
+def fresh_default_accountant():
+    """Every test starts with an empty diffprivlib default accountant, and the one before is
+    restored after it: diffprivlib models charge it on every standalone fit, so an audit's
+    thousands of fits would otherwise leave their history to every later test (and
+    ``sklearn.clone`` of a model holding it copies that history)."""
+    from diffprivlib import BudgetAccountant
+
+    previous = BudgetAccountant.load_default(None)
+    BudgetAccountant().set_default()
+    yield
+    previous.set_default()

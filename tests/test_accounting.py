@@ -762,7 +762,7 @@ def test_privacy_report_with_estimator_parts_end_to_end():
     from skdptune._estimators import estimator_privacy_parts
 
     pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0, 1)),
-                         LogisticRegression(epsilon=1.0, data_norm=2.0))
+                         LogisticRegression(epsilon=1.0, data_norm=1.0))
     space = {"logisticregression__epsilon": [0.1, 2.0]}
     eps, dlt = estimator_privacy(pipe, space)
     report = privacy_report([("returned model (refit on all rows)", EpsilonDeltaEvent(eps, dlt),

@@ -43,6 +43,7 @@ from sklearn.preprocessing import (
 from skdptune import DPGridSearchCV
 from skdptune._estimators import (
     check_leak_free_configuration,
+    clone_with_throwaway_accountants,
     estimator_privacy,
     iter_dp_components,
     leak_warnings_as_errors,
@@ -53,6 +54,7 @@ from skdptune._estimators import (
     set_total_epsilon,
     with_throwaway_accountants,
 )
+from skdptune._logistic import logistic_regression_epsilon
 from skdptune.exceptions import NonPrivateComponentError, PrivacyLeakError
 
 BOUNDS = (0.0, 1.0)
@@ -62,7 +64,7 @@ def dp_pipeline(scaler_eps=0.5, clf_eps=1.0):
     return Pipeline(
         [
             ("scaler", DPScaler(bounds=BOUNDS, epsilon=scaler_eps)),
-            ("clf", DPLR(data_norm=2.0, epsilon=clf_eps)),
+            ("clf", DPLR(data_norm=1.0, epsilon=clf_eps)),
         ]
     )
 
@@ -96,7 +98,7 @@ def test_column_transformer_and_feature_union_branches_add_up():
         remainder=DPScaler(epsilon=0.125),
     )
     union = FeatureUnion([("pca", DPPCA(epsilon=0.5)), ("id", "passthrough")])
-    est = Pipeline([("pre", ct), ("union", union), ("clf", DPLR(epsilon=1.0))])
+    est = Pipeline([("pre", ct), ("union", union), ("clf", DPLR(data_norm=1.0, epsilon=1.0))])
     assert estimator_privacy(est) == (1.875, 0.0)
     paths = [path for path, _ in iter_dp_components(est)]
     assert paths == ["pre__a", "pre__remainder", "union__pca", "clf"]
@@ -123,7 +125,7 @@ def test_column_transformer_and_feature_union_branches_add_up():
     ],
 )
 def test_free_transformers_cost_nothing(transformer):
-    est = Pipeline([("pre", transformer), ("clf", DPLR(epsilon=0.5))])
+    est = Pipeline([("pre", transformer), ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
     assert estimator_privacy(est) == (0.5, 0.0)
     assert nonprivate_components(est) == []
 
@@ -152,7 +154,7 @@ def test_free_transformers_cost_nothing(transformer):
     ],
 )
 def test_data_dependent_components_are_refused(transformer):
-    est = Pipeline([("pre", transformer), ("clf", DPLR(epsilon=0.5))])
+    est = Pipeline([("pre", transformer), ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
     with pytest.raises(NonPrivateComponentError, match="Pipeline step 'pre'"):
         estimator_privacy(est)
     assert nonprivate_components(est) == ["pre"]
@@ -176,11 +178,11 @@ class _OwnColumns(ColumnTransformer):
 
 @pytest.mark.parametrize("make", [
     lambda: _CentringPipeline([("poly", PolynomialFeatures(1)),
-                               ("clf", DPLR(epsilon=1.0, data_norm=2.0))]),
+                               ("clf", DPLR(epsilon=1.0, data_norm=1.0))]),
     lambda: Pipeline([("union", _OwnUnion([("poly", PolynomialFeatures(1))])),
-                      ("clf", DPLR(epsilon=1.0, data_norm=2.0))]),
+                      ("clf", DPLR(epsilon=1.0, data_norm=1.0))]),
     lambda: Pipeline([("cols", _OwnColumns([("poly", PolynomialFeatures(1), [0])])),
-                      ("clf", DPLR(epsilon=1.0, data_norm=2.0))]),
+                      ("clf", DPLR(epsilon=1.0, data_norm=1.0))]),
 ])
 def test_subclasses_of_the_composites_are_leaves_and_refused(make):
     """A subclass of ``Pipeline``, ``FeatureUnion`` or ``ColumnTransformer`` may learn from
@@ -252,11 +254,12 @@ def test_function_transformers_that_can_reach_an_estimator_are_refused(transform
     (review helper-46, F7); an estimator reached through a method, a partial, a closure, a
     container or an object's attributes does the same (review helper-49: six forms passed a
     first check). Every form is refused, as non-private, in a union too."""
-    est = Pipeline([("pre", transformer), ("clf", DPLR(epsilon=0.5))])
+    est = Pipeline([("pre", transformer), ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
     with pytest.raises(NonPrivateComponentError, match="Pipeline step 'pre'.*estimator"):
         estimator_privacy(est)
     assert nonprivate_components(est) == ["pre"]
-    union = Pipeline([("u", FeatureUnion([("f", transformer)])), ("clf", DPLR(epsilon=0.5))])
+    union = Pipeline([("u", FeatureUnion([("f", transformer)])),
+                      ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
     assert nonprivate_components(union) == ["u__f"]
 
 
@@ -266,7 +269,7 @@ def test_function_transformers_of_plain_functions_are_free():
     for transformer in (FunctionTransformer(np.clip, kw_args={"a_min": 0.0, "a_max": 1.0}),
                         FunctionTransformer(stats.norm.cdf),
                         FunctionTransformer(_use, kw_args={"f": np.tanh})):
-        est = Pipeline([("pre", transformer), ("clf", DPLR(epsilon=0.5))])
+        est = Pipeline([("pre", transformer), ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
         assert estimator_privacy(est) == (0.5, 0.0)
 
 
@@ -280,7 +283,7 @@ def test_column_selectors_that_can_read_values_are_refused():
     and ``make_column_selector`` read the schema only."""
     def with_columns(columns):
         ct = ColumnTransformer([("keep", "passthrough", columns)])
-        return Pipeline([("ct", ct), ("clf", DPLR(epsilon=0.5, data_norm=2.0))])
+        return Pipeline([("ct", ct), ("clf", DPLR(epsilon=0.5, data_norm=1.0))])
 
     with pytest.raises(NonPrivateComponentError, match="'ct__keep'.*column"):
         estimator_privacy(with_columns(_most_variable_column))
@@ -298,17 +301,20 @@ def test_column_selectors_that_can_read_values_are_refused():
 def test_a_step_drawn_from_a_user_distribution_is_refused():
     """A distribution over a step (here a ``None`` one) cannot be checked: the searches
     refused it, ``estimator_privacy`` passed it (review helper-46, F6)."""
-    est = Pipeline([("scale", None), ("clf", DPLR(epsilon=0.5))])
+    est = Pipeline([("scale", None), ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
     with pytest.raises(ValueError, match="'scale' is drawn from a distribution"):
         estimator_privacy(est, {"scale": _Choice([StandardScaler()])})
     nested = Pipeline([("ct", ColumnTransformer([("o", Pipeline([("scale", None)]), [0])])),
-                       ("clf", DPLR(epsilon=0.5))])
+                       ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
     with pytest.raises(ValueError, match="'ct__o__scale' is drawn from a distribution"):
         estimator_privacy(nested, {"ct__o__scale": _Choice([StandardScaler()])})
-    union = Pipeline([("fu", FeatureUnion([("a", None)])), ("clf", DPLR(epsilon=0.5))])
+    union = Pipeline([("fu", FeatureUnion([("a", None)])),
+                      ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
     with pytest.raises(ValueError, match="'fu__a' is drawn from a distribution"):
         estimator_privacy(union, {"fu__a": _Choice(["drop"])})
-    assert estimator_privacy(est, {"clf__C": _Choice([1.0])}) == (0.5, 0.0)
+    # a C drawn from a distribution: LogisticRegression's bound over every C (and class count)
+    assert estimator_privacy(est, {"clf__C": _Choice([1.0])}) == (
+        logistic_regression_epsilon(0.5, 1.0, None, True, None), 0.0)
     # a step that a replacement brings (review helper-49): priced at the replacement's cost
     replaced = {"clf": [Pipeline([("inner", DPNB(bounds=BOUNDS, epsilon=0.5))])],
                 "clf__inner": _Choice([StandardScaler()])}
@@ -319,7 +325,7 @@ def test_a_step_drawn_from_a_user_distribution_is_refused():
 
 
 def test_sklearn_scaler_error_names_the_step_and_is_a_value_error():
-    est = Pipeline([("scaler", StandardScaler()), ("clf", DPLR(epsilon=1.0))])
+    est = Pipeline([("scaler", StandardScaler()), ("clf", DPLR(data_norm=1.0, epsilon=1.0))])
     with pytest.raises(ValueError) as info:
         estimator_privacy(est)
     assert isinstance(info.value, NonPrivateComponentError)
@@ -334,7 +340,7 @@ def test_nonprivate_root_and_nested_paths():
         estimator_privacy(LogisticRegression())
     assert nonprivate_components(LogisticRegression()) == [""]
     ct = ColumnTransformer([("num", make_pipeline(StandardScaler()), [0])])
-    est = Pipeline([("pre", ct), ("clf", DPLR(epsilon=1.0))])
+    est = Pipeline([("pre", ct), ("clf", DPLR(data_norm=1.0, epsilon=1.0))])
     assert nonprivate_components(est) == ["pre__num__standardscaler"]
 
 
@@ -342,7 +348,7 @@ def test_allow_nonprivate_returns_the_private_part():
     est = Pipeline(
         [
             ("scaler", StandardScaler()),
-            ("clf", DPLR(epsilon=0.75)),
+            ("clf", DPLR(data_norm=1.0, epsilon=0.75)),
             ("rf", RandomForestClassifier()),
         ]
     )
@@ -352,9 +358,9 @@ def test_allow_nonprivate_returns_the_private_part():
 
 def test_invalid_epsilon_is_refused():
     with pytest.raises(ValueError, match="unbounded"):
-        estimator_privacy(DPLR(epsilon=math.inf))
+        estimator_privacy(DPLR(data_norm=1.0, epsilon=math.inf))
     with pytest.raises(ValueError, match="non-negative"):
-        estimator_privacy(DPLR(epsilon=-1.0))
+        estimator_privacy(DPLR(data_norm=1.0, epsilon=-1.0))
 
 
 # ---------------------------------------------------------------------------- search spaces
@@ -377,31 +383,36 @@ def test_grid_swapping_whole_estimators():
     assert estimator_privacy(est, both) == (8.5, 0.0)
     assert space["clf"][0].epsilon == 3.0  # the space's estimators are cloned, not modified
     with pytest.raises(NonPrivateComponentError, match="search-space setting"):
-        estimator_privacy(est, {"clf": [DPLR(), LogisticRegression()]})
-    assert nonprivate_components(est, {"clf": [DPLR(), LogisticRegression()]}) == ["clf"]
+        estimator_privacy(est, {"clf": [DPLR(data_norm=1.0), LogisticRegression()]})
+    space = {"clf": [DPLR(data_norm=1.0), LogisticRegression()]}
+    assert nonprivate_components(est, space) == ["clf"]
 
 
 def test_grid_can_replace_a_nonprivate_step():
-    est = Pipeline([("scaler", StandardScaler()), ("clf", DPLR(epsilon=1.0))])
+    est = Pipeline([("scaler", StandardScaler()), ("clf", DPLR(data_norm=1.0, epsilon=1.0))])
     space = {"scaler": [DPScaler(bounds=BOUNDS, epsilon=0.5), "passthrough"]}
     assert estimator_privacy(est, space) == (1.5, 0.0)
 
 
 def test_grid_over_encoder_settings_is_checked():
     enc = OneHotEncoder(categories=[["a", "b"]], handle_unknown="ignore")
-    est = Pipeline([("enc", enc), ("clf", DPLR(epsilon=1.0))])
+    est = Pipeline([("enc", enc), ("clf", DPLR(data_norm=1.0, epsilon=1.0))])
     assert estimator_privacy(est, {"enc__categories": [[["a", "b"]], [["a"]]]}) == (1, 0)
     with pytest.raises(NonPrivateComponentError, match="'enc'"):
         estimator_privacy(est, {"enc__categories": ["auto", [["a", "b"]]]})
 
 
 def test_irrelevant_keys_are_not_enumerated():
-    space = {"clf__C": list(np.logspace(-3, 3, 1000)), "clf__max_iter": list(range(1, 1000))}
-    assert estimator_privacy(dp_pipeline(), space) == (1.5, 0.0)
+    """``max_iter`` does not change the cost; ``C`` does for a LogisticRegression (its bound,
+    docs/privacy.md): each listed ``C`` is a setting, 1000 in all, not 1000 x 999."""
+    Cs = list(np.logspace(-3, 3, 1000))
+    space = {"clf__C": Cs, "clf__max_iter": list(range(1, 1000))}
+    worst = max(logistic_regression_epsilon(1.0, 1.0, C, True, None) for C in Cs)
+    assert estimator_privacy(dp_pipeline(), space) == (0.5 + worst, 0.0)
 
 
 def test_too_many_privacy_relevant_settings():
-    candidates = [DPLR(epsilon=1.0), DPNB(epsilon=1.0)] * 60
+    candidates = [DPLR(data_norm=1.0, epsilon=1.0), DPNB(epsilon=1.0)] * 60
     space = {"scaler": candidates, "clf": candidates}
     with pytest.raises(ValueError, match="split it"):
         estimator_privacy(dp_pipeline(), space)
@@ -413,7 +424,10 @@ def test_distributions_over_epsilon():
     assert estimator_privacy(est, {"clf__epsilon": st.loguniform(0.1, 4.0)}) == (4.5, 0.0)
     with pytest.raises(ValueError, match="unbounded"):
         estimator_privacy(est, {"clf__epsilon": st.expon()})
-    assert estimator_privacy(est, {"clf__C": st.expon()}) == (1.5, 0.0)  # irrelevant
+    assert estimator_privacy(est, {"clf__max_iter": st.randint(1, 9)}) == (1.5, 0.0)
+    # C: LogisticRegression's bound over every C
+    assert estimator_privacy(est, {"clf__C": st.expon()}) == (
+        0.5 + logistic_regression_epsilon(1.0, 1.0, None, True, None), 0.0)
     with pytest.raises(ValueError, match="give a list"):
         estimator_privacy(est, {"scaler": st.uniform()})
 
@@ -428,7 +442,7 @@ def _fit_with_known_accountants(X, y, *, throwaway):
     est = Pipeline(
         [
             ("scaler", DPScaler(bounds=BOUNDS, epsilon=0.5, accountant=user)),
-            ("clf", DPLR(data_norm=2.0, epsilon=1.0)),  # the default accountant
+            ("clf", DPLR(data_norm=1.0, epsilon=1.0)),  # the default accountant
         ]
     )
     if throwaway:
@@ -458,6 +472,59 @@ def test_with_throwaway_accountants_charges_nobody(data):
         previous_default.set_default()
 
 
+class _CopyCountingAccountant(BudgetAccountant):
+    """An accountant that counts how often it is deep-copied (``sklearn.clone`` copies every
+    accountant it meets, with its whole history of spends)."""
+
+    copies = 0
+
+    def __deepcopy__(self, memo):
+        type(self).copies += 1
+        return BudgetAccountant(self.epsilon, self.delta, self.slack, self.spent_budget)
+
+
+@pytest.mark.parametrize("search", ["grid", "random"])
+def test_searches_never_copy_an_accountants_history(data, search):
+    """diffprivlib's default accountant records every standalone fit of the process: cloning a
+    model that holds it copied that record on every candidate (8.7 ms per clone after 6,000
+    fits). The searches clone through ``clone_with_throwaway_accountants``: the user's
+    accountant is never copied and never charged."""
+    from skdptune import DPRandomSearchCV
+
+    X, y = data
+    _CopyCountingAccountant.copies = 0
+    user = _CopyCountingAccountant(spent_budget=[(0.5, 0.0)] * 50)
+    pipe = Pipeline([("scaler", DPScaler(bounds=BOUNDS, epsilon=0.5, accountant=user)),
+                     ("clf", DPLR(data_norm=1.0, epsilon=1.0, accountant=user))])
+    space = {"clf__C": [0.1, 1.0]}
+    if search == "grid":
+        est = DPGridSearchCV(pipe, space, epsilon=1.0, classes=[0, 1], min_partition_size=20,
+                             random_state=0)
+    else:
+        est = DPRandomSearchCV(pipe, space, epsilon=3.0, classes=[0, 1], random_state=0)
+    est.fit(X, y)
+    assert _CopyCountingAccountant.copies == 0
+    assert user.spent_budget == [(0.5, 0.0)] * 50
+    # the control: sklearn's clone copies it
+    clone(pipe)
+    assert _CopyCountingAccountant.copies == 2
+
+
+def test_clone_with_throwaway_accountants_leaves_the_original_alone():
+    user = BudgetAccountant(spent_budget=[(0.5, 0.0)])
+    est = make_pipeline(DPScaler(bounds=BOUNDS, epsilon=0.5, accountant=user),
+                        DPLR(data_norm=1.0, epsilon=1.0, accountant=user))
+    out = clone_with_throwaway_accountants(est)
+    assert est[0].accountant is user and est[1].accountant is user
+    assert user.spent_budget == [(0.5, 0.0)]
+    fresh = [out[0].accountant, out[1].accountant]
+    assert fresh[0] is not fresh[1] and user not in fresh
+    assert all(a.spent_budget == [] and a.epsilon == math.inf for a in fresh)
+    assert out.get_params()["logisticregression__C"] == est.get_params()["logisticregression__C"]
+    params = clone_with_throwaway_accountants({"clf": DPLR(accountant=user), "C": [1.0]})
+    assert params["clf"].accountant is not user and params["C"] == [1.0]
+
+
 # ------------------------------------------------------------------------------ epsilons
 
 
@@ -473,7 +540,7 @@ def test_scale_dp_epsilons_is_exact():
 @pytest.mark.parametrize("total", [0.1, 0.3, 1 / 3, 0.7, 1.0, 2.9, 1e-3])
 def test_set_total_epsilon_never_exceeds_the_total(total):
     ct = ColumnTransformer([("a", DPScaler(epsilon=0.1), [0])], remainder=DPScaler(epsilon=0.2))
-    est = make_pipeline(ct, DPLR(epsilon=0.3))
+    est = make_pipeline(ct, DPLR(data_norm=1.0, epsilon=0.3))
     assert set_total_epsilon(est, total) is est
     eps, _ = estimator_privacy(est)
     assert eps <= total
@@ -525,7 +592,7 @@ def test_seed_dp_components_which_components():
 LEAKY = [
     (DPLR(), ["data_norm"]),
     (DPPCA(n_components=1), ["bounds", "data_norm"]),
-    (DPPCA(n_components=1, data_norm=2.0), ["bounds"]),
+    (DPPCA(n_components=1, data_norm=1.0), ["bounds"]),
     (DPPCA(n_components=1, centered=True), ["data_norm"]),
     (DPNB(), ["bounds"]),
     (DPScaler(), ["bounds"]),
@@ -534,9 +601,9 @@ LEAKY = [
     (DPLinear(bounds_y=BOUNDS), ["bounds_X"]),
 ]
 LEAK_FREE = [
-    DPLR(data_norm=2.0),
-    DPPCA(n_components=1, data_norm=2.0, bounds=BOUNDS),
-    DPPCA(n_components=1, data_norm=2.0, centered=True),
+    DPLR(data_norm=1.0),
+    DPPCA(n_components=1, data_norm=1.0, bounds=BOUNDS),
+    DPPCA(n_components=1, data_norm=1.0, centered=True),
     DPNB(bounds=BOUNDS),
     DPScaler(bounds=BOUNDS),
     DPTree(bounds=BOUNDS, classes=[0, 1]),
@@ -600,7 +667,7 @@ def test_leak_warnings_as_errors(data):
 
 def _scaler_lr(eps_scaler=0.5, eps_lr=1.0):
     return make_pipeline(Normalizer(), DPScaler(epsilon=eps_scaler, bounds=(0, 1)),
-                         DPLR(epsilon=eps_lr, data_norm=2.0))
+                         DPLR(epsilon=eps_lr, data_norm=1.0))
 
 
 def test_parts_list_each_pipeline_step_and_add_up_to_the_cost():
@@ -662,7 +729,7 @@ def test_parts_scale_nonprivate_and_validation():
     parts = estimator_privacy_parts(pipe, epsilon_scale=0.5)
     assert [p.epsilon for p in parts] == [0.0, 0.25, 0.5]
     assert "scaled by 0.5" in parts[2].detail
-    leaky = make_pipeline(StandardScaler(), DPLR(epsilon=1.0, data_norm=2.0))
+    leaky = make_pipeline(StandardScaler(), DPLR(epsilon=1.0, data_norm=1.0))
     with pytest.raises(NonPrivateComponentError, match="standardscaler"):
         estimator_privacy_parts(leaky)
     parts = estimator_privacy_parts(leaky, allow_nonprivate=True)
@@ -753,7 +820,7 @@ def test_scaled_privacy_scales_every_candidate_a_space_lists():
     the space charged an unscaled replacement (3.0 instead of 1.5 here), so a budget mode's
     model share could exceed the whole budget."""
     pipe = dp_pipeline(scaler_eps=0.5, clf_eps=1.0)
-    space = {"clf": [DPLR(data_norm=2.0, epsilon=1.0), DPLR(data_norm=2.0, epsilon=2.5)]}
+    space = {"clf": [DPLR(data_norm=1.0, epsilon=1.0), DPLR(data_norm=1.0, epsilon=2.5)]}
     assert estimator_privacy(pipe, space) == (3.0, 0.0)
     eps, delta = scaled_privacy(pipe, space, 0.5)
     assert eps == pytest.approx(1.5, rel=1e-15) and delta == 0.0

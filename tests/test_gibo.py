@@ -12,6 +12,7 @@ from sklearn.datasets import make_classification
 
 from skdptune import DPGIBOSearchCV, estimator_privacy
 from skdptune.accounting import gdp_epsilon, self_composition_cost
+from skdptune.evaluation import _losses
 from skdptune.selection import _noisy_gradient
 
 SPACE = {"C": (1e-3, 1e2, "log"), "data_norm": (0.5, 8.0, "log")}
@@ -57,8 +58,39 @@ def test_budget_split_meets_the_total_with_both_sides(data, train_split, epsilon
         assert self_composition_cost(split["epsilon_fit"], 0.0, 9, 1e-6)[0] == \
             pytest.approx(tuning, rel=1e-9)
         assert split["epsilon_fit"] > tuning / 9  # better than the sum
-    # the returned model got exactly the refit budget
-    assert s.best_estimator_.epsilon == pytest.approx(epsilon - tuning)
+    # the returned model costs exactly the refit budget, for the declared label set
+    cost = estimator_privacy(s.best_estimator_, n_classes=2)[0]
+    assert cost <= epsilon - tuning
+    assert cost == pytest.approx(epsilon - tuning, rel=1e-9)
+
+
+def test_fits_are_priced_for_the_declared_label_set(data):
+    """diffprivlib's ``LogisticRegression`` costs more than its ``epsilon`` for rows of norm
+    above 1, and its cost depends on the number of classes (docs/privacy.md): the fits and the
+    returned model solve for the epsilon that costs their budget *with the declared classes*,
+    not over every count (which would cost no more, with more noise)."""
+    X, y = data
+    space = {"C": (0.5, 2.0, "log"), "data_norm": (4.0, 8.0, "log")}
+    s = gibo(space=space, epsilon=2.0, refit=True).fit(X, y)
+    model, budget = s.best_estimator_, 2.0 - 2.0 * s.tuning_share
+    assert estimator_privacy(model, n_classes=2)[0] == pytest.approx(budget, rel=1e-9)
+    unknown = estimator_privacy(model)[0]
+    assert unknown > budget * 1.05  # the count mattered here
+    # the tuning fits: each at the epsilon_fit of its budget, for two classes
+    fits = s.privacy_split_["epsilon_fit"]
+    seen = []
+    real = _losses.fit_and_example_utilities
+
+    def spy(*args, **kwargs):
+        out = real(*args, **kwargs)
+        if out is not None:
+            seen.append(estimator_privacy(out[1], n_classes=2)[0])
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_losses, "fit_and_example_utilities", spy)
+        gibo(space=space, epsilon=2.0, n_jobs=1).fit(X, y)
+    assert seen and all(cost == pytest.approx(fits, rel=1e-9) for cost in seen)
 
 
 def test_planned_privacy_matches_and_refit_false_returns_the_final_model(data):

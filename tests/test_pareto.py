@@ -17,6 +17,7 @@ from sklearn.pipeline import Pipeline
 
 from skdptune import DPRandomSearchCV, ParetoFront, privacy_utility_front
 from skdptune import pareto as pareto_module
+from skdptune._logistic import logistic_regression_epsilon
 from skdptune._pareto_math import (
     hvpoi,
     hypervolume,
@@ -428,9 +429,12 @@ def test_pipeline_privacy_adds_its_steps_and_charges_nothing(data):
         warnings.simplefilter("ignore", DeprecationWarning)
         front = privacy_utility_front(pipe, space, X, y, cv=2, n_repeats=1, n_initial=3,
                                       n_iter=0, random_state=0)
-    np.testing.assert_allclose(front.epsilon, [p["scaler__epsilon"] + p["clf__epsilon"]
-                                               for p in front.params])
-    assert front.anti_ideal[0] == pytest.approx(5.0)
+    # the front knows no label set: the model's cost over every class count (docs/privacy.md)
+    np.testing.assert_allclose(front.epsilon, [
+        p["scaler__epsilon"] + logistic_regression_epsilon(p["clf__epsilon"], 2.0, 1.0, True, None)
+        for p in front.params])
+    assert front.anti_ideal[0] == pytest.approx(
+        1.0 + logistic_regression_epsilon(4.0, 2.0, 1.0, True, None))
     assert accountant.spent_budget == []
     assert default.spent_budget == spent_before
 

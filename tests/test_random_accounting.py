@@ -28,6 +28,7 @@ from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline
 
 from skdptune import DPRandomSearchCV, estimator_privacy
+from skdptune._logistic import logistic_regression_epsilon
 from skdptune.accounting import (
     kov_optimal_composition_epsilon,
     repetition_epsilon,
@@ -187,7 +188,7 @@ def test_default_validation_size_costs_the_sum_where_the_runs_are_batched(data, 
     """validation_size=None on a batched LogisticRegression: no validation part, so a run costs
     eps_model + eps_model / 4 (3 of them for the geometric law, plus the refit); on GaussianNB
     a validation part, so a run costs eps_model."""
-    batched = search("geometric", estimator=LogisticRegression(epsilon=EPS_MODEL, data_norm=2.0),
+    batched = search("geometric", estimator=LogisticRegression(epsilon=EPS_MODEL, data_norm=1.0),
                      space={"C": [0.1, 1.0]}, n_iter=4, refit=refit).fit(*data)
     assert batched.epsilon_run_ == pytest.approx(1.25 * EPS_MODEL, rel=1e-12)
     assert batched.privacy_spent_.epsilon == pytest.approx(
@@ -286,7 +287,10 @@ def test_budget_mode_scales_every_dp_component_by_one_factor(data):
                n_iter=3, epsilon=1.2, refit=True).fit(*data)
     check_lands_on(s, 1.2, "logarithmic", None, 3, 0.0, True)
     factor = s.epsilon_scale_
-    assert s.epsilon_run_ == pytest.approx(2.0 * factor)  # both components, summed
+    # both components, summed: the scaler's epsilon, and the model's cost over every C (a
+    # distribution) for the declared two classes
+    assert s.epsilon_run_ == pytest.approx(
+        0.5 * factor + logistic_regression_epsilon(1.5 * factor, 3.0, None, True, 2), rel=1e-9)
     refitted = s.best_estimator_.get_params()
     assert refitted["scale__epsilon"] == pytest.approx(0.5 * factor)
     assert refitted["clf__epsilon"] == pytest.approx(1.5 * factor)

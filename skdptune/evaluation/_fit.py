@@ -36,6 +36,7 @@ from threadpoolctl import ThreadpoolController
 
 from .._estimators import (
     _derived_seed,
+    clone_with_throwaway_accountants,
     for_inner_fits,
     iter_dp_components,
     leak_warnings_as_errors,
@@ -43,7 +44,6 @@ from .._estimators import (
     scale_dp_epsilons,
     seed_dp_components,
     set_total_epsilon,
-    with_throwaway_accountants,
 )
 from .._private import FAILURE_MESSAGE, LEAKS, silenced
 from ..exceptions import PrivateFitError
@@ -154,9 +154,9 @@ def candidate_template(estimator, params):
     :func:`skdptune._estimators.for_inner_fits`). Built once per candidate;
     :func:`instantiate` copies it for every fit.
     """
-    est = clone(estimator)
-    est.set_params(**clone(params, safe=False))
-    return for_inner_fits(with_throwaway_accountants(est))
+    est = clone_with_throwaway_accountants(estimator)
+    est.set_params(**clone_with_throwaway_accountants(params))
+    return for_inner_fits(est)
 
 
 #: the parameters :func:`candidate_template` sets after the candidate's values
@@ -235,7 +235,8 @@ def steps_key(key, final, index):
                  if entry[0] != final and not entry[0].startswith(final + "__"))
 
 
-def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, row_factor=None):
+def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, n_classes=None,
+                row_factor=None):
     """A fresh copy of a :func:`candidate_template`, seeded and with its epsilons set.
 
     Parameters
@@ -252,7 +253,11 @@ def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, 
         Multiplies every diffprivlib component's ``epsilon``.
     epsilon_total : float or None
         Rescales the diffprivlib components' ``epsilon`` proportionally so that they sum to this
-        value (``inf``: non-private fits). Only for fits that are never released.
+        value (``inf``: non-private fits), or, with a diffprivlib ``LogisticRegression``
+        (whose cost is not linear in its ``epsilon``), so that they cost it.
+    n_classes : int or None
+        The declared label set's size, for ``epsilon_total``: the cost of a
+        ``LogisticRegression`` depends on it (``None``: the cost over every count).
     row_factor : float or None
         ``n / n_rows`` for a fit on ``n_rows`` rows that stands in for a model on ``n`` rows:
         multiplies the parameters whose meaning depends on the row count
@@ -265,7 +270,7 @@ def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, 
     if epsilon_scale is not None and epsilon_scale != 1.0:
         scale_dp_epsilons(est, epsilon_scale)
     if epsilon_total is not None:
-        set_total_epsilon(est, epsilon_total)
+        set_total_epsilon(est, epsilon_total, n_classes)
     if row_factor is not None and row_factor != 1.0:
         rescale_row_dependent_params(est, row_factor)
     return est

@@ -46,11 +46,11 @@ def train_chunks(train: np.ndarray, n_chunks: int, rng) -> list[np.ndarray]:
 
 
 def _losses_at(template, X, y, rows, validation, score, fit_params, debug, epsilon_fit,
-               seed, padding):
+               n_classes, seed, padding):
     """``(losses on the validation rows, model)`` of one fit, or ``None`` if it failed."""
     output = fit_and_example_utilities(template, X, y, rows, validation, score, fit_params,
                                        debug=debug, padding=padding, seed=seed,
-                                       epsilon_total=epsilon_fit)
+                                       epsilon_total=epsilon_fit, n_classes=n_classes)
     return None if output is None else (1.0 - output[0], output[1])
 
 
@@ -64,7 +64,10 @@ class LossEvaluator:
     score : PerExampleScore
         Per-example utilities; losses are ``1 - utility``.
     epsilon_fit : float
-        Total epsilon of the diffprivlib components of each fit.
+        What the diffprivlib components of each fit cost together.
+    n_classes : int or None
+        The declared label set's size (the cost of a ``LogisticRegression`` depends on it);
+        ``None``: the cost over every count.
     error_score : float or "raise"
         ``"raise"`` lets a fit's exception out (debugging); otherwise a failure stops the
         search with ``PrivateFitError``.
@@ -73,10 +76,12 @@ class LossEvaluator:
         Public rows appended to every fit (classifiers).
     """
 
-    def __init__(self, estimator, score, *, epsilon_fit, error_score, n_jobs, padding=None):
+    def __init__(self, estimator, score, *, epsilon_fit, error_score, n_jobs, padding=None,
+                 n_classes=None):
         self.estimator = estimator
         self.score = score
         self.epsilon_fit = epsilon_fit
+        self.n_classes = n_classes
         self.error_score = error_score
         self.n_jobs = n_jobs
         self.padding = padding
@@ -115,7 +120,8 @@ class LossEvaluator:
             outputs = self._parallel(
                 delayed(_losses_at)(
                     template, X, y, fit_rows, validation, self.score, fit_params,
-                    self.error_score == "raise", self.epsilon_fit, seed, self.padding,
+                    self.error_score == "raise", self.epsilon_fit, self.n_classes, seed,
+                    self.padding,
                 )
                 for template, fit_rows, seed in zip(
                     candidate_templates(self.estimator, settings), rows, seeds, strict=True)

@@ -1,0 +1,90 @@
+"""The cost skdptune charges for diffprivlib's LogisticRegression (skdptune._logistic,
+docs/privacy.md "diffprivlib's LogisticRegression"): closed forms, and the properties the
+searches rely on (never below diffprivlib's epsilon, nondecreasing in epsilon, suprema over the
+class count and over C)."""
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats as st
+from diffprivlib.models import LogisticRegression
+
+from skdptune import estimator_privacy
+from skdptune._estimators import set_total_epsilon
+from skdptune._logistic import logistic_regression_epsilon as cost
+
+
+def test_closed_forms():
+    # D > 0 branch, no intercept: e/2 + ln(1 + q (exp(e/4) - 1))
+    assert cost(1.0, 10.0, 1.0, False, 2) == pytest.approx(
+        0.5 + math.log1p(10 * math.expm1(0.25)), rel=1e-11)
+    assert cost(1.0, 10.0, 1.0, False, 2) >= 0.5 + math.log1p(10 * math.expm1(0.25))
+    # D = 0 branch (4 > 2 ln 3.5), no intercept: e - 2 ln(1 + qC/4) + ln(1 + q^2 C/4), or the
+    # D > 0 bound at the branch point, whichever is larger
+    branch = 2 * math.log1p(2.5)
+    expected = max(4 - branch + math.log1p(25.0),
+                   branch / 2 + math.log1p(10 * math.expm1(branch / 4)))
+    assert cost(4.0, 10.0, 1.0, False, 2) == pytest.approx(expected, rel=1e-9)
+    # D > 0 with the intercept: e/2 + ln(1 + q^2 u / qe + 1 / (4 n D))
+    qe, u = math.sqrt(101.0), math.expm1(0.25)
+    n_delta = qe / (4 * u) - 1.0
+    assert cost(1.0, 10.0, 1.0, True, 2) == pytest.approx(
+        0.5 + math.log1p(100 * u / qe + 0.25 / n_delta), rel=1e-11)
+    # k >= 3 classes: k one-vs-rest problems at epsilon / k
+    assert cost(2.0, 10.0, 1.0, True, 5) == pytest.approx(5 * cost(0.4, 10.0, 1.0, True, 2),
+                                                          rel=1e-11)
+    assert cost(0.0, 10.0, 1.0, True, 2) == 0.0
+
+
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_never_below_diffprivlibs_epsilon_nor_above_it_for_unit_rows(fit_intercept):
+    for eps in (0.01, 0.3, 1.0, 3.0, 9.0):
+        for C in (1e-3, 0.1, 1.0, 30.0, None):
+            for k in (2, 3, 7, None):
+                assert cost(eps, 20.0, C, fit_intercept, k) >= eps
+                if not fit_intercept:  # rows of norm 1: diffprivlib's analysis holds
+                    assert cost(eps, 1.0, C, fit_intercept, k) == pytest.approx(eps, rel=1e-9)
+    # with the intercept, the D > 0 branch regularises it by n D alone: 14 problems at C = 1e-3
+    # sit just past the branch point, where the bound (kept nondecreasing in epsilon) is that
+    # branch's bound at the point, 2 % above epsilon
+    assert cost(0.01, 1.0, 1e-3, True, 14) > 0.0101
+
+
+@pytest.mark.parametrize("norm", [0.5, 2.0, 10.0, 100.0])
+@pytest.mark.parametrize("fit_intercept", [False, True])
+def test_suprema_and_monotonicity(norm, fit_intercept):
+    eps_grid = np.linspace(0.01, 10.0, 300)
+    for C in (0.01, 0.5, 1.0, 10.0, 1000.0):
+        values = [cost(e, norm, C, fit_intercept, 2) for e in eps_grid]
+        # nondecreasing: a maximum over epsilons is sound
+        assert all(b >= a for a, b in zip(values, values[1:], strict=False))
+    for eps in (0.05, 1.0, 4.0):
+        # over every C, and over every class count
+        grid = max(cost(eps, norm, C, fit_intercept, 2) for C in np.logspace(-5, 5, 801))
+        assert cost(eps, norm, None, fit_intercept, 2) >= grid
+        for C in (0.01, 1.0, None):
+            counts = max(cost(eps, norm, C, fit_intercept, k) for k in [2, *range(3, 400, 3)])
+            assert cost(eps, norm, C, fit_intercept, None) >= counts
+
+
+def test_the_searches_space_and_budgets_use_it():
+    model = LogisticRegression(epsilon=1.0, data_norm=10.0)
+    assert estimator_privacy(model, n_classes=2)[0] == cost(1.0, 10.0, 1.0, True, 2)
+    # every listed C and data_norm is a setting (the cost is not monotone in them)
+    space = {"C": [0.01, 1.0, 100.0], "data_norm": [1.0, 10.0]}
+    assert estimator_privacy(model, space, n_classes=2)[0] == max(
+        cost(1.0, q, C, True, 2) for C in space["C"] for q in space["data_norm"])
+    # a distribution: the supremum over every C; over data_norm, its support's upper end
+    assert estimator_privacy(model, {"C": st.loguniform(0.1, 10)}, n_classes=3)[0] == cost(
+        1.0, 10.0, None, True, 3)
+    assert estimator_privacy(model, {"data_norm": st.uniform(1, 4)}, n_classes=2)[0] == cost(
+        1.0, 5.0, None, True, 2)
+    with pytest.raises(ValueError, match="fit_intercept"):
+        estimator_privacy(model, {"fit_intercept": st.randint(0, 2)})
+    # budget modes solve for the epsilon that costs the total
+    for k in (2, 4, None):
+        scaled = set_total_epsilon(LogisticRegression(epsilon=1.0, data_norm=10.0), 1.0, k)
+        charged = estimator_privacy(scaled, n_classes=k)[0]
+        assert 1.0 - 1e-9 <= charged <= 1.0
+        assert scaled.epsilon < 1.0
