@@ -289,7 +289,7 @@ def naive_composition(run: UtilityRun, refit: bool) -> float:
     seeds = SeedPlan(run.seed)
     split = holdout_split(len(run.data.X_train), NAIVE_VALIDATION, seeds.rng("split"))
     evaluator = HoldoutEvaluator(run.case.estimator(eps_run), AccuracyScore(),
-                                 epsilon_score=eps_run, epsilon_scale=None, error_score=0.0,
+                                 epsilon_score=eps_run, epsilons=None, error_score=0.0,
                                  n_jobs=1, padding=padding(run.data.X_train, run.data.y_train))
     scores, models = evaluator.run(run.data.X_train, run.data.y_train, candidates, split, {},
                                    seeds)

@@ -258,8 +258,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
     def _final_model_params(self, result: TuningResult) -> dict:
         return result.candidate_params[result.best_index]
 
-    #: whether :meth:`_refit_settings` scales each candidate to the model's budget
-    #: (``epsilon_total``) rather than by one common factor (``epsilon_scale``)
+    #: whether :meth:`_refit_settings` prices each candidate at the model's budget
+    #: (``epsilon_total``, the budget modes) rather than fitting it as configured
     _refit_sets_total = False
 
     def _refit_settings(self) -> dict:
@@ -654,20 +654,16 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         components = list(self._tuning_events(n_samples))
         if self.refit:
             eps_model, delta_model = self._final_model_cost(n_samples)
-            # one line per DP step of the returned model: budget modes scale the estimator's
-            # epsilons by one common factor (the model's cost over the estimator's own), or
-            # per candidate so that each costs the model's budget (_refit_settings' total)
+            # one line per DP step of the returned model: budget modes price each candidate
+            # so that it costs the model's budget (_refit_settings' total); otherwise the
+            # estimator as configured
             if self._refit_sets_total:
                 parts = estimator_privacy_parts(self.estimator, self._search_space(),
                                                 epsilon_total=eps_model,
                                                 n_classes=self._n_classes())
-            else:  # each line's share of the model's cost (a LogisticRegression's cost is
-                # not linear in its epsilon: the lines split eps_model, they are not refitted)
-                base = estimator_privacy(self.estimator, self._search_space(),
-                                         n_classes=self._n_classes())[0]
-                parts = estimator_privacy_parts(
-                    self.estimator, self._search_space(), n_classes=self._n_classes(),
-                    epsilon_scale=eps_model / base if base > 0 else 1.0)
+            else:
+                parts = estimator_privacy_parts(self.estimator, self._search_space(),
+                                                n_classes=self._n_classes())
             components.append(("returned model (refit on all rows)",
                                EpsilonDeltaEvent(eps_model, delta_model, "refit"), parts))
         return privacy_report(components, delta=self._target_delta())

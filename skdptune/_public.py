@@ -394,7 +394,23 @@ def make_padding(X: Any, y: Any, classes: np.ndarray | None, fill: Any = "") -> 
     """The padding rows of a classifier with label set ``classes`` (``None``: no padding)."""
     if classes is None:
         return None
-    return Padding(synthetic_rows(X, len(classes), fill=fill), _synthetic_labels(y, classes))
+    labels = _synthetic_labels(y, classes)
+    # the fits must see every declared class: the cost of a model can depend on their number
+    # (diffprivlib's LogisticRegression fits one problem per class), and the returned model's
+    # classes_ must be the declared ones. A dtype that merges two of them (a pandas "Float32"
+    # column and the classes 2**24 and 2**24 + 1, complex classes and float labels) is refused;
+    # both are public, no label is read.
+    values = labels.to_numpy() if hasattr(labels, "to_numpy") else np.asarray(labels)
+    try:
+        distinct = len(np.unique(values))
+    except TypeError:
+        distinct = len(set(values.tolist()))
+    if distinct != len(classes):
+        raise ValueError(f"The declared classes {np.asarray(classes).tolist()} become "
+                         f"{distinct} distinct labels in y's dtype "
+                         f"({getattr(y, 'dtype', type(y).__name__)}); give y a dtype that "
+                         "holds each of them.")
+    return Padding(synthetic_rows(X, len(classes), fill=fill), labels)
 
 
 # --------------------------------------------------------------------------------------------

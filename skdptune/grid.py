@@ -9,7 +9,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
-from ._estimators import estimator_privacy, scale_within, scaled_privacy, space_sets_epsilon
+from ._estimators import estimator_privacy, space_sets_epsilon
 from .evaluation._partitions import PartitionEvaluator, auto_n_partitions, check_inner_splitter
 from .evaluation._scores import check_bounded_scorer
 from .selection import DoublingSVT, PermuteAndFlipSelector
@@ -38,7 +38,7 @@ class DPGridSearchCV(BaseDPSearchCV):
     The whole ``fit`` -- tuning plus the returned model -- is differentially private with the
     data-independent ``privacy_spent_`` = ``epsilon``, charged once to ``accountant``: a share
     ``tuning_share`` of it pays for the selection, the rest for the returned model, whose DP
-    epsilons are scaled by one common factor to cost exactly that (maximised over the grid).
+    epsilons are set so that it costs exactly that, whichever candidate is selected.
     Inner partition fits are never released, so their privacy parameters (``inner_epsilon``)
     do not enter the bound. See ``docs/selection.md`` and ``docs/accounting.md`` for the
     proofs.
@@ -47,9 +47,9 @@ class DPGridSearchCV(BaseDPSearchCV):
     ----------
     estimator : estimator object
         A diffprivlib model, or a ``Pipeline`` of diffprivlib models and data-independent
-        transformers (see :func:`skdptune.estimator_privacy`). Its DP epsilons are scaled by
-        one common factor (``epsilon_scale_``): their ratios are kept, their sum set by the
-        budget.
+        transformers (see :func:`skdptune.estimator_privacy`). Each candidate's DP epsilons
+        are set so that the returned model costs the model's share of the budget
+        (``privacy_split_["epsilon_model"]``): their ratios are kept.
     param_grid : dict or list of dicts
         As in ``GridSearchCV``; nested names such as ``clf__C`` are allowed. A DP
         ``epsilon`` cannot be searched (the budget sets it).
@@ -162,9 +162,6 @@ class DPGridSearchCV(BaseDPSearchCV):
         Number of partitions used.
     sensitivity_ : float
         Replace-one sensitivity of each aggregated utility, ``1 / n_partitions_``.
-    epsilon_scale_ : float
-        Common factor applied to the estimator's DP epsilons in the returned model (and in the
-        partition fits, before ``inner_epsilon``).
     privacy_split_ : dict
         ``tuning_share``, ``epsilon_tuning`` and ``epsilon_model``: how ``epsilon`` was split.
     privacy_spent_ : PrivacyReport
@@ -284,7 +281,7 @@ class DPGridSearchCV(BaseDPSearchCV):
         total = float(self.epsilon)
         if not self.refit:  # no model is returned: the selection gets everything
             return {"tuning_share": 1.0, "epsilon_tuning": total, "epsilon_model": 0.0,
-                    "epsilon_scale": 1.0, "delta_model": 0.0}
+                    "model_settings": {"epsilon_scale": 1.0}, "delta_model": 0.0}
         if space_sets_epsilon(self.param_grid):
             raise ValueError(
                 "epsilon is the total budget and sets the estimator's DP epsilons, but "
@@ -300,11 +297,13 @@ class DPGridSearchCV(BaseDPSearchCV):
                 "The estimator has no diffprivlib component with a positive epsilon, so "
                 "epsilon cannot be split between the selection and the returned model; use a "
                 "diffprivlib model.")
-        # the factor is solved for: a LogisticRegression's cost is not linear in its epsilon
-        scale = scale_within(self.estimator, self.param_grid, (1.0 - share) * total, n_classes)
-        model = scaled_privacy(self.estimator, self.param_grid, scale, n_classes)[0]
-        return {"tuning_share": share, "epsilon_tuning": total - model,
-                "epsilon_model": model, "epsilon_scale": scale, "delta_model": delta_model}
+        # each candidate is priced at the model's share (set_total_epsilon, its ratios kept):
+        # a LogisticRegression's cost is not linear in its epsilon and differs with C and
+        # data_norm, so one factor on every candidate would be set by the dearest
+        model = (1.0 - share) * total
+        return {"tuning_share": share, "epsilon_tuning": total - model, "epsilon_model": model,
+                "model_settings": {"epsilon_total": model, "n_classes": n_classes},
+                "delta_model": delta_model}
 
     def _make_selector(self, epsilon: float, sensitivity: float, seed):
         if self.selection == "svt":
@@ -346,13 +345,12 @@ class DPGridSearchCV(BaseDPSearchCV):
         evaluator = PartitionEvaluator(
             self.estimator, scorer, n_partitions=k, cv=self.cv,
             inner_epsilon=self.inner_epsilon, inner_params=self.inner_params,
-            epsilon_scale=budget["epsilon_scale"], n_jobs=self.n_jobs,
+            epsilons=budget["model_settings"], n_jobs=self.n_jobs,
             pre_dispatch=self.pre_dispatch, error_score=self.error_score, seeds=seeds,
             padding=public.padding,
         )
         selector = self._make_selector(budget["epsilon_tuning"], evaluator.sensitivity,
                                        seeds.noise_seed("selection"))
-        self.epsilon_scale_ = budget["epsilon_scale"]
         self.privacy_split_ = {name: budget[name] for name in
                                ("tuning_share", "epsilon_tuning", "epsilon_model")}
         return TuningPlan(
@@ -412,5 +410,9 @@ class DPGridSearchCV(BaseDPSearchCV):
         return TuningResult(candidate_params=candidates, best_index=selection.index,
                             fallback=selection.fallback, attributes=attributes)
 
+    _refit_sets_total = True
+
     def _refit_settings(self):
-        return {"epsilon_scale": self.epsilon_scale_}
+        # each candidate priced at the model's share, as in the partition fits (_budget)
+        return {"epsilon_total": self.privacy_split_["epsilon_model"],
+                "n_classes": self._n_classes()}

@@ -11,7 +11,7 @@ from sklearn.model_selection import ParameterSampler
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
-from ._estimators import scaled_privacy, space_sets_epsilon
+from ._estimators import estimator_privacy, space_sets_epsilon
 from .accounting import event_cost
 from .evaluation._holdout import HoldoutEvaluator, holdout_split, runs_batched
 from .evaluation._scores import check_validation_score, raw_scorer_name
@@ -104,9 +104,13 @@ class DPRandomSearchCV(BaseDPSearchCV):
     eta : float or None, default=None
         Shape in (-1, inf) of the truncated negative binomial (``"negative_binomial"`` only).
     epsilon : float or None, default=None
-        Total budget (tuning plus refit). When given, every DP ``epsilon`` of the estimator is
-        scaled by one common factor so that ``privacy_spent_`` equals it (``epsilon_scale_``,
-        ``epsilon_run_``). ``None`` uses the estimator as configured and reports the total.
+        Total budget (tuning plus refit). When given, every candidate's DP epsilons are set
+        so that its model costs the same ``epsilon_model_``, the largest that makes
+        ``privacy_spent_`` equal the budget (their ratios kept; a diffprivlib
+        ``LogisticRegression`` costs more than its ``epsilon`` when ``data_norm > 1``, and
+        differently for each ``C`` and ``data_norm``: each candidate gets what its own cost
+        allows, docs/privacy.md). ``None`` uses the estimator as configured and reports the
+        total.
     delta : float, default=0.0
         Target delta of the Renyi and privacy-profile bounds (required > 0 for
         ``"poisson"``).
@@ -182,8 +186,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
         The winning run only: ``params``, ``param_<name>``, ``selected`` and ``noisy_score``.
     no_runs_ : bool
         True when ``K = 0`` (Poisson): the returned parameters are a data-independent draw.
-    epsilon_scale_ : float
-        Factor applied to the estimator's DP epsilons (1.0 without budget mode).
+    epsilon_model_ : float
+        What each run's model (and the refit) costs: the largest over the space as configured,
+        or, in budget mode, the cost every candidate is priced at.
     epsilon_run_ : float
         ``eps_Q`` of one run.
     privacy_spent_ : PrivacyReport
@@ -297,11 +302,18 @@ class DPRandomSearchCV(BaseDPSearchCV):
         finally:
             del self.__dict__["_settled_batched"]
 
-    def _costs(self, scale: float):
-        """(tuning event, run epsilon, model (eps, delta), score epsilon) when DP epsilons are
-        scaled by scale."""
-        eps_model, delta_model = scaled_privacy(self.estimator, self._search_space(), scale,
-                                                self._n_classes())
+    def _model_privacy(self) -> tuple[float, float]:
+        """(eps, delta) of the model as configured: the largest over the space."""
+        return estimator_privacy(self.estimator, self._search_space(), n_classes=self._n_classes())
+
+    def _costs(self, epsilon_model: float | None = None, configured=None):
+        """(tuning event, run epsilon, model (eps, delta), score epsilon): with the model as
+        configured (``epsilon_model=None``) or every candidate priced at ``epsilon_model``
+        (budget mode; its delta is the configured one). ``configured``: :meth:`_model_privacy`,
+        when the caller has it."""
+        eps_model, delta_model = configured or self._model_privacy()
+        if epsilon_model is not None:
+            eps_model = float(epsilon_model)
         on_fit_rows = self._validation_size() == 0
         if self.epsilon_score is not None:
             eps_score = float(self.epsilon_score)
@@ -312,47 +324,51 @@ class DPRandomSearchCV(BaseDPSearchCV):
         event = self._repetition().privacy_event(eps_run, delta_model)
         return event, eps_run, (eps_model, delta_model), eps_score
 
-    def _total_epsilon(self, scale: float) -> float:
-        event, _, (eps_model, _), _ = self._costs(scale)
+    def _total_epsilon(self, epsilon_model: float, configured) -> float:
+        event, _, (eps_model, _), _ = self._costs(epsilon_model, configured)
         tuning, _ = event_cost(event, delta=self.delta)
         return tuning + (eps_model if self.refit else 0.0)
 
-    def _budget_scale(self) -> float:
-        """Common factor on the DP epsilons so that the total equals ``epsilon`` (budget mode)."""
+    def _budget_model(self) -> float | None:
+        """The model cost that makes the total equal ``epsilon`` (budget mode), else ``None``."""
         if self.epsilon is None:
-            return 1.0
+            return None
         if space_sets_epsilon(self.param_distributions):
             raise ValueError(
-                "epsilon (budget mode) scales the estimator's DP epsilons, but the search space "
+                "epsilon (budget mode) sets the estimator's DP epsilons, but the search space "
                 "sets an epsilon itself; give epsilon=None or remove epsilon from the space."
             )
         target = float(self.epsilon)
-        # the total is continuous and non-decreasing in the scale: bracket, then solve
+        configured = self._model_privacy()
+
+        def total(epsilon_model):
+            return self._total_epsilon(epsilon_model, configured)
+
+        # the total is continuous and non-decreasing in the model's cost: bracket, then solve
         lo, hi = 1e-9, 1.0
-        # with a fixed epsilon_score the runs cost at least that much whatever the scale (and,
+        # with a fixed epsilon_score the runs cost at least that much whatever the model (and,
         # with refit=False, the total is flat near 0): a root there would be meaningless (a
         # model epsilon of 1e-9) or missing, so the budget must lie strictly above this floor
-        floor = self._total_epsilon(lo)
+        floor = total(lo)
         if floor >= target:
             raise ValueError(
                 f"epsilon={target:g} cannot be met: the noisy validation scores alone "
                 f"(epsilon_score={self.epsilon_score!r}) cost {floor:.6g}. Raise epsilon or "
                 "lower epsilon_score."
             )
-        while self._total_epsilon(hi) < target:
+        while total(hi) < target:
             hi *= 2.0
-        scale = brentq(lambda s: self._total_epsilon(s) - target, lo, hi, xtol=1e-14,
-                       rtol=1e-12)
+        epsilon_model = brentq(lambda m: total(m) - target, lo, hi, xtol=1e-14, rtol=1e-12)
         # never exceed the budget because of the root finder's tolerance
-        while self._total_epsilon(scale) > target:
-            scale *= 1 - 1e-12
-        return scale
+        while total(epsilon_model) > target:
+            epsilon_model *= 1 - 1e-12
+        return epsilon_model
 
     def _final_model_cost(self, n_samples):
-        return self._costs(self._budget_scale())[2]
+        return self._costs(self._budget_model())[2]
 
     def _tuning_events(self, n_samples):
-        event, eps_run, (eps_model, delta_model), eps_score = self._costs(self._budget_scale())
+        event, eps_run, (eps_model, delta_model), eps_score = self._costs(self._budget_model())
         return [(f"tuning: {event.name}", event, self._run_parts(eps_run, eps_model,
                                                                   delta_model, eps_score))]
 
@@ -367,7 +383,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
         else:
             fit_rows, score_rows = "the train part", "the validation part"
             how = "the larger of the two below (disjoint rows: parallel composition)"
-        scaled = " (scaled: budget mode)" if self.epsilon is not None else ""
+        scaled = (" (each candidate's set to cost this: budget mode)"
+                  if self.epsilon is not None else "")
         return (
             PrivacyComponent("per run (the base mechanism Q)", eps_run, delta_model, how),
             PrivacyComponent(f"per run: the model, fitted on {fit_rows}", eps_model,
@@ -381,21 +398,21 @@ class DPRandomSearchCV(BaseDPSearchCV):
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
         score = check_validation_score(self._selection_scoring(), self.estimator,
                                        public.classes, **clip)
-        scale = self._budget_scale()
-        _, eps_run, _, eps_score = self._costs(scale)
+        epsilon_model = self._budget_model()
+        _, eps_run, (eps_model, _), eps_score = self._costs(epsilon_model)
         validation_size = self._validation_size()
         if validation_size == 0:  # every run fits and scores all rows
             split = (np.arange(public.n_samples),) * 2
         else:
             split = holdout_split(public.n_samples, validation_size, seeds.rng("split"))
         evaluator = HoldoutEvaluator(
-            self.estimator, score, epsilon_score=eps_score, epsilon_scale=scale,
+            self.estimator, score, epsilon_score=eps_score, epsilons=self._run_settings(),
             error_score=self.error_score, n_jobs=self.n_jobs, padding=public.padding,
             expected_runs=self._repetition().mean, batched=self._batched(),
         )
-        self.epsilon_scale_ = scale
+        self.epsilon_model_ = eps_model
         self.epsilon_run_ = eps_run
-        return TuningPlan(settings={"split": split, "evaluator": evaluator, "scale": scale},
+        return TuningPlan(settings={"split": split, "evaluator": evaluator},
                           scorers={"scoring": score, "scorer_ (used by score)": self.scorer_})
 
     def _run_tuning(self, plan, X, y, fit_params, seeds):
@@ -425,5 +442,16 @@ class DPRandomSearchCV(BaseDPSearchCV):
             best_estimator=models[best],
         )
 
+    @property
+    def _refit_sets_total(self):
+        return self.epsilon is not None
+
+    def _run_settings(self) -> dict:
+        """How every run's model (and the refit) is set up: as configured, or, in budget mode,
+        priced at the model's cost for the declared label set."""
+        if self.epsilon is None:
+            return {}
+        return {"epsilon_total": self._budget_model(), "n_classes": self._n_classes()}
+
     def _refit_settings(self):
-        return {"epsilon_scale": self.epsilon_scale_}
+        return self._run_settings()

@@ -49,7 +49,6 @@ from skdptune._estimators import (
     leak_warnings_as_errors,
     nonprivate_components,
     scale_dp_epsilons,
-    scaled_privacy,
     seed_dp_components,
     set_total_epsilon,
     with_throwaway_accountants,
@@ -814,18 +813,22 @@ def test_set_total_epsilon_sets_the_cost_under_replace_one():
     assert pipe[0].epsilon == pytest.approx(0.4) and pipe[1].epsilon == pytest.approx(0.4)
 
 
-def test_scaled_privacy_scales_every_candidate_a_space_lists():
-    """The searches scale each candidate, a listed replacement included: the scaled cost is the
-    maximum over the scaled candidates. Scaling the base alone and then taking the maximum over
-    the space charged an unscaled replacement (3.0 instead of 1.5 here), so a budget mode's
-    model share could exceed the whole budget."""
+def test_budget_modes_price_every_candidate_a_space_lists():
+    """The searches price each candidate at the model's share, a listed replacement included
+    (``candidate_template`` then ``instantiate(epsilon_total=...)``): every candidate costs the
+    share, none more. Scaling the base alone once charged an unscaled replacement (3.0 instead
+    of 1.5 here), so a budget mode's model share could exceed the whole budget."""
+    from skdptune.evaluation._fit import candidate_template, instantiate
+
     pipe = dp_pipeline(scaler_eps=0.5, clf_eps=1.0)
-    space = {"clf": [DPLR(data_norm=1.0, epsilon=1.0), DPLR(data_norm=1.0, epsilon=2.5)]}
-    assert estimator_privacy(pipe, space) == (3.0, 0.0)
-    eps, delta = scaled_privacy(pipe, space, 0.5)
-    assert eps == pytest.approx(1.5, rel=1e-15) and delta == 0.0
-    assert eps >= 1.5
-    assert scaled_privacy(pipe, space, 1.0) == estimator_privacy(pipe, space)
-    # the candidates' structure is kept: "passthrough" costs what is left
-    space = {"scaler": ["passthrough", DPScaler(bounds=BOUNDS, epsilon=3.0)]}
-    assert scaled_privacy(pipe, space, 0.25)[0] == pytest.approx(1.0, rel=1e-15)
+    candidates = [{"clf": DPLR(data_norm=1.0, epsilon=1.0)},
+                  {"clf": DPLR(data_norm=1.0, epsilon=2.5)},
+                  {"clf": DPLR(data_norm=10.0, epsilon=2.5)},  # costs more than its epsilon
+                  {"scaler": "passthrough"}, {"scaler": DPScaler(bounds=BOUNDS, epsilon=3.0)}]
+    for params in candidates:
+        model = instantiate(candidate_template(pipe, params), epsilon_total=1.5, n_classes=2)
+        eps, delta = estimator_privacy(model, n_classes=2)
+        assert eps <= 1.5 and eps == pytest.approx(1.5, rel=1e-9) and delta == 0.0
+        epsilons = [c.epsilon for _, c in iter_dp_components(model)]
+        if len(epsilons) == 2 and params.get("clf", DPLR(data_norm=10.0)).data_norm == 1.0:
+            assert epsilons[1] / epsilons[0] == pytest.approx(params["clf"].epsilon / 0.5)

@@ -88,3 +88,46 @@ def test_the_searches_space_and_budgets_use_it():
         charged = estimator_privacy(scaled, n_classes=k)[0]
         assert 1.0 - 1e-9 <= charged <= 1.0
         assert scaled.epsilon < 1.0
+
+
+def test_the_fit_runs_on_the_branch_it_is_priced_for(monkeypatch):
+    """diffprivlib picks its noise branch (extra ridge or not) from epsilon, C and data_norm in
+    their own precision. With a float32 data_norm its test moved by ~1e-7 and a model priced
+    just below the branch point ran on the other branch, proven for 3.02 where 2.46 was charged
+    (review helper-53). The fits get the same values as Python floats: the branch that runs
+    is the one priced, and what it is proven for stays within the charge."""
+    import diffprivlib.models.logistic_regression as dp_logistic
+    from diffprivlib.mechanisms import Vector
+
+    from skdptune import DPGridSearchCV
+
+    seen = []
+
+    class Spy(Vector):
+        def __init__(self, *, epsilon, dimension, function_sensitivity, data_sensitivity,
+                     alpha, **kwargs):
+            super().__init__(epsilon=epsilon, dimension=dimension, alpha=alpha,
+                             function_sensitivity=function_sensitivity,
+                             data_sensitivity=data_sensitivity, **kwargs)
+            seen.append((epsilon, data_sensitivity, function_sensitivity, alpha))
+
+    monkeypatch.setattr(dp_logistic, "Vector", Spy)
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(600, 3)) * 41).astype(np.float32)
+    y = (X[:, 0] > 0).astype(int)
+    norm = np.linalg.norm(X, axis=1).max()  # a bound computed in float32
+    assert isinstance(norm, np.float32)
+    search = DPGridSearchCV(LogisticRegression(data_norm=norm, C=0.003, fit_intercept=False),
+                            {"C": [0.003]}, epsilon=6.0, tuning_share=0.5, classes=[0, 1],
+                            random_state=0, min_partition_size=50).fit(X, y)
+    charged = search.privacy_split_["epsilon_model"]
+    eps, data_sensitivity, curvature, alpha = seen[-1]  # the refit's objective perturbation
+    assert type(data_sensitivity) is float
+    q, C = float(norm), 0.003
+    # diffprivlib's own test, in the precision of the values it gets
+    ridge = eps - 2 * np.log(1 + curvature * data_sensitivity / alpha) <= 0
+    if ridge:  # e/2 + ln(1 + q (exp(e/4) - 1)), no intercept
+        proven = eps / 2 + math.log1p(q * math.expm1(eps / 4))
+    else:
+        proven = eps - 2 * math.log1p(q * C / 4) + math.log1p(q * q * C / 4)
+    assert proven <= charged * (1 + 1e-9)

@@ -48,7 +48,7 @@ def test_pure_bound_without_budget_mode(data, distribution, eta, factor):
     # delta = 0: the pure bound (2 + eta) * eps_Q, plus the refit (eps = 1)
     assert s.privacy_spent_.epsilon == pytest.approx(factor * 1.0 + 1.0)
     assert s.privacy_spent_.delta == 0.0
-    assert s.epsilon_run_ == 1.0 and s.epsilon_scale_ == 1.0
+    assert s.epsilon_run_ == 1.0 and s.epsilon_model_ == 1.0
 
 
 def test_rdp_bound_used_when_tighter(data):
@@ -152,11 +152,10 @@ def test_default_n_iter_leaves_the_geometric_cost_unchanged(data):
 
 
 def model_cost(s):
-    """What the returned model's candidates cost at their common scale, the largest over the
-    space (diffprivlib's ``LogisticRegression`` costs more than its ``epsilon`` at
-    ``data_norm > 1``, and its cost depends on ``C``: the budget is met by the dearest)."""
-    return estimator_privacy(s.best_estimator_, {"C": s.param_distributions["C"]},
-                             n_classes=2)[0]
+    """What the returned model costs for the declared two classes (diffprivlib's
+    ``LogisticRegression`` costs more than its ``epsilon`` at ``data_norm > 1``, and its cost
+    depends on ``C``: budget mode prices each candidate at the model's share)."""
+    return estimator_privacy(s.best_estimator_, n_classes=2)[0]
 
 
 def lr(**kw):

@@ -24,10 +24,12 @@ import pytest
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
 from scipy.stats import loguniform
+from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline
 
 from skdptune import DPRandomSearchCV, estimator_privacy
+from skdptune._estimators import set_total_epsilon
 from skdptune._logistic import logistic_regression_epsilon
 from skdptune.accounting import (
     kov_optimal_composition_epsilon,
@@ -264,7 +266,8 @@ def test_budget_mode_pure(data, distribution, eta, refit):
     total, n_iter = 1.3, 4
     s = search(distribution, eta, n_iter=n_iter, epsilon=total, refit=refit).fit(*data)
     check_lands_on(s, total, distribution, eta, n_iter, 0.0, refit)
-    assert s.epsilon_scale_ == pytest.approx(s.epsilon_run_ / EPS_MODEL)
+    assert s.epsilon_model_ == pytest.approx(s.epsilon_run_)  # a validation part: max(model, score)
+    assert estimator_privacy(s.best_estimator_)[0] == pytest.approx(s.epsilon_model_, rel=1e-9)
 
 
 @pytest.mark.parametrize("refit", [True, False])
@@ -280,20 +283,32 @@ def test_budget_mode_with_delta(data, distribution, eta, refit):
         assert s.privacy_spent_.delta == pytest.approx(delta)
 
 
-def test_budget_mode_scales_every_dp_component_by_one_factor(data):
+@pytest.mark.parametrize("refit", [True, False])
+def test_budget_mode_prices_each_candidate_keeping_its_ratios(data, refit):
+    """Budget mode gives every candidate the DP epsilons that make it cost the model's share,
+    in the ratios the estimator has: a diffprivlib ``LogisticRegression`` costs more than its
+    ``epsilon`` at ``data_norm > 1``, differently for each ``C``, so one common factor would
+    give the cheap candidates the noise of the dearest."""
     pipe = Pipeline([("scale", StandardScaler(epsilon=0.5, bounds=(-1.0, 1.0))),
                      ("clf", LogisticRegression(epsilon=1.5, data_norm=3.0))])
     s = search("logarithmic", estimator=pipe, space={"clf__C": loguniform(1e-2, 1e2)},
-               n_iter=3, epsilon=1.2, refit=True).fit(*data)
-    check_lands_on(s, 1.2, "logarithmic", None, 3, 0.0, True)
-    factor = s.epsilon_scale_
-    # both components, summed: the scaler's epsilon, and the model's cost over every C (a
-    # distribution) for the declared two classes
-    assert s.epsilon_run_ == pytest.approx(
-        0.5 * factor + logistic_regression_epsilon(1.5 * factor, 3.0, None, True, 2), rel=1e-9)
-    refitted = s.best_estimator_.get_params()
-    assert refitted["scale__epsilon"] == pytest.approx(0.5 * factor)
-    assert refitted["clf__epsilon"] == pytest.approx(1.5 * factor)
+               n_iter=3, epsilon=1.2, refit=refit).fit(*data)
+    check_lands_on(s, 1.2, "logarithmic", None, 3, 0.0, refit)
+    model = s.best_estimator_.get_params()
+    factor = model["scale__epsilon"] / 0.5
+    assert model["clf__epsilon"] == pytest.approx(1.5 * factor, rel=1e-12)  # the ratio kept
+    # the closed form: the scaler's epsilon plus the model's objective-perturbation cost at the
+    # chosen C, for the declared two classes, is the model's share
+    assert 0.5 * factor + logistic_regression_epsilon(
+        1.5 * factor, 3.0, model["clf__C"], True, 2) == pytest.approx(s.epsilon_model_,
+                                                                      rel=1e-9)
+    assert s.privacy_spent_.components[0].parts[1].epsilon == s.epsilon_model_
+    # a dearer C (more curvature: a larger C) gets a smaller epsilon for the same cost
+    dear = Pipeline([("scale", StandardScaler(epsilon=0.5, bounds=(-1.0, 1.0))),
+                     ("clf", LogisticRegression(epsilon=1.5, data_norm=3.0, C=100.0))])
+    cheap = clone(dear).set_params(clf__C=1e-2)
+    eps = [set_total_epsilon(p, s.epsilon_model_, n_classes=2)[1].epsilon for p in (dear, cheap)]
+    assert eps[0] < eps[1]
     # the user's estimator is left as configured
     assert pipe.get_params()["scale__epsilon"] == 0.5
 
@@ -303,7 +318,7 @@ def test_budget_mode_with_a_fixed_score_budget(data):
     s = search("logarithmic", n_iter=4, epsilon=1.5, epsilon_score=0.5, refit=True).fit(*data)
     check_lands_on(s, 1.5, "logarithmic", None, 4, 0.0, True)
     assert s.epsilon_run_ == pytest.approx(0.5)  # 2 * 0.5 (runs) + 0.5 (refit) = 1.5
-    assert s.epsilon_scale_ * EPS_MODEL == pytest.approx(0.5)
+    assert s.epsilon_model_ == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("refit", [True, False])

@@ -1939,6 +1939,31 @@ def test_declared_classes_that_labels_dtype_cannot_hold_are_refused_before_the_d
     assert search.best_estimator_.classes_.tolist() == [0, 1, 300]
 
 
+@pytest.mark.parametrize("case", ["pandas_float32", "complex_classes"])
+def test_declared_classes_the_labels_merge_are_refused_before_the_data(case):
+    """A pandas ``Float32`` column and the classes ``2**24`` and ``2**24 + 1``, or complex
+    classes and float labels: the padding merged two declared classes, so every fit saw two
+    classes where the charge was for three (a LogisticRegression's cost depends on the count)
+    and the model's ``classes_`` contradicted the search's (review helper-53). Refused before
+    the data is read; nothing is charged."""
+    import pandas as pd
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(60, 2))
+    if case == "pandas_float32":
+        y = pd.Series(np.where(X[:, 0] > 0, 2.0 ** 24, 0.0), dtype="Float32")
+        classes = [0, 2 ** 24, 2 ** 24 + 1]
+    else:
+        y = (X[:, 0] > 0).astype(float) + 1.0
+        classes = [1, 2, 1 + 1j]
+    acc = BudgetAccountant()
+    search = DPRandomSearchCV(LogisticRegression(data_norm=2.0), {"C": [0.1, 1.0]},
+                              classes=classes, accountant=acc, epsilon=2.0)
+    with pytest.raises(ValueError, match="become 2 distinct labels"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    assert acc.spent_budget == []
+
+
 @pytest.mark.parametrize("search", ["grid", "random"])
 def test_an_array_of_strings_reaches_the_steps_as_objects_whatever_its_width(search):
     """numpy gives an array of strings the width of its longest value: the rows are taken as

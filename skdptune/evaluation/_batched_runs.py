@@ -82,7 +82,7 @@ from ._batched import (
     steps_give_dense_rows,
     vector_mechanism,
 )
-from ._fit import PreparedTemplate, fitting, instantiate, rows_of, steps_key
+from ._fit import PreparedTemplate, fit_settings, fitting, instantiate, rows_of, steps_key
 
 __all__ = ["fit_runs", "run_accuracies"]
 
@@ -221,7 +221,7 @@ def _solved_alone(problems, q):
     return solution
 
 
-def fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys=None):
+def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
     """The fitted models of the runs ``templates`` on the rows ``train`` plus ``padding``.
 
     ``templates``: plain diffprivlib ``LogisticRegression`` templates, or pipelines ending in
@@ -230,13 +230,15 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys=Non
     diffprivlib's secure noise). ``keys[r]``: a hashable key of run ``r``'s candidate (runs
     with equal keys have equal templates), or ``None``; the runs of one key are copied from one
     :class:`~._fit.PreparedTemplate`, which equals :func:`~._fit.instantiate` and skips its
-    walks of the parameters. Returns a list with a fitted model or ``None`` (a failed fit) per
-    run, or ``None`` when the batched path could not run (the caller fits one by one).
+    walks of the parameters. ``epsilons``: a factor on the DP epsilons, or
+    :func:`~._fit.instantiate`'s settings (:func:`~._fit.fit_settings`). Returns a list with
+    a fitted model or ``None`` (a failed fit) per run, or ``None`` when the batched path could
+    not run (the caller fits one by one).
     PRIVATE: the models are released only through the evaluator's selection.
     """
     keys = keys or [None] * len(templates)
     try:
-        estimators = _instantiated(templates, fit_seeds, epsilon_scale, keys)
+        estimators = _instantiated(templates, fit_seeds, epsilons, keys)
         if all(type(est) is LogisticRegression for est in estimators):
             return _fit_runs(estimators, X, y, train, padding, keys)
         return _fit_pipeline_runs(estimators, X, y, train, padding, keys)
@@ -246,15 +248,15 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys=Non
         return None
 
 
-def _instantiated(templates, fit_seeds, epsilon_scale, keys):
+def _instantiated(templates, fit_seeds, epsilons, keys):
     """Every run's estimator, as :func:`~._fit.instantiate` makes it one by one."""
-    prepared, out = {}, []
+    prepared, out, settings = {}, [], fit_settings(epsilons)
     for template, seed, key in zip(templates, fit_seeds, keys, strict=True):
         if key is None:
-            out.append(instantiate(template, seed=seed, epsilon_scale=epsilon_scale))
+            out.append(instantiate(template, seed=seed, **settings))
             continue
         if key not in prepared:
-            prepared[key] = PreparedTemplate(template, epsilon_scale=epsilon_scale)
+            prepared[key] = PreparedTemplate(template, **settings)
         out.append(prepared[key].instantiate(seed))
     return out
 

@@ -62,6 +62,7 @@ __all__ = [
     "instantiate",
     "PreparedTemplate",
     "prepare_clone",
+    "fit_settings",
     "received",
     "rows_of",
     "single_threaded_blas",
@@ -250,7 +251,7 @@ def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, 
         runs). ``None``: diffprivlib's secure generator (the template's components are
         unseeded).
     epsilon_scale : float or None
-        Multiplies every diffprivlib component's ``epsilon``.
+        Multiplies every diffprivlib component's ``epsilon`` (after ``epsilon_total``).
     epsilon_total : float or None
         Rescales the diffprivlib components' ``epsilon`` proportionally so that they sum to this
         value (``inf``: non-private fits), or, with a diffprivlib ``LogisticRegression``
@@ -267,13 +268,20 @@ def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, 
     est = copy.deepcopy(template)
     if seed is not None:
         seed_dp_components(est, seed)
-    if epsilon_scale is not None and epsilon_scale != 1.0:
-        scale_dp_epsilons(est, epsilon_scale)
     if epsilon_total is not None:
         set_total_epsilon(est, epsilon_total, n_classes)
+    if epsilon_scale is not None and epsilon_scale != 1.0:
+        scale_dp_epsilons(est, epsilon_scale)
     if row_factor is not None and row_factor != 1.0:
         rescale_row_dependent_params(est, row_factor)
     return est
+
+
+def fit_settings(epsilons) -> dict:
+    """:func:`instantiate`'s settings of the runs of a search: ``epsilons`` is a factor on the
+    DP epsilons (a float, or ``None`` for none), or the settings themselves (a dict, e.g.
+    ``{"epsilon_total": 0.8, "n_classes": 2}``: every candidate priced at 0.8)."""
+    return dict(epsilons) if isinstance(epsilons, dict) else {"epsilon_scale": epsilons}
 
 
 class PreparedTemplate:

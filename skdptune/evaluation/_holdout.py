@@ -53,6 +53,7 @@ from ._fit import (
     candidate_key,
     candidate_templates,
     fit_and_example_utilities,
+    fit_settings,
     for_workers,
     received,
     single_threaded_blas,
@@ -75,7 +76,7 @@ def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarr
 
 
 def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsilon_score,
-               fit_seed, noise_seed, epsilon_scale, padding):
+               fit_seed, noise_seed, epsilons, padding):
     """One run of Q: ``(noisy_score, fitted_model)``, or ``None`` when it failed.
 
     The exact score stays here; nothing is printed or warned.
@@ -83,7 +84,7 @@ def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsi
     X, y = received(X), received(y)
     output = fit_and_example_utilities(template, X, y, train, validation, score, fit_params,
                                        debug=debug, padding=padding, seed=fit_seed,
-                                       epsilon_scale=epsilon_scale)
+                                       **fit_settings(epsilons))
     if output is None:
         return None
     utilities, model = output
@@ -91,24 +92,24 @@ def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsi
 
 
 def _runs_task(batched, templates, X, y, train, validation, score, fit_params, debug,
-               epsilon_score, fit_seeds, noise_seeds, epsilon_scale, padding, keys, names):
+               epsilon_score, fit_seeds, noise_seeds, epsilons, padding, keys, names):
     """One joblib task of runs: :func:`_noisy_runs_batched` or :func:`_noisy_runs`. One
     function whatever the path, so that the task's name (which a dask dashboard shows) does
     not tell which path the drawn candidates took."""
     if batched:
         return _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score,
-                                   fit_seeds, noise_seeds, epsilon_scale, padding, keys, names)
+                                   fit_seeds, noise_seeds, epsilons, padding, keys, names)
     return _noisy_runs(templates, X, y, train, validation, score, fit_params, debug,
-                       epsilon_score, fit_seeds, noise_seeds, epsilon_scale, padding)
+                       epsilon_score, fit_seeds, noise_seeds, epsilons, padding)
 
 
 def _noisy_runs(templates, X, y, train, validation, score, fit_params, debug, epsilon_score,
-                fit_seeds, noise_seeds, epsilon_scale, padding):
+                fit_seeds, noise_seeds, epsilons, padding):
     """:func:`_noisy_run` of every run of ``templates``, in turn (a joblib task; may be
     empty)."""
     X, y = received(X), received(y)
     return [_noisy_run(template, X, y, train, validation, score, fit_params, debug,
-                       epsilon_score, fit_seed, noise_seed, epsilon_scale, padding)
+                       epsilon_score, fit_seed, noise_seed, epsilons, padding)
             for template, fit_seed, noise_seed in zip(templates, fit_seeds, noise_seeds,
                                                       strict=True)]
 
@@ -122,7 +123,7 @@ def _noisy_score(utilities, score, m, epsilon_score, noise_seed) -> float:
 
 
 def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score, fit_seeds,
-                        noise_seeds, epsilon_scale, padding, keys, names=None):
+                        noise_seeds, epsilons, padding, keys, names=None):
     """:func:`_noisy_run` of every run of ``templates`` (a joblib task), the fits solved
     together (:func:`~._batched_runs.fit_runs`); one by one when that path cannot run.
 
@@ -134,10 +135,10 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
         return []
     X, y = received(X), received(y)
     with silenced():
-        models = fit_runs(templates, fit_seeds, X, y, train, padding, epsilon_scale, keys)
+        models = fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys)
     if models is None:
         outputs = _noisy_runs(templates, X, y, train, validation, score, {}, False,
-                              epsilon_score, fit_seeds, noise_seeds, epsilon_scale, padding)
+                              epsilon_score, fit_seeds, noise_seeds, epsilons, padding)
         return _named(outputs, names)
     X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
     shared = None
@@ -308,8 +309,10 @@ class HoldoutEvaluator:
         Per-example utilities in [0, 1] on the validation rows.
     epsilon_score : float
         Budget of each noisy validation score (Laplace, sensitivity ``1/m``).
-    epsilon_scale : float or None
-        Factor applied to the estimator's DP epsilons in every run (budget mode).
+    epsilons : float, dict or None
+        How every run's DP epsilons are set: a factor on the estimator's (``None``: as
+        configured), or :func:`~._fit.instantiate`'s settings -- ``{"epsilon_total": eps,
+        "n_classes": k}`` prices every candidate's model at ``eps`` (budget mode).
     error_score : float or "raise"
         ``"raise"`` lets a run's exception out (debugging); otherwise a failed run stops the
         search with ``PrivateFitError`` (see the module docstring).
@@ -331,12 +334,12 @@ class HoldoutEvaluator:
     tolerance) where :func:`_batchable` allows, every other run one by one.
     """
 
-    def __init__(self, estimator, score, *, epsilon_score, epsilon_scale, error_score, n_jobs,
+    def __init__(self, estimator, score, *, epsilon_score, epsilons, error_score, n_jobs,
                  padding=None, expected_runs=None, batched=True):
         self.estimator = estimator
         self.score = score
         self.epsilon_score = epsilon_score
-        self.epsilon_scale = epsilon_scale
+        self.epsilons = epsilons
         self.error_score = error_score
         self.n_jobs = n_jobs
         self.padding = padding
@@ -378,7 +381,7 @@ class HoldoutEvaluator:
                     batched, [templates[r] for r in share], X_sent, y_sent, train, validation,
                     self.score, fit_params, self.error_score == "raise", self.epsilon_score,
                     [fit_seeds[r] for r in share], [noise_seeds[r] for r in share],
-                    self.epsilon_scale, self.padding, [keys[r] for r in share], names,
+                    self.epsilons, self.padding, [keys[r] for r in share], names,
                 )
                 for share in shares
             )

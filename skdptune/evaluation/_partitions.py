@@ -66,6 +66,7 @@ from ._fit import (
     candidate_templates,
     failure_utility,
     fit_and_utility,
+    fit_settings,
     fitting,
     for_workers,
     instantiate,
@@ -362,13 +363,13 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
     of :func:`_unit_views`. Runs silenced.
     """
     X, y = received(X), received(y)
-    inner_epsilon, inner_params, epsilon_scale = settings
+    inner_epsilon, inner_params, epsilons = settings
     if inner_epsilon == "scaled" and inner_params == "scaled":
         # the returned model in miniature, exactly: its epsilon, C and rows (_batched)
         model_rows = n_samples + (len(padding) if padding is not None else padded)
 
         def settings_of(n_train):
-            return {"epsilon_scale": epsilon_scale}
+            return fit_settings(epsilons)
     else:
         model_rows = None
 
@@ -427,22 +428,25 @@ def _candidate_groups(n_candidates, bytes_per_candidate, n_jobs, candidates=None
     return [np.array(m) for m in members]
 
 
-def _partition_fit_settings(inner_epsilon, inner_params, epsilon_scale, n_samples, n_train):
+def _partition_fit_settings(inner_epsilon, inner_params, epsilons, n_samples, n_train):
     """How to set up a partition fit on ``n_train`` rows (never released): keyword arguments of
     :func:`~skdptune.evaluation._fit.instantiate`.
 
-    The aim is the returned model in miniature: the model fitted on all ``n_samples`` rows, with
-    the estimator's DP epsilons multiplied by ``epsilon_scale`` (the search's budget mode).
-    These settings approximate it for the one-by-one fits; the batched fits of diffprivlib's
-    ``LogisticRegression`` do it exactly (:mod:`._batched`, :func:`_candidates_utilities`).
+    The aim is the returned model in miniature: the model fitted on all ``n_samples`` rows, its
+    DP epsilons set by ``epsilons`` (:func:`~._fit.fit_settings`: a factor, or the search's
+    pricing in budget mode). These settings approximate it for the one-by-one fits; the batched
+    fits of diffprivlib's ``LogisticRegression`` do it exactly (:mod:`._batched`,
+    :func:`_candidates_utilities`).
     """
     factor = n_samples / n_train
+    model = fit_settings(epsilons)
     settings = {}
     if inner_epsilon == "same":
-        settings["epsilon_scale"] = epsilon_scale
+        settings.update(model)
     elif inner_epsilon == "scaled":
         # the full-data model's noise level: DP noise in these models scales as 1 / (n * eps)
-        settings["epsilon_scale"] = epsilon_scale * factor
+        settings.update(model)
+        settings["epsilon_scale"] = (model.get("epsilon_scale") or 1.0) * factor
     else:
         settings["epsilon_total"] = float(inner_epsilon)
     if inner_params == "scaled":
@@ -469,17 +473,19 @@ class PartitionEvaluator:
         a shuffled (unstratified, data-independent) K-fold, a splitter is used as given.
     inner_epsilon : {"same", "scaled"} or float
         Privacy parameter of the partition fits, which never enters the privacy bound:
-        ``"same"`` keeps the returned model's epsilons (the estimator's, times
-        ``epsilon_scale``), ``"scaled"`` multiplies those by ``n / partition_train_size``, a
-        float sets their total (``inf``: non-private fits).
+        ``"same"`` keeps the returned model's epsilons (``epsilons``), ``"scaled"`` multiplies
+        those by ``n / partition_train_size``, a float sets their total (``inf``: non-private
+        fits).
     inner_params : {"scaled", "same"}, default="scaled"
         ``"scaled"`` multiplies the parameters whose meaning depends on the number of rows
         (diffprivlib ``LogisticRegression``'s ``C``) by ``n / partition_train_size``, so that a
         partition model is regularised like the returned model; ``"same"`` keeps them. With
         ``inner_epsilon="scaled"`` too, the batched fits are the returned model in miniature
         (:mod:`._batched`).
-    epsilon_scale : float, default=1.0
-        Factor on the estimator's DP epsilons in the returned model (budget mode).
+    epsilons : float or dict, default=1.0
+        How the returned model's DP epsilons are set (:func:`~._fit.fit_settings`): a factor
+        on the estimator's, or ``{"epsilon_total": eps, "n_classes": k}`` (budget mode: each
+        candidate priced at ``eps``).
     n_jobs, pre_dispatch : joblib parameters.
     error_score : float or "raise"
         Utility of a failed fit or score.
@@ -491,14 +497,14 @@ class PartitionEvaluator:
 
     def __init__(self, estimator, scorer, *, n_partitions, cv, inner_epsilon, n_jobs,
                  pre_dispatch, error_score, seeds, padding=None, inner_params="scaled",
-                 epsilon_scale=1.0, batched=True):
+                 epsilons=1.0, batched=True):
         self.estimator = estimator
         self.scorer = scorer
         self.n_partitions = n_partitions
         self.cv = cv
         self.inner_epsilon = inner_epsilon
         self.inner_params = inner_params
-        self.epsilon_scale = epsilon_scale
+        self.epsilons = epsilons
         self.n_jobs = n_jobs
         self.pre_dispatch = pre_dispatch
         self.error_score = error_score
@@ -511,7 +517,7 @@ class PartitionEvaluator:
         """:meth:`evaluate_partitions` by batched solves (:func:`_candidates_utilities`), the
         candidates of each view in groups; one ``Parallel`` call for all. A partition's utility
         is the mean over its units, the failed ones (``failures``) at ``error_score``."""
-        settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
+        settings = (self.inner_epsilon, self.inner_params, self.epsilons)
         tasks = []
         for members, X_view, y_view, units, padding, padded in views:
             rows = sum(len(train) + (len(padding) if padding else 0)
@@ -575,7 +581,7 @@ class PartitionEvaluator:
         parts = self.partitions(n_samples)
         templates = candidate_templates(self.estimator, candidates)
         n_jobs = private_n_jobs(self.n_jobs)
-        settings = (self.inner_epsilon, self.inner_params, self.epsilon_scale)
+        settings = (self.inner_epsilon, self.inner_params, self.epsilons)
         # a plain model's numeric DataFrame as the float array its fit makes of it, where the
         # utility is the accuracy computed from the coefficients (a user's scorer gets the
         # frame, as one by one; the partition models are never released)
