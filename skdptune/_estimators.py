@@ -1008,8 +1008,7 @@ def _space_cost_values(space: Any, path: str, name: str) -> list[float]:
 
 def estimator_privacy_parts(
     estimator: Any, space: Any = None, *, allow_nonprivate: bool = False,
-    epsilon_scale: float = 1.0, epsilon_total: float | None = None,
-    n_classes: int | None = None,
+    epsilon_total: float | None = None, n_classes: int | None = None,
 ) -> tuple:
     """One report line per component of ``estimator``: its cost, maximised over ``space``.
 
@@ -1032,13 +1031,10 @@ def estimator_privacy_parts(
         The search space.
     allow_nonprivate : bool, default=False
         As for :func:`estimator_privacy`.
-    epsilon_scale : float, default=1.0
-        Factor applied to every DP ``epsilon`` (budget modes that scale the estimator's
-        epsilons, see :func:`scale_dp_epsilons`); stated in the details when not 1.
     epsilon_total : float or None
-        Instead of ``epsilon_scale``: every candidate's epsilons are scaled so that its cost is
-        this total (:func:`set_total_epsilon`, which ``DPGIBOSearchCV`` applies to each fit:
-        under replace-one the candidates' costs may differ, and so their factors).
+        The budget modes: each candidate is priced as its fits are, its epsilons set so that it
+        costs this total (:func:`set_total_epsilon`), and each line holds what its step then
+        costs (a ``LogisticRegression``'s cost is not proportional to its epsilon).
     n_classes : int or None
         As for :func:`estimator_privacy`.
 
@@ -1062,11 +1058,6 @@ def estimator_privacy_parts(
     """
     from .accounting import PrivacyComponent
 
-    scale = float(epsilon_scale)
-    if not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"epsilon_scale must be a positive finite number; got {epsilon_scale!r}")
-    if epsilon_total is not None:
-        scale = 1.0  # applied candidate by candidate below
     seen: dict[str, dict] = {}
     n_settings = 0
     total_max = 0.0
@@ -1076,12 +1067,12 @@ def estimator_privacy_parts(
         nonprivate = [c for c in components if c.role == _NONPRIVATE]
         if nonprivate and not allow_nonprivate:
             raise NonPrivateComponentError(_nonprivate_message(nonprivate, setting))
+        if epsilon_total is not None and any(eps > 0 for _, eps in _dp_epsilons(candidate)):
+            priced = set_total_epsilon(clone_with_throwaway_accountants(candidate),
+                                       epsilon_total, n_classes)
+            components = _walk(priced)
         present = set()
         setting_total = []
-        if epsilon_total is not None:
-            total = math.fsum(_dp_cost(c, n_classes)[0] for c in components
-                              if c.role == _DP)
-            candidate_scale = epsilon_total / total if total > 0 else 1.0
         for comp in components:
             entry = seen.setdefault(comp.path, {"classes": [], "roles": set(), "eps": [],
                                                 "delta": [], "settings": 0, "factors": set(),
@@ -1098,8 +1089,6 @@ def estimator_privacy_parts(
                 if _is_logistic_regression(comp.estimator):
                     raw = comp.estimator.get_params(deep=False)["epsilon"]
                     entry["bound"] |= eps > raw
-            if epsilon_total is not None:
-                eps = eps * candidate_scale
             entry["eps"].append(eps)
             entry["delta"].append(dlt)
             setting_total.append(eps)
@@ -1134,8 +1123,8 @@ def estimator_privacy_parts(
                 or entry["settings"] < n_settings or len(roles) > 1:
             ranges = []
             if min(eps_values) < max(eps_values):
-                ranges.append(f"epsilon from {min(eps_values) * scale:.6g} to "
-                              f"{max(eps_values) * scale:.6g}")
+                ranges.append(f"epsilon from {min(eps_values):.6g} to "
+                              f"{max(eps_values):.6g}")
             if min(delta_values) < max(delta_values):
                 ranges.append(f"delta from {min(delta_values):.6g} to {max(delta_values):.6g}")
             if entry["settings"] < n_settings or len(roles) > 1:
@@ -1147,9 +1136,7 @@ def estimator_privacy_parts(
         if epsilon_total is not None:
             notes.append(f"epsilons set so that the model costs {epsilon_total:.6g} "
                          "(budget mode)")
-        elif scale != 1.0:
-            notes.append(f"epsilon scaled by {scale:.6g} (budget mode)")
-        parts.append(PrivacyComponent(name, eps_max * scale, delta_max,
+        parts.append(PrivacyComponent(name, eps_max, delta_max,
                                       "; ".join(notes) if notes else "as configured"))
     return tuple(parts)
 

@@ -406,8 +406,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
         else:
             split = holdout_split(public.n_samples, validation_size, seeds.rng("split"))
         evaluator = HoldoutEvaluator(
-            self.estimator, score, epsilon_score=eps_score, epsilons=self._run_settings(),
-            error_score=self.error_score, n_jobs=self.n_jobs, padding=public.padding,
+            self.estimator, score, epsilon_score=eps_score,
+            epsilons=self._run_settings(epsilon_model), error_score=self.error_score,
+            n_jobs=self.n_jobs, padding=public.padding,
             expected_runs=self._repetition().mean, batched=self._batched(),
         )
         self.epsilon_model_ = eps_model
@@ -446,12 +447,12 @@ class DPRandomSearchCV(BaseDPSearchCV):
     def _refit_sets_total(self):
         return self.epsilon is not None
 
-    def _run_settings(self) -> dict:
+    def _run_settings(self, epsilon_model: float | None) -> dict:
         """How every run's model (and the refit) is set up: as configured, or, in budget mode,
-        priced at the model's cost for the declared label set."""
+        priced at ``epsilon_model`` (:meth:`_budget_model`) for the declared label set."""
         if self.epsilon is None:
             return {}
-        return {"epsilon_total": self._budget_model(), "n_classes": self._n_classes()}
+        return {"epsilon_total": epsilon_model, "n_classes": self._n_classes()}
 
     def _refit_settings(self):
-        return self._run_settings()
+        return self._run_settings(self.epsilon_model_)

@@ -721,20 +721,36 @@ def test_parts_when_different_candidates_maximise_different_steps():
     assert all("maximum of their sum" in p.detail for p in parts[1:])
 
 
-def test_parts_scale_nonprivate_and_validation():
+def test_parts_in_budget_mode_are_the_priced_steps_costs():
+    """With ``epsilon_total`` each line is what its step costs once the candidate is priced
+    as its fits are (``set_total_epsilon``). Scaling each step's cost by the candidate's
+    factor understated a ``LogisticRegression`` at ``data_norm = 10`` (its cost is affine in
+    its epsilon there, not proportional) and overstated the scaler."""
+    from skdptune._estimators import estimator_privacy_parts
+
+    pipe = make_pipeline(DPScaler(bounds=BOUNDS, epsilon=0.5),
+                         DPLR(epsilon=1.0, data_norm=10.0))
+    parts = estimator_privacy_parts(pipe, epsilon_total=1.0, n_classes=2)
+    priced = set_total_epsilon(clone(pipe), 1.0, n_classes=2)
+    expected = [estimator_privacy(step, n_classes=2)[0] for _, step in priced.steps]
+    assert [p.epsilon for p in parts] == pytest.approx(expected, rel=1e-12)
+    assert sum(p.epsilon for p in parts) <= 1.0
+    assert sum(p.epsilon for p in parts) == pytest.approx(1.0, rel=1e-9)
+    proportional = 1.0 * estimator_privacy(pipe[1], n_classes=2)[0] / estimator_privacy(
+        pipe, n_classes=2)[0]
+    assert parts[1].epsilon > proportional * 1.01
+    assert "the model costs 1" in parts[1].detail
+
+
+def test_parts_nonprivate_and_the_estimator_untouched():
     from skdptune._estimators import estimator_privacy_parts
 
     pipe = _scaler_lr()
-    parts = estimator_privacy_parts(pipe, epsilon_scale=0.5)
-    assert [p.epsilon for p in parts] == [0.0, 0.25, 0.5]
-    assert "scaled by 0.5" in parts[2].detail
     leaky = make_pipeline(StandardScaler(), DPLR(epsilon=1.0, data_norm=1.0))
     with pytest.raises(NonPrivateComponentError, match="standardscaler"):
         estimator_privacy_parts(leaky)
     parts = estimator_privacy_parts(leaky, allow_nonprivate=True)
     assert parts[0].detail.startswith("NOT differentially private")
-    with pytest.raises(ValueError, match="epsilon_scale"):
-        estimator_privacy_parts(pipe, epsilon_scale=0.0)
     # the estimator is not modified
     assert pipe.get_params()["logisticregression__epsilon"] == 1.0
 
