@@ -1,7 +1,7 @@
 """The measurement harness of issue 7: "one command, one table".
 
 Run ``python -m benchmarks.bench_suite [--data PATH] [--quick] [--seeds N] [--epsilons ...]
-[--tasks ...] [--variants ...] [--methods ...] [--parts suite timing crossover]
+[--tasks ...] [--variants ...] [--methods ...] [--parts suite timing crossover draws]
 [--report-only]`` (or through ``python -m benchmarks.run``). Writes
 ``results/suite.{md,json}`` and ``results/suite_*.png`` (``suite_quick*`` with ``--quick``);
 ``docs/benchmark_suite.md`` explains the columns.
@@ -19,6 +19,9 @@ Run ``python -m benchmarks.bench_suite [--data PATH] [--quick] [--seeds N] [--ep
 * **crossover** -- on the largest task (AER/Fertility, 254k rows), accuracy of
   subsample-and-aggregate (DPGridSearchCV) and repetition (DPRandomSearchCV) against the
   number of training rows, at total epsilon 2.
+* **draws** -- a diagnostic: the model D, DPGridSearchCV and the default DPRandomSearchCV
+  return, against fresh noise draws of the same model (accuracy and minority-class
+  collapses), at total epsilon 1 over 3 seeds.
 
 Every finished cell is saved at once into the JSON, and a rerun skips the cells it already has
 (``--fresh`` starts over), so a long run can be split into several commands. Every search is
@@ -137,6 +140,11 @@ CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit", "ra
 #: joblib job (timed_cpu_job)
 #: noise draws per candidate of the run ceiling R
 RUN_CEILING_DRAWS = 3
+#: the draws part: the model each of these methods returns, refitted with this many noise draws
+DRAW_METHODS = ("D", "grid", "random_fitrows_2000")
+RELEASE_DRAWS = 20
+#: a model has collapsed when it predicts the minority class for this share of the test rows
+COLLAPSE_SHARE = 0.95
 TIMINGS = ("dp_1", "dp_2", "gridsearchcv_1", "gridsearchcv_1_1blas", "gridsearchcv_2_1blas",
            "cpu_1", "cpu_2")
 
@@ -226,13 +234,25 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
 def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, total: float,
                seed: int) -> dict:
     """Fit one method on the training rows; test accuracy, chosen parameters and seconds."""
-    d = X_train.shape[1]
-    default, space = default_params(variant, d), search_grid(variant, d)
     start = time.perf_counter()
     if method == "R":  # scored on the test rows inside (a mean over noise draws)
         accuracy, params = run_ceiling(X_train, y_train, X_test, y_test, variant, total, seed)
         return {"accuracy": accuracy, "seconds": time.perf_counter() - start,
                 "C": float(params["C"]), "data_norm": float(params["data_norm"])}
+    fitted, params = fit_estimator(method, X_train, y_train, variant, total, seed)
+    seconds = time.perf_counter() - start
+    return {"accuracy": float(fitted.score(X_test, y_test)), "seconds": seconds,
+            "C": float(params["C"]), "data_norm": float(params["data_norm"])}
+
+
+def fit_estimator(method: str, X_train, y_train, variant: str, total: float, seed: int):
+    """Fit D, L or a search (``make_search``) on the training rows: ``(fitted, its params)``.
+
+    A search is checked to spend exactly ``total`` and, for the library's default, to still be
+    the defaults the tables say it is.
+    """
+    d = X_train.shape[1]
+    default, space = default_params(variant, d), search_grid(variant, d)
     if method == "D":
         fitted = priced_model(default, total, seed).fit(X_train, y_train)
         params = default
@@ -255,9 +275,7 @@ def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, tota
         if not np.isclose(spent, total, rtol=1e-9) or spent > total * (1 + 1e-12):
             raise AssertionError(f"{method} spent epsilon={spent}, not the total {total}")
         params = fitted.best_params_
-    seconds = time.perf_counter() - start
-    return {"accuracy": float(fitted.score(X_test, y_test)), "seconds": seconds,
-            "C": float(params["C"]), "data_norm": float(params["data_norm"])}
+    return fitted, params
 
 
 def run_ceiling(X_train, y_train, X_test, y_test, variant: str, total: float, seed: int):
@@ -321,13 +339,16 @@ def split(X, y, seed: int, max_rows: int | None = None, n_train: int | None = No
 
 
 # == the cache of finished cells ===============================================================
+#: the entries of a results file (``runs``: one per command that wrote to it)
+PARTS = ("cells", "crossover", "timing", "random_timing", "draws", "runs")
+
+
 class Store:
     """The result JSON, rewritten after every finished cell (resumable runs)."""
 
     def __init__(self, path: Path, fresh: bool):
         self.path = path
-        self.report = {"cells": {}, "crossover": {}, "timing": {}, "random_timing": {},
-                       "runs": {}}
+        self.report = {part: {} for part in PARTS}
         self.own: set = set()
         if path.exists() and not fresh:
             self.report.update(json.loads(path.read_text()))
@@ -342,7 +363,7 @@ class Store:
         without redoing or overwriting each other's cells. Dicts are updated in place."""
         if self.path.exists():
             on_disk = json.loads(self.path.read_text())
-            for part in ("cells", "crossover", "timing", "random_timing", "runs"):
+            for part in PARTS:
                 mine = self.report[part]
                 for key, value in on_disk.get(part, {}).items():
                     if (part, key) not in self.own:
@@ -368,7 +389,7 @@ def merge_results(store: Store, other: dict) -> None:
                 key, {k: v for k, v in entry.items() if k != "methods"} | {"methods": {}})
             mine["methods"].update(entry["methods"])
             store.mark(part, key)
-    for part in ("timing", "random_timing"):
+    for part in ("timing", "random_timing", "draws"):
         for key, entry in other.get(part, {}).items():
             store.report[part][key] = entry
             store.mark(part, key)
@@ -558,6 +579,82 @@ def run_crossover(opts, store: Store) -> None:
             print(f"[crossover] n={len(y_train)} seed={seed}: {accs}", flush=True)
 
 
+def run_draws(opts, store: Store) -> None:
+    """How much of a method's result is the luck of its returned model's noise (a diagnostic,
+    NOT private: it refits on the same rows and scores on the test rows).
+
+    For each method of ``DRAW_METHODS`` the model it returns -- D itself, DPGridSearchCV's model
+    (one fit of the chosen candidate), DPRandomSearchCV's model (the winning run's) -- is
+    refitted ``RELEASE_DRAWS`` times with fresh noise: the same estimator, parameters and
+    ``epsilon``, on the same training rows. Saved per draw: test accuracy and whether it
+    collapsed (the minority class of the training labels predicted for ``COLLAPSE_SHARE`` of
+    the test rows); and the returned model's own accuracy and collapse. The searches are run
+    again with their cell's seed, so their returned model is the suite's (the harness checks
+    the accuracy against the suite's cell when it has one).
+    """
+    draws = store.report["draws"]
+    cells = store.report["cells"]
+    tasks = {}
+    for name in opts.tasks:
+        try:
+            tasks[name] = task_data(name, opts.data)
+        except (FileNotFoundError, ImportError) as exc:
+            print(f"[draws] skipping {name}: {exc}", flush=True)
+    for seed in range(opts.draw_seeds):
+        for name, data in tasks.items():
+            for variant in opts.variants:
+                for total in opts.draw_epsilons:
+                    store.refresh()
+                    key = cell_key(name, variant, total, seed)
+                    entry = draws.setdefault(key, {"task": name, "variant": variant,
+                                                   "total_epsilon": total, "seed": seed,
+                                                   "methods": {}})
+                    todo = [m for m in DRAW_METHODS
+                            if m in opts.methods and m not in entry["methods"]]
+                    if not todo:
+                        continue
+                    store.mark("draws", key)
+                    X = data.features(variant)
+                    X_train, X_test, y_train, y_test = split(X, data.y, seed,
+                                                             TASKS[name].max_rows)
+                    for method in todo:
+                        entry["methods"][method] = released_draws(
+                            method, X_train, y_train, X_test, y_test, variant, total, seed)
+                        suite = cells.get(key, {}).get("methods", {}).get(method)
+                        returned = entry["methods"][method]["returned"]
+                        if suite is not None and not np.isclose(suite["accuracy"], returned):
+                            raise AssertionError(f"[draws] {key} {method}: returned accuracy "
+                                                 f"{returned} != the suite's {suite['accuracy']}")
+                    store.save()
+                    summary = {m: (round(r["returned"], 3), round(np.mean(r["accuracy"]), 3),
+                                   sum(r["collapsed"])) for m, r in entry["methods"].items()}
+                    print(f"[draws] {key}: {summary}", flush=True)
+
+
+def released_draws(method: str, X_train, y_train, X_test, y_test, variant: str, total: float,
+                   seed: int) -> dict:
+    fitted, params = fit_estimator(method, X_train, y_train, variant, total, seed)
+    returned = getattr(fitted, "best_estimator_", fitted)
+    labels, counts = np.unique(y_train, return_counts=True)
+    minority = labels[np.argmin(counts)]
+
+    def collapsed(estimator) -> bool:
+        return bool(np.mean(estimator.predict(X_test) == minority) >= COLLAPSE_SHARE)
+
+    accuracy, collapses = [], []
+    for draw in range(RELEASE_DRAWS):
+        noise_seed = int(np.random.SeedSequence([seed, 11, draw]).generate_state(1)[0])
+        again = clone(returned).set_params(random_state=noise_seed,
+                                           accountant=BudgetAccountant())
+        again.fit(X_train, y_train)
+        accuracy.append(float(again.score(X_test, y_test)))
+        collapses.append(collapsed(again))
+    return {"returned": float(fitted.score(X_test, y_test)), "returned_collapsed":
+            collapsed(fitted), "epsilon": float(returned.epsilon), "C": float(params["C"]),
+            "data_norm": float(params["data_norm"]), "accuracy": accuracy,
+            "collapsed": collapses}
+
+
 # == tables ====================================================================================
 def group_cells(cells: dict) -> dict:
     """(task, variant, epsilon) -> list of cells (one per seed)."""
@@ -712,6 +809,32 @@ def picks_table(report: dict) -> str:
             row.append(" ".join(f"{p['data_norm']:.3g}/{p['C']:g}" for p in picks) or "–")
         rows.append(row)
     return markdown_table(["task", "variant", "ε", "L", *SEARCHES], rows)
+
+
+def draws_table(report: dict) -> str:
+    """Per (task, variant, ε): each method's returned model against fresh draws of it."""
+    groups = group_cells(report["draws"])
+    methods = [m for m in DRAW_METHODS if any(m in e["methods"] for es in groups.values()
+                                              for e in es)]
+    rows = []
+    for (task, variant, eps), entries in sorted(groups.items()):
+        row = [task, variant, f"{eps:g}", str(len(entries))]
+        for m in methods:
+            results = [e["methods"][m] for e in entries if m in e["methods"]]
+            if not results:
+                row += ["–", "–"]
+                continue
+            returned = np.array([r["returned"] for r in results])
+            n_collapsed = sum(r["returned_collapsed"] for r in results)
+            draws = np.concatenate([r["accuracy"] for r in results])
+            share = np.mean(np.concatenate([r["collapsed"] for r in results]))
+            row += [f"{returned.mean():.3f} ({n_collapsed}/{len(results)})",
+                    f"{draws.mean():.3f} ± {_std(draws):.3f} ({share:.0%})"]
+        rows.append(row)
+    header = ["task", "variant", "ε", "seeds"]
+    for m in methods:
+        header += [f"{m}: returned (collapsed)", f"{m}: {RELEASE_DRAWS} fresh draws (collapsed)"]
+    return markdown_table(header, rows)
 
 
 def timing_table(report: dict) -> str:
@@ -901,6 +1024,16 @@ def markdown(report: dict, suffix: str) -> str:
         "Test accuracy, mean ± std (seeds), against the number of training rows (a random "
         "subset of the train part).\n",
         crossover_table(report) if report["crossover"] else "(not run)",
+        "\n## The returned model against fresh noise draws of it (diagnostic)\n",
+        "Each method's returned model -- D; DPGridSearchCV's (one fit of the chosen candidate "
+        "at the model's share); DPRandomSearchCV's defaults (the winning run's model) -- next "
+        f"to {RELEASE_DRAWS} refits of the same estimator (same parameters and `epsilon`, same "
+        "training rows, fresh noise): test accuracy, mean over seeds and (the number of "
+        "returned models that collapsed), and mean ± std over all draws (their share that "
+        f"collapsed). Collapsed: the minority class predicted for ≥ {COLLAPSE_SHARE:.0%} of the "
+        "test rows. A search whose returned model beats its own fresh draws selected a lucky "
+        "draw; one below them drew an unlucky one. NOT private (refits and test scores).\n",
+        draws_table(report) if report.get("draws") else "(not run)",
         "\n## Chosen data_norm/C per seed (diagnostic)\n",
         picks_table(report) if report["cells"] else "(no cells)",
         "",
@@ -998,8 +1131,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--methods", nargs="+", choices=list(METHODS), default=list(METHODS),
                    help="D and L are needed for the gap closed")
     p.add_argument("--parts", nargs="+",
-                   choices=("suite", "timing", "random_timing", "crossover"),
-                   default=["suite", "timing", "random_timing", "crossover"])
+                   choices=("suite", "timing", "random_timing", "crossover", "draws"),
+                   default=["suite", "timing", "random_timing", "crossover", "draws"])
     p.add_argument("--random-timing-tasks", nargs="+", choices=sorted(TASKS), default=None)
     p.add_argument("--timing-tasks", nargs="+", choices=sorted(TASKS), default=None)
     p.add_argument("--timing-reps", type=int, default=None)
@@ -1007,6 +1140,10 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--crossover-sizes", type=int, nargs="+", default=None,
                    help="training rows; 0 means all (default 2000 8000 32000 128000 0)")
     p.add_argument("--crossover-variant", choices=VARIANTS, default="easy")
+    p.add_argument("--draw-seeds", type=int, default=None, help="seeds of the draws part "
+                   "(default 3)")
+    p.add_argument("--draw-epsilons", type=float, nargs="+", default=None,
+                   help="total epsilons of the draws part (default 1)")
     p.add_argument("--report-only", action="store_true",
                    help="re-render the tables and plots from the saved JSON")
     p.add_argument("--fresh", action="store_true", help="ignore the saved cells")
@@ -1041,6 +1178,8 @@ def options(args) -> argparse.Namespace:
         timing_reps=pick(args.timing_reps, 3, 1),
         crossover_seeds=pick(args.crossover_seeds, 3, 1),
         crossover_sizes=[s or None for s in sizes], crossover_variant=args.crossover_variant,
+        draw_seeds=pick(args.draw_seeds, 3, 1),
+        draw_epsilons=pick(args.draw_epsilons, [1.0], [2.0]),
         report_only=args.report_only, fresh=args.fresh,
     )
 
@@ -1067,6 +1206,8 @@ def main(argv=None) -> None:
                 run_suite(opts, store)
             if "crossover" in opts.parts:
                 run_crossover(opts, store)
+            if "draws" in opts.parts:
+                run_draws(opts, store)
         if "timing" in opts.parts:
             run_timing(opts, store)
         if "random_timing" in opts.parts:
