@@ -400,15 +400,21 @@ def cell_key(*parts) -> str:
     return "|".join(str(p) for p in parts)
 
 
-def run_suite(opts, store: Store) -> None:
-    """Seeds outermost: a run stopped early still covers every task and variant."""
-    cells = store.report["cells"]
+def available_tasks(opts, part: str) -> dict:
+    """The data of ``opts.tasks``; a task whose data is missing is skipped, and said so."""
     tasks = {}
     for name in opts.tasks:
         try:
             tasks[name] = task_data(name, opts.data)
         except (FileNotFoundError, ImportError) as exc:
-            print(f"[suite] skipping {name}: {exc}", flush=True)
+            print(f"[{part}] skipping {name}: {exc}", flush=True)
+    return tasks
+
+
+def run_suite(opts, store: Store) -> None:
+    """Seeds outermost: a run stopped early still covers every task and variant."""
+    cells = store.report["cells"]
+    tasks = available_tasks(opts, "suite")
     for seed in range(opts.from_seed, opts.seeds):
         for name, data in tasks.items():
             for variant in opts.variants:
@@ -594,12 +600,7 @@ def run_draws(opts, store: Store) -> None:
     """
     draws = store.report["draws"]
     cells = store.report["cells"]
-    tasks = {}
-    for name in opts.tasks:
-        try:
-            tasks[name] = task_data(name, opts.data)
-        except (FileNotFoundError, ImportError) as exc:
-            print(f"[draws] skipping {name}: {exc}", flush=True)
+    tasks = available_tasks(opts, "draws")
     for seed in range(opts.draw_seeds):
         for name, data in tasks.items():
             for variant in opts.variants:
