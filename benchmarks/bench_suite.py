@@ -141,7 +141,7 @@ CROSSOVER_METHODS = ("D", "grid", "grid_before", "random", "random_norefit", "ra
 #: noise draws per candidate of the run ceiling R
 RUN_CEILING_DRAWS = 3
 #: the draws part: the model each of these methods returns, refitted with this many noise draws
-DRAW_METHODS = ("D", "grid", "random_fitrows_2000")
+DRAW_METHODS = ("D", "grid", DEFAULT_SEARCH)
 RELEASE_DRAWS = 20
 #: a model has collapsed when it predicts the minority class for this share of the test rows
 COLLAPSE_SHARE = 0.95
