@@ -1,22 +1,29 @@
-"""Shared pieces of the benchmarks: data, output folder, tables and timing.
+"""Shared pieces of the benchmarks: data, output folder, pricing, tables and timing.
 
-Real data: ``--data path/to/adult.csv`` (never committed); synthetic data otherwise.
+Real data: ``--data path/to/adult.csv`` (never committed); synthetic data otherwise. The results
+go to ``benchmarks/results/``, or to the folder ``$SKDPTUNE_BENCH_RESULTS`` names (the smoke
+test of the benchmarks writes there, outside the repository).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import train_test_split
 
+from skdptune._estimators import set_total_epsilon
 from skdptune._public import make_padding
 from skdptune.datasets import load_classification
 
-RESULTS = Path(__file__).resolve().parent / "results"
+#: environment variable naming another results folder (the smoke test's)
+RESULTS_ENV = "SKDPTUNE_BENCH_RESULTS"
+RESULTS = Path(os.environ.get(RESULTS_ENV) or Path(__file__).resolve().parent / "results")
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv"
 #: the public label set of every benchmark task (binary classification)
 CLASSES = np.array([0, 1])
@@ -25,6 +32,35 @@ CLASSES = np.array([0, 1])
 def padding(X, y):
     """The public padding rows the searches add to every fit (staged computations need them)."""
     return make_padding(X, y, CLASSES)
+
+
+def pricing(cost: float) -> dict:
+    """Settings of ``skdptune.evaluation._fit.instantiate`` that price a model as the searches
+    price theirs in budget mode: its diffprivlib epsilons set so that one fit *costs* ``cost``
+    under skdptune's accounting (replace-one factors, the sound bound of ``LogisticRegression``)
+    for the tasks' two classes. A reference fitted at a nominal ``epsilon`` would spend more
+    than the searches it is compared with."""
+    return {"epsilon_total": float(cost), "n_classes": len(CLASSES)}
+
+
+class PricedModel(ClassifierMixin, BaseEstimator):
+    """``model`` with its epsilons set at every ``fit`` so that the fit costs ``cost``
+    (:func:`pricing`). For the non-private cross-validated references (``GridSearchCV`` /
+    ``RandomizedSearchCV`` over ``model__<param>``): each candidate is priced separately, as
+    the searches price theirs. NOT private as a search: the references tune for free."""
+
+    def __init__(self, model=None, cost=1.0):
+        self.model = model
+        self.cost = cost
+
+    def fit(self, X, y):
+        self.model_ = set_total_epsilon(clone(self.model), self.cost, n_classes=len(CLASSES))
+        self.model_.fit(X, y)
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
 
 
 def load_split(path=None, *, test_size=0.25, seed=0, n_samples=30000):

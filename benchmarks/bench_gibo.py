@@ -25,7 +25,9 @@ DPRandomSearchCV with ``E[K]`` = the number of GIBO fits (equal fits, budget mod
 DPGridSearchCV where the space allows (half tuning, half model), the untuned default with the
 whole budget (D), and non-private GIBO (:class:`NonPrivateGIBO`: the same algorithm whose fits
 get the returned model's epsilon and whose gradients get no noise, the returned model at the
-same epsilon as the others: the limit L). The gap closed is
+same epsilon as the others: the limit L). Every model is priced as the searches price theirs
+(``_common.pricing``: its epsilons set so that a fit costs its budget under skdptune's
+accounting), the untuned default too. The gap closed is
 ``(X - D) / (L - D)``. The loss-vs-iteration plot refits the DP model (at the returned model's
 epsilon) at every point of the GIBO trajectories and scores it on the test set.
 """
@@ -49,6 +51,7 @@ from benchmarks._common import (
     markdown_table,
     mean_std,
     padding,
+    pricing,
     pyplot,
     save_figure,
     write_result,
@@ -89,6 +92,24 @@ class BoxDistribution:
         return self.box.from_unit(rng.uniform(size=self.box.n_dims))["value"]
 
 
+#: draws of the box listed for DPRandomSearchCV where its model's cost depends on the point
+LISTED_DRAWS = 200
+
+
+def listed_draws(spec: ArrayRange, n: int = LISTED_DRAWS) -> list:
+    """``n`` draws of :class:`BoxDistribution` with a fixed public seed, as a list.
+
+    For a GaussianNB's ``bounds``: under replace-one its cost grows with
+    ``max(|lower|, |upper|) / (upper - lower)`` (docs/privacy.md), and DPRandomSearchCV
+    refuses a distribution over them (no worst case known; DPGIBOSearchCV lists its box's
+    extreme points instead). A list has a worst case; the search draws its runs from it
+    uniformly, which for ``E[K]`` of a few tens is close to fresh draws of the box.
+    """
+    draws = BoxDistribution(spec)
+    rng = np.random.RandomState(12345)
+    return [draws.rvs(rng) for _ in range(n)]
+
+
 #: the fixed ranges of Adult's numeric attributes in raw units (skdptune.datasets)
 RAW_LOW = np.array([lo for _, lo, _ in _ADULT_NUMERIC])
 RAW_HIGH = np.array([hi for _, _, hi in _ADULT_NUMERIC])
@@ -122,7 +143,7 @@ def nb_bounds_task(d):
     return {
         "name": "nb_bounds", "columns": slice(0, 6), "raw": True,
         "estimator": lambda eps: GaussianNB(epsilon=eps, bounds=(0.0, 1e6)),
-        "box": {"bounds": bounds}, "random": {"bounds": BoxDistribution(bounds)}, "grid": None,
+        "box": {"bounds": bounds}, "random": {"bounds": listed_draws(bounds)}, "grid": None,
     }
 
 
@@ -145,6 +166,11 @@ class _LogUniform:
         rng = np.random.RandomState(random_state) if not hasattr(random_state, "uniform") \
             else random_state
         return float(np.exp(rng.uniform(self.low, self.high)))
+
+    def support(self):
+        """``(low, high)``, as scipy's distributions give it: DPRandomSearchCV prices a
+        ``LogisticRegression`` whose ``data_norm`` is drawn at its support's upper end."""
+        return float(np.exp(self.low)), float(np.exp(self.high))
 
 
 def _search_kw(seed):
@@ -186,7 +212,8 @@ def cell(task, data, total, seed):
                          epsilon=total, validation_size=0.2, **_search_kw(seed)))
     if task["grid"] is not None:
         run("DPGridSearchCV (half tuning)", grid_search(task, total, seed))
-    default = prepare_clone(task["estimator"](total), {}, seed=SeedPlan(seed).seed("refit"))
+    default = prepare_clone(task["estimator"](total), {}, seed=SeedPlan(seed).seed("refit"),
+                            **pricing(total))
     fit_on_rows(default, X_train, y_train, None, {}, padding=padding(X_train, y_train))
     out["untuned default, whole budget (D)"] = float(default.score(X_test, y_test))
     c = run("non-private GIBO (L)", gibo(task, total, seed, cls=NonPrivateGIBO))
@@ -202,7 +229,8 @@ def _trajectory_accuracy(task, data, total, seed, points):
     accuracies = []
     for i, params in enumerate(points):
         model = prepare_clone(task["estimator"](total * (1 - TUNING_SHARE)), params,
-                              seed=SeedPlan(seed).seed("refit", i))
+                              seed=SeedPlan(seed).seed("refit", i),
+                              **pricing(total * (1 - TUNING_SHARE)))
         fit_on_rows(model, X_train, y_train, None, {}, padding=padding(X_train, y_train))
         accuracies.append(float(model.score(X_test, y_test)))
     return accuracies

@@ -39,9 +39,11 @@ from benchmarks._common import (
     CLASSES,
     DEFAULT_DATA,
     RESULTS,
+    PricedModel,
     markdown_table,
     mean_std,
     padding,
+    pricing,
     pyplot,
     save_figure,
     timed_fit,
@@ -268,9 +270,9 @@ def library_default_results(run: UtilityRun) -> dict:
 
 
 def untuned_default(run: UtilityRun) -> float:
-    """The case's default configuration with the whole budget (no tuning)."""
+    """The case's default configuration with the whole budget (no tuning), priced at it."""
     model = prepare_clone(run.case.estimator(run.total), {},
-                          seed=SeedPlan(run.seed).seed("refit"))
+                          seed=SeedPlan(run.seed).seed("refit"), **pricing(run.total))
     fit_on_rows(model, run.data.X_train, run.data.y_train, None, {})
     return float(model.score(run.data.X_test, run.data.y_test))
 
@@ -281,7 +283,8 @@ def naive_composition(run: UtilityRun, refit: bool) -> float:
     One run is eps_run-DP (model on the train rows, Laplace score on the disjoint validation
     rows, parallel composition); |S| runs compose to |S| * eps_run. Without refit the winning
     run's model is returned: eps_run = total / |S|. With refit the runs get half the budget
-    and the winner is refitted on all rows with the other half.
+    and the winner is refitted on all rows with the other half. Every model is priced at its
+    share (:func:`benchmarks._common.pricing`).
     """
     candidates = run.case.candidates()
     tuning = run.total / 2 if refit else run.total
@@ -289,7 +292,8 @@ def naive_composition(run: UtilityRun, refit: bool) -> float:
     seeds = SeedPlan(run.seed)
     split = holdout_split(len(run.data.X_train), NAIVE_VALIDATION, seeds.rng("split"))
     evaluator = HoldoutEvaluator(run.case.estimator(eps_run), AccuracyScore(),
-                                 epsilon_score=eps_run, epsilons=None, error_score=0.0,
+                                 epsilon_score=eps_run, epsilons=pricing(eps_run),
+                                 error_score=0.0,
                                  n_jobs=1, padding=padding(run.data.X_train, run.data.y_train))
     scores, models = evaluator.run(run.data.X_train, run.data.y_train, candidates, split, {},
                                    seeds)
@@ -297,19 +301,21 @@ def naive_composition(run: UtilityRun, refit: bool) -> float:
     model = models[best]
     if refit:
         model = prepare_clone(run.case.estimator(run.total - tuning), candidates[best],
-                              seed=seeds.seed("refit"))
+                              seed=seeds.seed("refit"), **pricing(run.total - tuning))
         fit_on_rows(model, run.data.X_train, run.data.y_train, None, {},
                     padding=padding(run.data.X_train, run.data.y_train))
     return float(model.score(run.data.X_test, run.data.y_test))
 
 
 def nonprivate_ceiling(run: UtilityRun) -> float:
-    """GridSearchCV(cv=5) over the DP model with the whole budget (tuning NOT private)."""
+    """GridSearchCV(cv=5) over the DP model with the whole budget, every candidate priced at it
+    (tuning NOT private)."""
     estimator = prepare_clone(run.case.estimator(run.total), {}, seed=SeedPlan(run.seed).seed(
         "refit"))
+    grid = {f"model__{name}": values for name, values in run.case.grid.items()}
     with threadpool_limits(limits=1, user_api="blas"):
-        search = GridSearchCV(estimator, run.case.grid, cv=5).fit(run.data.X_train,
-                                                                   run.data.y_train)
+        search = GridSearchCV(PricedModel(estimator, run.total), grid, cv=5).fit(
+            run.data.X_train, run.data.y_train)
     return float(search.score(run.data.X_test, run.data.y_test))
 
 
@@ -373,8 +379,11 @@ def utility_markdown(report: dict) -> str:
     lines = [f"# Utility at equal total epsilon\n\nTest accuracy, mean ± std over "
              f"{len(report['seeds'])} seeds (search random_state; fixed train/test split). "
              f"DPGridSearchCV: {report['evaluation']}, tuning gets "
-             f"{report['tuning_share']:.0%} of the total. Staged computation checked equal to "
-             f"DPGridSearchCV on {len(report['decomposition_check'])} fits.\n"]
+             f"{report['tuning_share']:.0%} of the total. Every model, the references "
+             f"included, is priced as the searches price theirs: its epsilons set so that a "
+             f"fit costs its share of the total under skdptune's accounting. Staged "
+             f"computation checked equal to DPGridSearchCV on "
+             f"{len(report['decomposition_check'])} fits.\n"]
     for case in dict.fromkeys(r["case"] for r in records):
         rows_case = [r for r in records if r["case"] == case]
         epsilons = sorted({r["total_epsilon"] for r in rows_case})
@@ -532,7 +541,7 @@ def options(args) -> argparse.Namespace:
         cache=args.cache,
         reps=args.reps or (1 if quick else 3), label=args.label,
         utility_cases=["logistic"] if quick else (args.cases or
-                                                  ["logistic", "naive_bayes", "forest"]),
+                                                  ["logistic", "naive_bayes", "tree"]),
         seeds=list(range(2 if quick else args.seeds)),
         epsilons=(1.0,) if quick else TOTAL_EPSILONS,
         round_bests=(0.7, 0.9) if quick else (0.55, 0.6, 0.7, 0.8, 0.9, 0.95),

@@ -15,16 +15,15 @@ task, total epsilon and seed (the suite's stratified 75/25 split), test accuracy
 and the time of DPRandomSearchCV's runs on the pipeline, batched against one by one (its
 defaults: ``E[K] = 50``; the same seed, so the same number of runs), as a ratio.
 
-Run: ``python -m benchmarks.bench_pipelines [--tasks credit churn adult] [--seeds 5]``;
-writes ``benchmarks/results/pipelines.{json,md}``.
+Run: ``python -m benchmarks.bench_pipelines [--tasks credit churn adult] [--seeds 5]
+[--quick]``; writes ``benchmarks/results/pipelines.{json,md}`` (``pipelines_quick`` for the
+smoke run: credit, one seed, total epsilon 1).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
-from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -37,10 +36,9 @@ from sklearn.preprocessing import FunctionTransformer
 from skdptune import DPGridSearchCV, DPRandomSearchCV
 from skdptune.evaluation import _holdout, _partitions
 
-from ._common import DEFAULT_DATA
+from ._common import DEFAULT_DATA, write_result
 from ._tasks import TASKS, search_grid
 
-RESULTS = Path(__file__).parent / "results"
 EPSILONS = (1.0, 2.0, 4.0)
 METHODS = ("grid pipeline, one by one", "grid pipeline, batched", "grid plain")
 
@@ -127,21 +125,25 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--epsilons", nargs="+", type=float, default=list(EPSILONS))
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="path of adult.csv")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: credit, one seed, total epsilon 1")
     args = parser.parse_args(argv)
+    tasks, seeds, epsilons = ((["credit"], 1, [1.0]) if args.quick
+                              else (args.tasks, args.seeds, args.epsilons))
+    name_out = "pipelines_quick" if args.quick else "pipelines"
     results = {}
-    for name in args.tasks:
+    for name in tasks:
         task = TASKS[name]
         data = task.loader(args.data)
         cells = []
-        for seed in range(args.seeds):
-            for eps in args.epsilons:
+        for seed in range(seeds):
+            for eps in epsilons:
                 cell = _cell(data, eps, seed)
                 cells.append({"seed": seed, "epsilon": eps, **cell})
                 print(name, seed, eps, {k: round(v, 3) for k, v in cell.items()}, flush=True)
         results[name] = cells
-        RESULTS.mkdir(exist_ok=True)  # after every task: a run cut short keeps what it did
-        (RESULTS / "pipelines.json").write_text(json.dumps(results, indent=1))
-        (RESULTS / "pipelines.md").write_text(_report(results))
+        # after every task: a run cut short keeps what it did
+        write_result(name_out, _report(results), results)
     print(_report(results))
 
 

@@ -44,6 +44,7 @@ from threadpoolctl import threadpool_limits
 from benchmarks._common import (
     CLASSES,
     DEFAULT_DATA,
+    PricedModel,
     load_split,
     markdown_table,
     mean_std,
@@ -127,20 +128,22 @@ def utility_cell(data, total: float, seed: int) -> list[dict]:
         record("DPGridSearchCV (half tuning, half model)", grid,
                data_norm=float(grid.best_params_["data_norm"]))
 
-        default = model(total, d, random_state=seed, accountant=BudgetAccountant())
+        # the references are priced as the searches price their models (_common.pricing)
+        default = PricedModel(model(total, d, random_state=seed), total)
         record("untuned default, whole budget", default.fit(X_train, y_train),
                data_norm=public_norm(d))
 
         draw = next(iter(ParameterSampler(search_space(d), n_iter=1, random_state=seed)))
-        random_model = model(total, d, random_state=seed, accountant=BudgetAccountant())
-        random_model.set_params(**draw)
+        random_model = PricedModel(model(total, d, random_state=seed).set_params(**draw),
+                                   total)
         record("untuned random draw from the space, whole budget",
                random_model.fit(X_train, y_train), data_norm=float(draw["data_norm"]))
 
-        ceiling = RandomizedSearchCV(model(total, d), search_space(d), n_iter=N_ITER, cv=5,
-                                     random_state=seed).fit(X_train, y_train)
+        space = {f"model__{name}": values for name, values in search_space(d).items()}
+        ceiling = RandomizedSearchCV(PricedModel(model(total, d), total), space, n_iter=N_ITER,
+                                     cv=5, random_state=seed).fit(X_train, y_train)
         record("RandomizedSearchCV ceiling (NOT private)", ceiling,
-               data_norm=float(ceiling.best_params_["data_norm"]))
+               data_norm=float(ceiling.best_params_["model__data_norm"]))
     return out
 
 
@@ -190,7 +193,9 @@ def utility_markdown(report: dict, suffix: str) -> str:
         "naive baseline and for the non-private ceiling); budget mode `epsilon=total`. "
         f"DPGridSearchCV: grid `{report['grid']}`, "
         f"{report['tuning_share_grid']:.0%} of the total for the tuning, the rest for the "
-        "model, library defaults otherwise.\n",
+        "model, library defaults otherwise. The untuned models and the non-private ceiling "
+        "are priced as the searches price theirs: each fit's epsilon set so that it costs "
+        "the total under skdptune's accounting.\n",
         "## Mean ± standard deviation\n",
         markdown_table(header, means),
         "\n## Median (returned models with `data_norm >= 2`, the good region)\n",

@@ -163,7 +163,7 @@ class PricedLogisticRegression(LogisticRegression):
     (docs/privacy.md), and the searches charge what it costs: a reference fitted at
     ``epsilon = total`` would spend more than the searches it is compared with. ``fit`` sets
     ``epsilon`` to the largest value whose cost, for the two classes of these tasks, is at most
-    ``cost`` (``skdptune.set_total_epsilon``), for each candidate of L separately.
+    ``cost`` (``skdptune._estimators.set_total_epsilon``), for each candidate of L separately.
     """
 
     def __init__(self, cost=1.0, data_norm=None, C=1.0, random_state=None, accountant=None):

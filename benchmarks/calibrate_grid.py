@@ -12,8 +12,10 @@ How. A DPGridSearchCV fit is three stages: (candidate x partition) utilities
 candidate on all rows. The functions below run each stage with the library's own classes and
 with the seed streams that ``DPGridSearchCV(random_state=seed)`` uses, so that one utility
 matrix per evaluator setting serves every selector, budget and tuning share, and every
-candidate's refit is computed once per (seed, model epsilon). ``bench_grid`` checks that this
-decomposition reproduces ``DPGridSearchCV`` exactly. A setting's score is the refit's test
+candidate's refit is computed once per (seed, model epsilon). Every model is priced as the
+search prices it in budget mode (``_common.pricing``: its epsilons set so that a fit costs the
+model's share under skdptune's accounting). ``bench_grid`` checks that this decomposition
+reproduces ``DPGridSearchCV`` exactly. A setting's score is the refit's test
 accuracy averaged over ``--draws`` independent selection draws (the expectation over the
 selector's noise), then mean +- std over seeds (seeds vary partitions, inner splits, inner
 fit noise and refit noise; the train/test split is fixed).
@@ -45,6 +47,7 @@ from benchmarks._common import (
     markdown_table,
     mean_std,
     padding,
+    pricing,
     write_result,
 )
 from skdptune._seeding import SeedPlan
@@ -151,7 +154,10 @@ class UtilityStore:
 
     def _key(self, case, setting, model_epsilon, seed) -> tuple:
         eps = model_epsilon if setting.depends_on_model_epsilon() else None
-        return (case.name, repr(case.grid), len(self.data.X_train), setting, eps, seed)
+        # "priced": the partition fits priced as the search prices them (matrices cached
+        # before the pricing are not reused)
+        return (case.name, repr(case.grid), len(self.data.X_train), setting, eps, seed,
+                "priced")
 
     def _path(self, key) -> Path | None:
         if self.cache is None:
@@ -187,23 +193,26 @@ class UtilityStore:
 
 def partition_utilities(case: Case, data: Data, setting: Evaluation, model_epsilon: float,
                         seed: int, n_jobs: int = 1) -> np.ndarray:
-    """Exact per-partition utilities, as ``DPGridSearchCV(random_state=seed)`` computes them."""
+    """Exact per-partition utilities, as ``DPGridSearchCV(random_state=seed)`` computes them
+    in budget mode (every candidate priced at ``model_epsilon``)."""
     estimator = case.estimator(model_epsilon)
     k = auto_n_partitions(len(data.X_train), setting.min_partition_size)
     evaluator = PartitionEvaluator(
         estimator, check_bounded_scorer(None, None, estimator), n_partitions=k,
         cv=setting.cv, inner_epsilon=setting.inner_epsilon, n_jobs=n_jobs,
         pre_dispatch="2*n_jobs", error_score=0.0, seeds=SeedPlan(seed),
-        padding=padding(data.X_train, data.y_train))
+        padding=padding(data.X_train, data.y_train), epsilons=pricing(model_epsilon))
     return evaluator.evaluate_partitions(data.X_train, data.y_train, case.candidates(), {})
 
 
 def refit_accuracies(case: Case, data: Data, model_epsilon: float, seed: int) -> np.ndarray:
-    """Test accuracy of every candidate refitted on all rows as DPGridSearchCV refits it."""
+    """Test accuracy of every candidate refitted on all rows as DPGridSearchCV refits it (each
+    candidate priced at ``model_epsilon``, as the search prices it in budget mode)."""
     refit_seed = SeedPlan(seed).seed("refit")
     accuracies = []
     for params in case.candidates():
-        model = prepare_clone(case.estimator(model_epsilon), params, seed=refit_seed)
+        model = prepare_clone(case.estimator(model_epsilon), params, seed=refit_seed,
+                              **pricing(model_epsilon))
         fit_on_rows(model, data.X_train, data.y_train, None, {},
                     padding=padding(data.X_train, data.y_train))
         accuracies.append(model.score(data.X_test, data.y_test))

@@ -37,7 +37,7 @@ def run_one(name: str, argv: list[str]) -> bool:
     try:
         module = importlib.import_module(f"benchmarks.{PREFIX}{name}")
         module.main(argv)
-    except Exception:  # report and continue with the next benchmark
+    except (Exception, SystemExit):  # report and continue (argparse exits on a bad option)
         traceback.print_exc()
         print(f"== {name}: FAILED after {time.perf_counter() - start:.0f}s", flush=True)
         return False

