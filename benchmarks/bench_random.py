@@ -129,13 +129,14 @@ def utility_cell(data, total: float, seed: int) -> list[dict]:
                data_norm=float(grid.best_params_["data_norm"]))
 
         # the references are priced as the searches price their models (_common.pricing)
-        default = PricedModel(model(total, d, random_state=seed), total)
+        default = PricedModel(model(total, d, random_state=seed, accountant=BudgetAccountant()),
+                              total)
         record("untuned default, whole budget", default.fit(X_train, y_train),
                data_norm=public_norm(d))
 
         draw = next(iter(ParameterSampler(search_space(d), n_iter=1, random_state=seed)))
-        random_model = PricedModel(model(total, d, random_state=seed).set_params(**draw),
-                                   total)
+        random_model = PricedModel(model(total, d, random_state=seed, accountant=BudgetAccountant())
+                                   .set_params(**draw), total)
         record("untuned random draw from the space, whole budget",
                random_model.fit(X_train, y_train), data_norm=float(draw["data_norm"]))
 

