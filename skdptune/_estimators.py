@@ -122,6 +122,7 @@ from sklearn.preprocessing import (
 from sklearn.utils import check_scalar
 
 from ._logistic import logistic_regression_epsilon
+from ._space import ArrayRange
 from .exceptions import NonPrivateComponentError, PrivacyLeakError
 
 __all__ = [
@@ -542,11 +543,16 @@ def _cost_at(component: _Component, epsilon: float, n_classes: int | None) -> fl
     if factor == 1:
         return epsilon
     if not math.isfinite(factor):
-        raise ValueError(f"{label}: no bounded privacy cost under replace-one neighbours: its "
-                         "bounds are drawn from a distribution (give a list of bounds), or a "
-                         "feature's bounds are not finite numbers with lower < upper (or "
-                         "lower == upper == 0) whose difference is finite (docs/privacy.md, "
-                         "\"diffprivlib's models under replace-one\").")
+        why = ("its bounds are drawn from an ArrayRange in which a feature's lower bound can "
+               "reach its upper bound, where the cost grows without limit: keep every lower "
+               "bound's range below its upper bound's (e.g. lower in [0, 9], upper in [10, "
+               "1e6]), or its ArrayRange is not a (lower, upper) pair"
+               if _draws_bounds(component.estimator) else
+               "its bounds are drawn from a distribution other than an ArrayRange (give an "
+               "ArrayRange or a list of bounds), or a feature's bounds are not finite numbers "
+               "with lower < upper (or lower == upper == 0) whose difference is finite")
+        raise ValueError(f"{label}: no bounded privacy cost under replace-one neighbours: "
+                         f"{why} (docs/privacy.md, \"diffprivlib's models under replace-one\").")
     return _float_at_least(fractions.Fraction(epsilon) * factor)
 
 
@@ -614,8 +620,12 @@ def replace_one_factor(estimator: Any) -> fractions.Fraction | float:
       cost is not a multiple of its ``epsilon``: :func:`skdptune._logistic.
       logistic_regression_epsilon` (1 here).
 
+    ``GaussianNB`` bounds drawn from an :class:`~skdptune.ArrayRange` (``DPRandomSearchCV``;
+    ``DPGIBOSearchCV``'s box): the supremum over the box, :func:`_box_bounds_factor`.
+
     Exact (a :class:`fractions.Fraction`) from the public parameters only; ``inf`` when no
-    bound is known: bounds drawn from a distribution, or a feature's bounds not finite, in the
+    bound is known: bounds drawn from another distribution, or from a box that lets a
+    feature's lower bound reach its upper bound, or a feature's bounds not finite, in the
     wrong order, with an infinite float width, or equal and not 0.
     """
     from diffprivlib.models import DecisionTreeClassifier, GaussianNB
@@ -627,6 +637,8 @@ def replace_one_factor(estimator: Any) -> fractions.Fraction | float:
     bounds = estimator.get_params(deep=False)["bounds"]
     if bounds is None:  # read off the data: no cost is true (refused with its own message)
         check_leak_free_configuration(estimator)
+    if isinstance(bounds, ArrayRange):
+        return _box_bounds_factor(bounds)
     try:
         lower, upper = bounds
         lower, upper = np.broadcast_arrays(np.ravel(np.asarray(lower, dtype=float)),
@@ -648,6 +660,45 @@ def replace_one_factor(estimator: Any) -> fractions.Fraction | float:
         ratios.append(reach / width)
     mean_ratio = sum(ratios, fractions.Fraction(0)) / len(ratios)
     return fractions.Fraction(4, 3) + fractions.Fraction(2, 3) * mean_ratio
+
+
+def _box_bounds_factor(box: ArrayRange) -> fractions.Fraction | float:
+    """:func:`replace_one_factor` of a ``GaussianNB`` whose ``bounds`` are drawn from ``box``:
+    ``4/3 + (2/3) mean_j sup R_j``, the supremum over every point of the box, exact.
+
+    ``box`` holds, per feature ``j``, a lower bound ``l`` in ``[a, b]`` and an upper bound
+    ``u`` in ``[c, d]`` (its first axis: ``(lower, upper)``; a scalar pair applies to every
+    feature, as diffprivlib broadcasts it). The features' ranges are independent, so the
+    supremum of the mean of ``R_j = max(|l|, |u|) / (u - l)`` is the mean of the suprema, and
+    each supremum is attained at one of the four corners ``(l, u)`` of its rectangle when
+    ``b < c``:
+
+    * ``sup R = max(sup |l| / (u - l), sup |u| / (u - l))``;
+    * ``|l| / (u - l)`` falls as ``u`` grows, so its supremum has ``u = c``; on ``l < c``,
+      ``l / (c - l)`` rises with ``l`` where ``l >= 0`` and ``-l / (c - l)`` is monotone where
+      ``l <= 0`` (its derivative is ``-c / (c - l)^2``), so the maximum over ``[a, b]`` is at
+      ``a`` or ``b``;
+    * ``|u| / (u - l)`` rises with ``l``, so its supremum has ``l = b``; over ``u`` in
+      ``[c, d]`` it is monotone on each side of 0 (derivatives ``-b / (u - b)^2`` and
+      ``b / (u - b)^2``) and 0 at ``u = 0``, so its maximum is at ``c`` or ``d``.
+
+    When ``b >= c`` the box holds points with ``u - l`` as small as one likes (or
+    ``u <= l``): ``inf``, no bounded cost (the searches refuse it before any data is read; a
+    box whose lower bounds stay below its upper bounds has one).
+    """
+    if box.low.ndim < 1 or box.low.shape[0] != 2:
+        return math.inf  # not a pair (lower, upper)
+    ratios = []
+    for a, b, c, d in zip(*(np.ravel(part).tolist() for part in (
+            box.low[0], box.high[0], box.low[1], box.high[1])), strict=True):
+        if not b < c:
+            return math.inf
+        corners = [(low, high) for low in (a, b) for high in (c, d)]
+        ratios.append(max(
+            fractions.Fraction(max(abs(low), abs(high)))
+            / (fractions.Fraction(high) - fractions.Fraction(low)) for low, high in corners))
+    return fractions.Fraction(4, 3) + fractions.Fraction(2, 3) * (
+        sum(ratios, fractions.Fraction(0)) / len(ratios))
 
 
 def _check_cost_value(value: Any, name: str, label: str) -> float:
@@ -1006,6 +1057,38 @@ def _space_cost_values(space: Any, path: str, name: str) -> list[float]:
     return values
 
 
+def _draws_bounds(estimator: Any) -> bool:
+    """Whether a diffprivlib ``GaussianNB``'s ``bounds`` are drawn from an ``ArrayRange``."""
+    from diffprivlib.models import GaussianNB
+
+    return isinstance(estimator, GaussianNB) and isinstance(
+        estimator.get_params(deep=False)["bounds"], ArrayRange)
+
+
+#: bounds whose replace-one factor, 5/3, is at most that of any point of a box a search accepts
+#: (every feature's ``max(|l|, |u|) / (u - l) >= 1/2`` once ``l < u``)
+_LEAST_FACTOR_BOUNDS = (-1.0, 1.0)
+
+
+def _budget_versions(candidate: Any, components: list[_Component]) -> list:
+    """The versions of ``candidate`` whose pricing at a budget bounds each step's share.
+
+    A budget mode scales a candidate's epsilons so that it costs the budget. With a
+    ``GaussianNB`` whose ``bounds`` are drawn from a box, each draw is priced at its own
+    replace-one factor: the model's share is largest at the box's worst point (the candidate
+    itself: :func:`_box_bounds_factor`) and every other step's share largest where that factor
+    is smallest, which is at least 5/3 (the candidate with ``bounds=(-1, 1)``, whatever the
+    box). Proportional scaling (and the bisection of a ``LogisticRegression``'s scale) gives
+    each other step less as the factor grows. One version when no step's cost is drawn or the
+    model has no other DP step."""
+    drawn = [c.path for c in components if c.role == _DP and _draws_bounds(c.estimator)]
+    if not drawn or sum(c.role == _DP for c in components) < 2:
+        return [candidate]
+    least = clone_with_throwaway_accountants(candidate)
+    least.set_params(**{_join(path, "bounds"): _LEAST_FACTOR_BOUNDS for path in drawn})
+    return [candidate, least]
+
+
 def estimator_privacy_parts(
     estimator: Any, space: Any = None, *, allow_nonprivate: bool = False,
     epsilon_total: float | None = None, n_classes: int | None = None,
@@ -1067,16 +1150,18 @@ def estimator_privacy_parts(
         nonprivate = [c for c in components if c.role == _NONPRIVATE]
         if nonprivate and not allow_nonprivate:
             raise NonPrivateComponentError(_nonprivate_message(nonprivate, setting))
+        variants = [components]
         if epsilon_total is not None and any(eps > 0 for _, eps in _dp_epsilons(candidate)):
-            priced = set_total_epsilon(clone_with_throwaway_accountants(candidate),
-                                       epsilon_total, n_classes)
-            components = _walk(priced)
+            variants = [_walk(set_total_epsilon(clone_with_throwaway_accountants(version),
+                                                epsilon_total, n_classes))
+                        for version in _budget_versions(candidate, components)]
+            components = variants[0]
         present = set()
         setting_total = []
-        for comp in components:
+        for i, comp in enumerate(components):
             entry = seen.setdefault(comp.path, {"classes": [], "roles": set(), "eps": [],
                                                 "delta": [], "settings": 0, "factors": set(),
-                                                "bound": False})
+                                                "bound": False, "drawn": False})
             name = _public_name(comp.estimator)
             if name not in entry["classes"]:
                 entry["classes"].append(name)
@@ -1085,7 +1170,10 @@ def estimator_privacy_parts(
             present.add(comp.path)
             eps, dlt = _dp_cost(comp, n_classes) if comp.role == _DP else (0.0, 0.0)
             if comp.role == _DP:
+                # a step's largest share of the budget among the versions of its candidate
+                eps = max([eps, *(_dp_cost(other[i], n_classes)[0] for other in variants[1:])])
                 entry["factors"].add(replace_one_factor(comp.estimator))
+                entry["drawn"] |= _draws_bounds(comp.estimator)
                 if _is_logistic_regression(comp.estimator):
                     raw = comp.estimator.get_params(deep=False)["epsilon"]
                     entry["bound"] |= eps > raw
@@ -1114,6 +1202,8 @@ def estimator_privacy_parts(
         notes = []
         if entry["factors"] != {1}:
             shown = " to ".join(f"{float(f):.6g}" for f in sorted(entry["factors"]))
+            if entry["drawn"]:
+                shown = f"at most {float(max(entry['factors'])):.6g} (bounds drawn from a box)"
             notes.append(f"diffprivlib's epsilon times {shown} under replace-one "
                          "(docs/privacy.md)")
         if entry["bound"]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 __all__ = ["ArrayRange", "BoxSpace", "EpsilonSplit", "check_box_space"]
 
@@ -96,6 +97,15 @@ class ArrayRange:
         Give the value as a tuple over the first axis (diffprivlib's ``bounds=(lower,
         upper)``) instead of an array.
 
+    Notes
+    -----
+    In ``DPGIBOSearchCV``'s ``param_space`` an ``ArrayRange`` is a box dimension; in
+    ``DPRandomSearchCV``'s ``param_distributions`` it is a distribution (:meth:`rvs`: every
+    entry drawn independently, uniformly on its scale -- log-uniform on a log scale), whose
+    ranges are public: the cost of a diffprivlib ``GaussianNB`` whose ``bounds`` it draws is
+    bounded by the box's worst point (docs/privacy.md), which a distribution without ranges
+    cannot say.
+
     Examples
     --------
     >>> bounds = ArrayRange(low=[[-9.0, -9.0], [0.1, 0.1]], high=[[-0.1, -0.1], [9.0, 9.0]],
@@ -104,6 +114,9 @@ class ArrayRange:
     >>> lower, upper = space.from_unit([0.0, 1.0, 1.0, 0.0])["bounds"]
     >>> lower.tolist(), upper.tolist()
     ([-9.0, -0.1], [9.0, 0.1])
+    >>> lower, upper = bounds.rvs(random_state=0)
+    >>> bool(((-9.0 <= lower) & (lower <= -0.1) & (0.1 <= upper) & (upper <= 9.0)).all())
+    True
     """
 
     def __init__(self, low: Any, high: Any, *, log: bool = False, as_tuple: bool = False):
@@ -126,6 +139,20 @@ class ArrayRange:
     def __repr__(self) -> str:
         log = bool(self.log.all()) if self.log.all() or not self.log.any() else "mixed"
         return f"ArrayRange(shape={self.low.shape}, log={log}, as_tuple={self.as_tuple})"
+
+    def rvs(self, random_state=None):
+        """One value drawn from the box: every entry independently, uniformly on its scale
+        (``scipy.stats``' ``rvs`` protocol, which ``DPRandomSearchCV`` and scikit-learn's
+        ``ParameterSampler`` call). The draw stays within ``[low, high]`` entrywise.
+
+        Parameters
+        ----------
+        random_state : None, int, numpy ``RandomState`` or ``Generator``
+            As for ``scipy.stats`` distributions (``None``: numpy's global generator).
+        """
+        rng = random_state if hasattr(random_state, "uniform") \
+            else check_random_state(random_state)
+        return _ArrayDimension("value", self).params(rng.uniform(size=self.low.size))["value"]
 
 
 @dataclass(frozen=True)
@@ -163,7 +190,9 @@ class _ArrayDimension:
     def params(self, z: np.ndarray) -> dict[str, Any]:
         lo, hi = self._ends()
         x = lo + np.clip(z, 0.0, 1.0) * (hi - lo)
-        value = np.where(self.spec.log.ravel(), np.exp(x), x)
+        log = self.spec.log.ravel()
+        value = x.copy()
+        value[log] = np.exp(x[log])  # only there: exp of a large linear entry overflows
         value = np.clip(value, self.spec.low.ravel(), self.spec.high.ravel())
         value = value.reshape(self.spec.low.shape)
         return {self.name: tuple(value) if self.spec.as_tuple else value}
@@ -312,6 +341,10 @@ class BoxSpace:
         for dim, part in self._slices():
             out.update(dim.params(z[part]))
         return out
+
+    def array_ranges(self) -> dict[str, ArrayRange]:
+        """Parameter name -> its :class:`ArrayRange`, for the array-valued dimensions."""
+        return {dim.name: dim.spec for dim in self._dims if isinstance(dim, _ArrayDimension)}
 
     def share_extremes(self) -> list[np.ndarray]:
         """Points of the cube, the centre elsewhere, at which each step of each

@@ -40,7 +40,7 @@ from sklearn.preprocessing import (
     StandardScaler,
 )
 
-from skdptune import DPGridSearchCV
+from skdptune import DPGridSearchCV, DPRandomSearchCV
 from skdptune._estimators import (
     check_leak_free_configuration,
     clone_with_throwaway_accountants,
@@ -817,6 +817,102 @@ def test_gaussian_nb_bounds_in_the_space_are_priced_at_their_worst():
                    (-1e308, 1e308)):  # the last: diffprivlib's own float width is inf
         with pytest.raises(ValueError, match="lower < upper"):
             estimator_privacy(DPNB(epsilon=0.3, bounds=bounds))
+
+
+# -- GaussianNB bounds drawn from a box (ArrayRange: DPRandomSearchCV, DPGIBOSearchCV) ----------
+def _nb_box(lower_low, lower_high, upper_low, upper_high):
+    from skdptune import ArrayRange
+
+    return ArrayRange(low=[lower_low, upper_low], high=[lower_high, upper_high], as_tuple=True)
+
+
+@pytest.mark.parametrize(("box", "factor"), [
+    # one pair for every feature: the worst corner (9, 10), R = 10
+    (([0.0], [9.0], [10.0], [1e6]), Fraction(4, 3) + Fraction(2, 3) * 10),
+    # per feature: sup R = 2/3 at (-2, 1) or (-1, 2); 3 at (2, 3); mean 11/6
+    (([-2.0, 1.0], [-1.0, 2.0], [1.0, 3.0], [2.0, 5.0]),
+     Fraction(4, 3) + Fraction(2, 3) * Fraction(11, 6)),
+    # below 0: sup R = 9/4 at (-9, -5) (not at the widest or narrowest corner)
+    (([-10.0], [-9.0], [-5.0], [-4.0]), Fraction(4, 3) + Fraction(2, 3) * Fraction(9, 4)),
+    # around 0: the symmetric corners give 1/2, the lopsided ones (-2, 1), (-1, 2) 2/3
+    (([-2.0], [-1.0], [1.0], [2.0]), Fraction(4, 3) + Fraction(2, 3) * Fraction(2, 3)),
+])
+def test_gaussian_nb_bounds_from_a_box_cost_the_box_worst_point(box, factor):
+    from skdptune._estimators import replace_one_factor
+
+    space = {"bounds": _nb_box(*box)}
+    model = DPNB(epsilon=0.6, bounds=(-1.0, 1.0))
+    assert replace_one_factor(clone(model).set_params(**space)) == factor
+    cost = estimator_privacy(model, space)[0]
+    assert Fraction(cost) >= Fraction(0.6) * factor
+    assert cost == pytest.approx(float(Fraction(0.6) * factor), rel=1e-15)
+
+
+def test_the_box_factor_is_the_supremum_of_its_points():
+    """Brute force: no point of a fine grid of the box, nor any draw, costs more than the
+    factor, and the grid's corners attain it (it is the supremum, not a loose bound)."""
+    from skdptune._estimators import replace_one_factor
+
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        a, c = sorted(rng.uniform(-20, 20, size=2))
+        b, d = a + rng.uniform(0, c - a) * rng.uniform(0.2, 1.0), c + rng.uniform(0.1, 30)
+        if not a < b < c:
+            continue
+        box = _nb_box([a], [b], [c], [d])
+        sup = replace_one_factor(DPNB(epsilon=1.0, bounds=box))
+        lows, highs = np.linspace(a, b, 41), np.linspace(c, d, 41)
+        grid = [replace_one_factor(DPNB(epsilon=1.0, bounds=([low], [high])))
+                for low in lows for high in highs]
+        draws = [replace_one_factor(DPNB(epsilon=1.0, bounds=box.rvs(random_state=rng)))
+                 for _ in range(50)]
+        assert max(grid) == sup and max(draws) <= sup
+
+
+@pytest.mark.parametrize("box", [
+    ([0.0], [10.0], [10.0], [1e6]),  # a lower bound can reach the upper bound: R unbounded
+    ([0.0, 0.0], [5.0, 20.0], [10.0, 10.0], [1e6, 1e6]),  # one feature's ranges overlap
+])
+def test_gaussian_nb_bounds_from_a_box_without_a_worst_point_are_refused(box):
+    space = {"bounds": _nb_box(*box)}
+    with pytest.raises(ValueError, match="lower bound can reach its upper bound"):
+        estimator_privacy(DPNB(epsilon=0.6, bounds=(-1.0, 1.0)), space)
+    with pytest.raises(ValueError, match="lower bound can reach its upper bound"):
+        DPRandomSearchCV(DPNB(bounds=(-1.0, 1.0)), space, epsilon=1.0,
+                         classes=[0, 1]).planned_privacy(100)
+    from skdptune import ArrayRange
+
+    not_a_pair = {"bounds": ArrayRange(low=[0.0, 1.0, 2.0], high=[0.5, 1.5, 2.5])}
+    with pytest.raises(ValueError, match="not a \\(lower, upper\\) pair"):
+        estimator_privacy(DPNB(epsilon=0.6, bounds=(-1.0, 1.0)), not_a_pair)
+
+
+def test_budget_mode_lines_bound_each_step_share_over_the_box():
+    """In a budget mode every draw is priced at its own factor: the model's share is largest
+    at the box's worst point, the scaler's where the model's factor is smallest. Each report
+    line must hold the largest share any draw gives its step (2,000 draws priced one by one),
+    and the model's line is attained (its worst point)."""
+    from skdptune._estimators import estimator_privacy_parts
+
+    box = _nb_box([0.0] * 3, [4.0] * 3, [10.0] * 3, [1e3] * 3)
+    pipe = make_pipeline(DPScaler(epsilon=0.5, bounds=(0.0, 20.0)),
+                         DPNB(epsilon=0.5, bounds=(-3.0, 3.0)))
+    space = {"gaussiannb__bounds": box}
+    scaler_line, nb_line = estimator_privacy_parts(pipe, space, epsilon_total=1.0, n_classes=2)
+    rng = np.random.RandomState(0)
+    shares = []
+    for _ in range(2000):
+        priced = set_total_epsilon(clone(pipe).set_params(gaussiannb__bounds=box.rvs(rng)), 1.0)
+        shares.append((priced[0].epsilon, estimator_privacy(priced[1])[0]))
+    shares = np.array(shares)
+    assert (shares.sum(axis=1) <= 1.0).all()
+    assert scaler_line.epsilon >= shares[:, 0].max()
+    assert nb_line.epsilon >= shares[:, 1].max()
+    # the model's worst point (4, 10) in every feature: factor 4/3 + (2/3)(10/6) = 22/9
+    assert nb_line.epsilon == pytest.approx((22 / 9) / (1 + 22 / 9))
+    assert "at most 2.44444 (bounds drawn from a box)" in nb_line.detail
+    # the scaler's bound: the model at factor 5/3, which no point of a valid box goes below
+    assert scaler_line.epsilon == pytest.approx(1 / (1 + 5 / 3))
 
 
 def test_set_total_epsilon_sets_the_cost_under_replace_one():

@@ -248,6 +248,33 @@ def test_gibo_tunes_per_feature_bounds_and_a_budget_split(data):
     assert s.privacy_spent_.components[-1].epsilon == pytest.approx(model_eps, rel=1e-12)
 
 
+def test_a_box_that_lets_lower_bounds_reach_upper_ones_is_refused_before_the_data(data):
+    """A GaussianNB at a point with lower == upper has no price (its replace-one factor grows
+    without limit as they meet): a box whose ranges touch let the search's clipped steps land
+    there, and the fit stopped with PrivateFitError after the budget was charged. Refused at
+    the configuration now, nothing charged; a box kept apart is priced at its worst point in
+    the report, every visited point at its own."""
+    from skdptune._space import ArrayRange
+
+    X, y = data
+    d = X.shape[1]
+    acc = BudgetAccountant()
+    touching = {"bounds": ArrayRange([[-6.0] * d, [0.0] * d], [[0.0] * d, [6.0] * d],
+                                     as_tuple=True)}
+    with pytest.raises(ValueError, match="lower bound can reach its upper bound"):
+        gibo(estimator=GaussianNB(epsilon=1.0, bounds=(-3.0, 3.0)), space=touching,
+             accountant=acc).fit(X, y)
+    assert acc.spent_budget == []
+    apart = {"bounds": ArrayRange([[-6.0] * d, [0.5] * d], [[-0.5] * d, [6.0] * d],
+                                  as_tuple=True)}
+    s = gibo(estimator=GaussianNB(epsilon=1.0, bounds=(-3.0, 3.0)), space=apart,
+             accountant=acc, n_iter=1).fit(X, y)
+    line = s.privacy_spent_.components[-1].parts[0]
+    # the worst point (-0.5, 6) or (-6, 0.5): R = 6 / 6.5; factor 4/3 + (2/3)(12/13)
+    assert f"at most {4 / 3 + 2 / 3 * 12 / 13:.6g} (bounds drawn from a box)" in line.detail
+    assert estimator_privacy(s.best_estimator_)[0] <= line.epsilon
+
+
 def test_start_point_is_the_estimators_configuration_when_in_the_box():
     from skdptune._space import ArrayRange, BoxSpace
     from skdptune.gibo import _start

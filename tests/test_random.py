@@ -414,3 +414,47 @@ def test_no_runs_returns_a_data_independent_draw_and_no_model_of_an_earlier_fit(
         search.predict(X2)
     drawn = search.best_params_
     assert search.fit(X1, y1).best_params_ == drawn  # the same draw on other rows
+
+
+# -- GaussianNB bounds drawn from a box (ArrayRange) ---------------------------------------------
+def _bounds_box():
+    from skdptune import ArrayRange
+
+    # lower in [-2, -0.5], upper in [0.5, 3] (log) for each of the 4 features: the worst point
+    # (-0.5, 3) or (-2, 0.5) has R = 3 / 3.5 or 2 / 2.5 -> 6/7; factor 4/3 + (2/3)(6/7) = 40/21
+    return ArrayRange(low=[[-2.0] * 4, [0.5] * 4], high=[[-0.5] * 4, [3.0] * 4],
+                      log=[[False] * 4, [True] * 4], as_tuple=True)
+
+
+def test_bounds_drawn_from_a_box_cost_its_worst_point(data):
+    """As configured, every run's model is charged the box's worst point: the repetition's pure
+    bound 3 eps_Q (geometric) with eps_Q = the model's epsilon times 40/21."""
+    X, y = data
+    box = _bounds_box()
+    s = search(estimator=GaussianNB(epsilon=0.3, bounds=(-1.0, 1.0)),
+               space={"bounds": box}, n_iter=6, refit=False).fit(X, y)
+    assert s.epsilon_model_ == pytest.approx(0.3 * 40 / 21, rel=1e-15)
+    assert s.privacy_spent_.epsilon == pytest.approx(3 * 0.3 * 40 / 21)
+    lower, upper = s.best_params_["bounds"]
+    assert ((-2.0 <= lower) & (lower <= -0.5) & (0.5 <= upper) & (upper <= 3.0)).all()
+    drawn = [tuple(p["bounds"][1]) for p in s.cv_results_["params"]]
+    assert len(set(drawn)) == len(drawn)  # fresh draws of the box
+
+
+@pytest.mark.parametrize("refit", [False, True])
+def test_bounds_drawn_from_a_box_are_priced_one_by_one_in_budget_mode(data, refit):
+    """Budget mode: each draw's epsilon is set so that the draw costs the model's share at its
+    own factor (the box's worst point matters only for the report's lines); the total lands on
+    the budget, and the returned model costs the share."""
+    X, y = data
+    acc = BudgetAccountant()
+    s = search(estimator=GaussianNB(bounds=(-1.0, 1.0)), space={"bounds": _bounds_box()},
+               epsilon=1.2, n_iter=6, refit=refit, accountant=acc).fit(X, y)
+    assert s.privacy_spent_.epsilon <= 1.2
+    assert s.privacy_spent_.epsilon == pytest.approx(1.2, rel=1e-9)
+    assert acc.spent_budget == [(s.privacy_spent_.epsilon, 0.0)]
+    model = s.best_estimator_
+    cost = estimator_privacy(model)[0]
+    assert cost <= s.epsilon_model_ and cost == pytest.approx(s.epsilon_model_, rel=1e-9)
+    # priced at its own bounds, not at the worst point's (whose epsilon would be smaller)
+    assert model.epsilon > s.epsilon_model_ * 21 / 40

@@ -90,3 +90,45 @@ def test_share_extremes_reach_each_steps_largest_and_smallest_share():
     assert BoxSpace({"C": (0.1, 10.0)}).share_extremes() == []
     two = BoxSpace({"s": EpsilonSplit(names[:2])}).share_extremes()
     assert len(two) == 2  # a step's largest share is the other's smallest
+
+
+# -- ArrayRange as a distribution (DPRandomSearchCV's param_distributions) ---------------------
+def test_array_range_draws_stay_in_the_box_on_their_scales():
+    from scipy import stats
+
+    from skdptune._space import ArrayRange
+
+    box = ArrayRange(low=[[0.0, -5.0], [10.0, 1.0]], high=[[9.0, -1.0], [2e6, 1e3]],
+                     log=[[False, False], [True, True]], as_tuple=True)
+    rng = np.random.RandomState(0)
+    draws = [box.rvs(random_state=rng) for _ in range(2000)]
+    assert all(isinstance(d, tuple) and len(d) == 2 and d[0].shape == (2,) for d in draws)
+    lower = np.array([d[0] for d in draws])
+    upper = np.array([d[1] for d in draws])
+    assert (lower >= [0.0, -5.0]).all() and (lower <= [9.0, -1.0]).all()
+    assert (upper >= [10.0, 1.0]).all() and (upper <= [2e6, 1e3]).all()
+    # uniform on the linear entries, log-uniform on the log ones (Kolmogorov-Smirnov)
+    assert stats.kstest(lower[:, 0], stats.uniform(0.0, 9.0).cdf).pvalue > 1e-3
+    assert stats.kstest(np.log(upper[:, 0]),
+                        stats.uniform(np.log(10.0), np.log(2e5)).cdf).pvalue > 1e-3
+    assert stats.kstest(lower[:, 0], stats.uniform(0.0, 4.5).cdf).pvalue < 1e-6  # can fail
+    # seeded: reproducible; an int, a RandomState or a Generator, as scipy's rvs takes them
+    np.testing.assert_array_equal(box.rvs(random_state=3)[1], box.rvs(random_state=3)[1])
+    assert box.rvs(random_state=np.random.default_rng(0))[0].shape == (2,)
+    plain = ArrayRange(low=[0.0, 1.0], high=[1.0, 2.0])
+    assert isinstance(plain.rvs(random_state=0), np.ndarray)
+
+
+def test_array_range_large_linear_entries_do_not_overflow():
+    """The map from the cube took ``exp`` of every entry and kept it only on the log ones: a
+    linear entry of 1e3 overflowed, a RuntimeWarning printed from a search's fit."""
+    import warnings
+
+    from skdptune._space import ArrayRange
+
+    box = ArrayRange(low=[[0.0], [10.0]], high=[[9.0], [1e6]], as_tuple=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lower, upper = BoxSpace({"bounds": box}).from_unit([1.0, 1.0])["bounds"]
+        box.rvs(random_state=0)
+    assert lower.tolist() == [9.0] and upper.tolist() == [1e6]

@@ -72,6 +72,42 @@ def test_gaussian_nb_costs_what_a_replaced_label_can_reveal():
     assert _bound(_counts(event(CLAIM), X, y, y_other, runs), runs) > CLAIM
 
 
+def test_gaussian_nb_bounds_drawn_from_a_box_cost_its_worst_point():
+    """``DPRandomSearchCV`` draws a ``GaussianNB``'s bounds from an ``ArrayRange``; the draw
+    is released (``best_params_``), so the guarantee must hold at every point of the box. The
+    box here -- lower in [0, 10], upper in [11, 1e4] (log) -- costs its worst point, (10, 11):
+    26/3 of the epsilon. Fitted there with the epsilon that makes the box cost the claim, the
+    reviewer's pair stays below it; priced at the box's centre (5, 332), a factor of about 2,
+    it is flagged above."""
+    from skdptune import ArrayRange
+    from skdptune._space import BoxSpace
+
+    box = ArrayRange(low=[[0.0], [11.0]], high=[[10.0], [1e4]], log=[[False], [True]],
+                     as_tuple=True)
+    X, y, y_other = _pair(10.0, 11.0, 11.0)
+    base = [X[:-1, 0][y[:-1] == c].sum() for c in (0, 1)]
+
+    def event(epsilon):
+        def fitted(X, labels, seed):
+            model = GaussianNB(epsilon=epsilon, bounds=([10.0], [11.0]),  # the worst point
+                               random_state=seed).fit(X, labels)
+            sums = model.theta_[:, 0] * model.class_count_
+            return (sums[0] - base[0]) - (sums[1] - base[1]) > 0
+        return fitted
+
+    runs = 300
+    space = {"bounds": box}
+    sound = CLAIM * 3 / 26
+    assert estimator_privacy(GaussianNB(epsilon=sound, bounds=(0.0, 1.0)), space)[0] \
+        == pytest.approx(CLAIM)
+    assert _bound(_counts(event(sound), X, y, y_other, runs), runs) <= CLAIM
+    # broken: the box priced at its centre
+    centre = BoxSpace(space).from_unit([0.5, 0.5])["bounds"]
+    broken = CLAIM / estimator_privacy(GaussianNB(epsilon=1.0, bounds=centre))[0]
+    assert broken > 2 * sound
+    assert _bound(_counts(event(broken), X, y, y_other, runs), runs) > CLAIM
+
+
 @pytest.mark.slow
 def test_decision_tree_costs_twice_its_epsilon():
     X, y, y_other = _pair(0.0, 0.5, 0.99)
