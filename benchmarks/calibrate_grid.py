@@ -115,7 +115,7 @@ class Evaluation:
 
     min_partition_size: int = 100
     cv: float | int = 0.25
-    inner_epsilon: str | float = "same"
+    inner_epsilon: str | float = "scaled"
 
     def label(self) -> str:
         inner = "inf" if self.inner_epsilon == INF else self.inner_epsilon
@@ -451,7 +451,7 @@ def build_options(args, cases) -> Options:
     return Options(cases=args.cases, epsilons=epsilons, sizes=tuple(args.sizes),
                    inner=tuple(parse_inner(v) for v in args.inner_values),
                    cv_inner=tuple(parse_inner(v) for v in args.cv_inner),
-                   recommended=recommended)
+                   shares=tuple(args.shares), recommended=recommended)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -465,12 +465,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sizes", nargs="+", type=int, default=[50, 100, 200, 400],
                    help="min_partition_size values of the partitions experiment")
     p.add_argument("--inner-values", nargs="+", default=["same", "scaled", "inf"])
-    p.add_argument("--cv-inner", nargs="+", default=["inf"])
+    p.add_argument("--cv-inner", nargs="+", default=["scaled"],
+                   help="inner_epsilon values of the cv experiment")
+    p.add_argument("--shares", nargs="+", type=float, default=[0.25, 0.5, 0.75],
+                   help="tuning shares of the share experiment")
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--draws", type=int, default=50, help="selection draws per matrix")
     p.add_argument("--size", type=int, default=100, help="recommended min_partition_size")
     p.add_argument("--cv", type=float, default=0.25, help="recommended inner cv")
-    p.add_argument("--inner", default="same", help="recommended inner_epsilon")
+    p.add_argument("--inner", default="scaled", help="recommended inner_epsilon")
     p.add_argument("--n-jobs", type=int, default=1)
     p.add_argument("--cache", type=Path, default=default_cache(),
                    help=f"folder for utility matrices, outside the repository (${CACHE_ENV})")
