@@ -546,7 +546,7 @@ def _cost_at(component: _Component, epsilon: float, n_classes: int | None) -> fl
         why = ("its bounds are drawn from an ArrayRange in which a feature's lower bound can "
                "reach its upper bound, where the cost grows without limit: keep every lower "
                "bound's range below its upper bound's (e.g. lower in [0, 9], upper in [10, "
-               "1e6]), or its ArrayRange is not a (lower, upper) pair"
+               "1e6]); or whose widest pair's width overflows a float"
                if _draws_bounds(component.estimator) else
                "its bounds are drawn from a distribution other than an ArrayRange (give an "
                "ArrayRange or a list of bounds), or a feature's bounds are not finite numbers "
@@ -684,14 +684,15 @@ def _box_bounds_factor(box: ArrayRange) -> fractions.Fraction | float:
 
     When ``b >= c`` the box holds points with ``u - l`` as small as one likes (or
     ``u <= l``): ``inf``, no bounded cost (the searches refuse it before any data is read; a
-    box whose lower bounds stay below its upper bounds has one).
+    box whose lower bounds stay below its upper bounds has one); so does a box whose widest
+    point's width ``d - a`` overflows a float, as fixed bounds do.
     """
     if box.low.ndim < 1 or box.low.shape[0] != 2:
         return math.inf  # not a pair (lower, upper)
     ratios = []
     for a, b, c, d in zip(*(np.ravel(part).tolist() for part in (
             box.low[0], box.high[0], box.low[1], box.high[1])), strict=True):
-        if not b < c:
+        if not (b < c and math.isfinite(d - a)):  # diffprivlib's own float width: finite
             return math.inf
         corners = [(low, high) for low in (a, b) for high in (c, d)]
         ratios.append(max(
@@ -827,9 +828,34 @@ def _names_a_replaced_component(key: str, sub: Mapping) -> bool:
     return False
 
 
+#: diffprivlib's parameters that hold a pair ``(lower, upper)``
+_BOUNDS_PARAMS = ("bounds", "bounds_X", "bounds_y")
+
+
+def _check_bounds_box(key: str, values: Any) -> None:
+    """Refuse an :class:`~skdptune.ArrayRange` over a ``(lower, upper)`` parameter that can
+    draw a lower bound above its upper bound: diffprivlib refuses such bounds in ``fit``, which
+    for a search means a run that fails inside the private region, after the budget is charged,
+    with a probability that follows the hidden number of runs. Public; checked before any data
+    is read (``GaussianNB`` needs more: :func:`_box_bounds_factor`)."""
+    for value in (list(values) if is_listed(values) else [values]):
+        if not isinstance(value, ArrayRange):
+            continue
+        if value.low.ndim < 1 or value.low.shape[0] != 2:
+            raise ValueError(f"The ArrayRange for {key!r} must be a pair (lower, upper) along "
+                             f"its first axis; got shape {value.low.shape}.")
+        if not np.all(value.high[0] <= value.low[1]):
+            raise ValueError(
+                f"The ArrayRange for {key!r} can draw a lower bound above its upper bound, "
+                "which diffprivlib refuses in fit: keep every lower bound's range at or below "
+                "its upper bound's (e.g. lower in [0, 9], upper in [10, 1e6]).")
+
+
 def _axis(key: str, values: Any, base_params: Mapping, sub: Mapping | None = None) -> list | None:
     """The values of ``key`` to enumerate, or ``None`` when ``key`` cannot change privacy."""
     last = key.rpartition("__")[2]
+    if last in _BOUNDS_PARAMS:
+        _check_bounds_box(key, values)
     names_component = (_names_component(key, base_params)
                        or (_is_distribution(values) and sub is not None
                            and _names_a_replaced_component(key, sub)))
@@ -1073,20 +1099,29 @@ _LEAST_FACTOR_BOUNDS = (-1.0, 1.0)
 def _budget_versions(candidate: Any, components: list[_Component]) -> list:
     """The versions of ``candidate`` whose pricing at a budget bounds each step's share.
 
-    A budget mode scales a candidate's epsilons so that it costs the budget. With a
-    ``GaussianNB`` whose ``bounds`` are drawn from a box, each draw is priced at its own
-    replace-one factor: the model's share is largest at the box's worst point (the candidate
-    itself: :func:`_box_bounds_factor`) and every other step's share largest where that factor
-    is smallest, which is at least 5/3 (the candidate with ``bounds=(-1, 1)``, whatever the
-    box). Proportional scaling (and the bisection of a ``LogisticRegression``'s scale) gives
-    each other step less as the factor grows. One version when no step's cost is drawn or the
-    model has no other DP step."""
+    A budget mode scales a candidate's epsilons so that it costs the budget. With
+    ``GaussianNB`` components whose ``bounds`` are drawn from boxes, each draw is priced at its
+    own replace-one factors. Proportional scaling (and the bisection of a
+    ``LogisticRegression``'s scale) gives every step less as another step's factor grows, and
+    more as its own does. So a drawn step's share is largest at its box's worst point (the
+    ``ArrayRange`` itself: :func:`_box_bounds_factor`) with the other drawn steps at their
+    least factor, which is at least 5/3 whatever the box (``bounds=(-1, 1)``), and every other
+    step's share largest with all the drawn steps at their least. One version when no step's
+    cost is drawn or the model has no other DP step. (The lines are rounded up a few units in
+    the last place: the pricing's own rounding moves a share by one.)"""
     drawn = [c.path for c in components if c.role == _DP and _draws_bounds(c.estimator)]
     if not drawn or sum(c.role == _DP for c in components) < 2:
         return [candidate]
-    least = clone_with_throwaway_accountants(candidate)
-    least.set_params(**{_join(path, "bounds"): _LEAST_FACTOR_BOUNDS for path in drawn})
-    return [candidate, least]
+
+    def with_least(paths):
+        version = clone_with_throwaway_accountants(candidate)
+        version.set_params(**{_join(path, "bounds"): _LEAST_FACTOR_BOUNDS for path in paths})
+        return version
+
+    # the candidate itself first (its lines' details read its components), all at the least,
+    # and, with several drawn steps, each at its worst with the others at their least
+    return [candidate, with_least(drawn)] + ([
+        with_least([p for p in drawn if p != worst]) for worst in drawn] if len(drawn) > 1 else [])
 
 
 def estimator_privacy_parts(
@@ -1170,8 +1205,11 @@ def estimator_privacy_parts(
             present.add(comp.path)
             eps, dlt = _dp_cost(comp, n_classes) if comp.role == _DP else (0.0, 0.0)
             if comp.role == _DP:
-                # a step's largest share of the budget among the versions of its candidate
-                eps = max([eps, *(_dp_cost(other[i], n_classes)[0] for other in variants[1:])])
+                # a step's largest share of the budget among the versions of its candidate,
+                # a few ulps up where the share varies with the draws (_budget_versions)
+                eps = max(_dp_cost(version[i], n_classes)[0] for version in variants)
+                for _ in range(4 if len(variants) > 1 else 0):
+                    eps = math.nextafter(eps, math.inf)
                 entry["factors"].add(replace_one_factor(comp.estimator))
                 entry["drawn"] |= _draws_bounds(comp.estimator)
                 if _is_logistic_regression(comp.estimator):

@@ -128,6 +128,8 @@ class ArrayRange:
             raise ValueError("ArrayRange bounds must be finite.")
         if not np.all(low_a < high_a):
             raise ValueError("ArrayRange needs low < high in every entry.")
+        if not np.all(np.isfinite(high_a - low_a)):  # the map from the cube would overflow
+            raise ValueError("ArrayRange needs a finite width high - low in every entry.")
         log_a = np.broadcast_to(np.asarray(log, dtype=bool), low_a.shape).copy()
         if not np.all(low_a[log_a] > 0):
             raise ValueError("A log-scaled ArrayRange needs low > 0 in every log entry.")

@@ -237,18 +237,17 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         # the centre, and the points where each step of an EpsilonSplit gets its largest and
         # smallest share: the checks of the configuration run on them, and the report's line
         # per step holds its range (the total does not depend on the point: budget mode);
-        # with an ArrayRange, also the centre with the ArrayRange itself in its place: a
-        # GaussianNB's bounds are then priced over the whole box (refused, before any data is
-        # read, where the box lets a lower bound reach its upper bound: a point there would
-        # have no price), and each step's line holds its largest share (_estimators)
+        # with an ArrayRange, also each of these points with the ArrayRange itself in its
+        # place: a GaussianNB's bounds are then priced over the whole box (refused, before any
+        # data is read, where the box lets a lower bound reach its upper bound: a point there
+        # would have no price), and each step's line holds its largest share, at the split's
+        # extremes too (_estimators._budget_versions)
         box = self._box()
         points = [np.full(box.n_dims, 0.5)] + box.share_extremes()
         space = [{name: [value] for name, value in box.from_unit(z).items()} for z in points]
         ranges = box.array_ranges()
-        if ranges:
-            space.append({name: [ranges.get(name, values[0])]
-                          for name, values in space[0].items()})
-        return space
+        return space + [{name: [ranges.get(name, values[0])] for name, values in sub.items()}
+                        for sub in (space if ranges else [])]
 
     def _model_input_space(self):
         # real ranges: a parameter of the steps in front of the model cannot be listed

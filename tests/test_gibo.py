@@ -275,6 +275,38 @@ def test_a_box_that_lets_lower_bounds_reach_upper_ones_is_refused_before_the_dat
     assert estimator_privacy(s.best_estimator_)[0] <= line.epsilon
 
 
+def test_report_lines_cover_the_split_and_the_box_together():
+    """An EpsilonSplit and a GaussianNB box: a step's share is largest at a corner of the
+    split and an extreme of the model's factor at once. Checked over the 64 corners of the
+    cube (review helper-54: 16 of them exceeded a line when the box was priced at the split's
+    centre only)."""
+    from diffprivlib.models import StandardScaler
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline
+
+    from skdptune._estimators import set_total_epsilon
+    from skdptune._space import ArrayRange, BoxSpace, EpsilonSplit
+
+    pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0.0, 20.0)),
+                         GaussianNB(epsilon=0.5, bounds=(-3.0, 3.0)))
+    space = {"gaussiannb__bounds": ArrayRange([[5.0] * 2, [10.0] * 2], [[9.0] * 2, [12.0] * 2],
+                                              as_tuple=True),
+             "split": EpsilonSplit(["standardscaler__epsilon", "gaussiannb__epsilon"])}
+    model_line = gibo(estimator=pipe, space=space, epsilon=2.0).planned_privacy(1000) \
+        .components[-1]
+    scaler_line, nb_line = model_line.parts
+    box = BoxSpace(space)
+    shares = []
+    for z in box.corners():
+        priced = set_total_epsilon(clone(pipe).set_params(**box.from_unit(z)),
+                                   model_line.epsilon, 2)
+        shares.append((priced[0].epsilon, estimator_privacy(priced[1])[0]))
+    shares = np.array(shares)
+    assert scaler_line.epsilon >= shares[:, 0].max()
+    assert nb_line.epsilon >= shares[:, 1].max()
+    assert nb_line.epsilon == pytest.approx(shares[:, 1].max())  # attained at a corner
+
+
 def test_start_point_is_the_estimators_configuration_when_in_the_box():
     from skdptune._space import ArrayRange, BoxSpace
     from skdptune.gibo import _start

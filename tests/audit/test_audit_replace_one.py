@@ -109,6 +109,48 @@ def test_gaussian_nb_bounds_drawn_from_a_box_cost_its_worst_point():
 
 
 @pytest.mark.slow
+def test_random_search_prices_each_drawn_bounds_in_budget_mode(monkeypatch):
+    """End to end: ``DPRandomSearchCV`` in budget mode, its one run's ``GaussianNB`` drawn from
+    a box near the reviewer's worst point (lower in [9.9, 10], upper in [11, 11.1]: factors 7.5
+    to 26/3), each draw priced at its own bounds by ``set_total_epsilon``. The returned model
+    (the run's, fitted on all rows) must cost at most ``epsilon_model_`` = 1; the broken
+    variant -- a ``GaussianNB`` priced at 5/3 whatever its bounds, the factor of the estimator's
+    configured bounds (-1, 1) -- is flagged above it."""
+    import fractions
+
+    from diffprivlib import BudgetAccountant
+
+    from skdptune import ArrayRange, DPRandomSearchCV, _estimators
+
+    X, y, y_other = _pair(10.0, 11.0, 11.0)
+    base = [X[:-1, 0][y[:-1] == c].sum() for c in (0, 1)]
+    box = ArrayRange(low=[[9.9], [11.0]], high=[[10.0], [11.1]], as_tuple=True)
+
+    def search(seed):
+        return DPRandomSearchCV(GaussianNB(bounds=(-1.0, 1.0)), {"bounds": box}, epsilon=1.25,
+                                distribution="fixed", n_iter=1, validation_size=0,
+                                refit=False, random_state=seed, classes=[0, 1],
+                                accountant=BudgetAccountant())
+
+    def fitted(X, labels, seed):
+        model = search(seed).fit(X, labels).best_estimator_
+        sums = model.theta_[:, 0] * model.class_count_
+        return (sums[0] - base[0]) - (sums[1] - base[1]) > 0
+
+    assert search(0).fit(X, y).epsilon_model_ == pytest.approx(CLAIM)
+    runs = 300
+    assert _bound(_counts(fitted, X, y, y_other, runs), runs) <= CLAIM
+    factor = _estimators.replace_one_factor
+
+    def broken(estimator):
+        return fractions.Fraction(5, 3) if isinstance(estimator, GaussianNB) \
+            else factor(estimator)
+
+    monkeypatch.setattr(_estimators, "replace_one_factor", broken)
+    assert _bound(_counts(fitted, X, y, y_other, runs), runs) > CLAIM
+
+
+@pytest.mark.slow
 def test_decision_tree_costs_twice_its_epsilon():
     X, y, y_other = _pair(0.0, 0.5, 0.99)
     record = np.array([[0.99]], dtype=np.float32)
