@@ -546,7 +546,8 @@ def _cost_at(component: _Component, epsilon: float, n_classes: int | None) -> fl
         why = ("its bounds are drawn from an ArrayRange in which a feature's lower bound can "
                "reach its upper bound, where the cost grows without limit: keep every lower "
                "bound's range below its upper bound's (e.g. lower in [0, 9], upper in [10, "
-               "1e6]); or whose widest pair's width overflows a float"
+               "1e6]); or whose widest pair's width overflows a float; or that is not a pair "
+               "(lower, upper) along its first axis"
                if _draws_bounds(component.estimator) else
                "its bounds are drawn from a distribution other than an ArrayRange (give an "
                "ArrayRange or a list of bounds), or a feature's bounds are not finite numbers "
