@@ -13,7 +13,9 @@ a step of it. In order:
    plan the tuning (``_plan_tuning``: data-independent settings); and **dry-run**
    every candidate on a synthetic dataset with the public format of ``X`` and ``y``
    (:func:`skdptune._public.dry_run`), so that an unknown parameter, a rejected input format
-   or a broken scorer fails here with its real message.
+   or a broken scorer fails here with its real message. With workers, the dry run's shares are
+   fitted in them while this process does the remaining public work of steps 1 and 2 (the
+   magnitude limits, the pricing); a failed dry run is still the error reported first.
 2. **Budget.** Compute the whole cost -- tuning plus returned model -- from data-independent
    quantities only (:meth:`BaseDPSearchCV.planned_privacy`, public) and ``accountant.check``
    it.
@@ -91,10 +93,10 @@ from ._public import (
     check_rows,
     check_weights_domain,
     choose_object_fill,
-    dry_run,
     make_padding,
     model_input_settings,
     resolve_classes,
+    start_dry_run,
 )
 from ._seeding import SeedPlan
 from .accounting import PrivacyReport, privacy_report
@@ -533,7 +535,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         # assume_finite=True would switch off diffprivlib's own check of non-finite rows, so
         # that a NaN passed the dry run into the domain (review helper-51: a NaN record made
         # the returned model all zeros 20 of 20 times); the workers inherit the setting
-        with one_fit_at_a_time(), self._settled(), config_context(assume_finite=False):
+        with one_fit_at_a_time(), self._memo_scope(), self._settled(), \
+                config_context(assume_finite=False):
             return self._fit(X, y, **fit_params)
 
     @contextlib.contextmanager
@@ -543,6 +546,31 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         decision that samples the space (``DPRandomSearchCV``'s batched runs) could otherwise
         change between steps under a distribution that ignores ``random_state``. None here."""
         yield
+
+    @contextlib.contextmanager
+    def _memo_scope(self):
+        """One ``fit``'s (or ``planned_privacy``'s) memo of the public computations that
+        several of its steps ask for (:meth:`_memoized`). Within one, neither the parameters
+        nor the estimator change (one fit at a time per process; scikit-learn's ``fit`` does not
+        set parameters), so each result is computed once; the memo is dropped on leaving."""
+        if "_memo" in self.__dict__:  # already inside one
+            yield
+            return
+        self.__dict__["_memo"] = {}
+        try:
+            yield
+        finally:
+            del self.__dict__["_memo"]
+
+    def _memoized(self, key, compute):
+        """``compute()``, once per :meth:`_memo_scope` for ``key`` (afresh outside one).
+        For data-independent results only (they depend on the parameters and ``n``)."""
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            return compute()
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
 
     def _fit(self, X, y=None, **fit_params):
         # 1. public checks: nothing is read, nothing is charged
@@ -573,24 +601,33 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         plan = self._plan_tuning(public, seeds)
         self._check_split_params(split_params, public)
         plan.split_params, plan.score_params = split_params, score_params
-        with single_threaded_blas():  # tiny synthetic fits: single-threaded BLAS is much faster
-            domain = dry_run(self.estimator, candidates, templates, X, y, classes, fit_params,
-                             _flat_scorers(plan.scorers), padding, fill,
-                             scorer_params={"scoring": score_params}, n_jobs=self.n_jobs)
-        # every setting of the steps in front of the first private model, for the domain
-        input_templates = templates + candidate_templates(
-            self.estimator,
-            model_input_settings(self.estimator, self._model_input_space(), templates))
-        check_composites_readable(input_templates, X, y, classes, fill)
-        # the magnitude a private transformer followed by other steps may read (public)
+        # the dry run's shares go to the workers; this process does the rest of the public
+        # work meanwhile, and the dry run's failure is still the one reported first
+        dry = start_dry_run(self.estimator, candidates, templates, X, y, classes, fit_params,
+                            _flat_scorers(plan.scorers), padding, fill,
+                            scorer_params={"scoring": score_params}, n_jobs=self.n_jobs)
+        try:
+            # every setting of the steps in front of the first private model, for the domain
+            input_templates = templates + candidate_templates(
+                self.estimator,
+                model_input_settings(self.estimator, self._model_input_space(), templates))
+            check_composites_readable(input_templates, X, y, classes, fill)
+            # the magnitude a private transformer followed by other steps may read (public)
+            with single_threaded_blas():  # tiny synthetic fits: single-threaded BLAS is faster
+                limits = magnitude_limits(input_templates, dry.synthetic)
+            # 2. the budget, from data-independent quantities
+            report = self._planned_report(n_samples)
+        except BaseException as exc:
+            failed = exc
+        else:
+            failed = None
         with single_threaded_blas():
-            limits = magnitude_limits(input_templates, domain.synthetic)
+            domain = dry.finish()
+        if failed is not None:
+            raise failed
         if any(limit is not None for limit in limits):
             self._log(1, "magnitude limit on the rows a private transformer reads: "
                          f"{min(limit for limit in limits if limit is not None):g}")
-
-        # 2. the budget, from data-independent quantities
-        report = self._planned_report(n_samples)
         accountant = BudgetAccountant.load_default(self.accountant)
         check_budget(accountant, report.epsilon, report.delta)
         self._log(1, f"privacy budget checked: epsilon={report.epsilon:.4g}, "
@@ -647,7 +684,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         check_leak_free_configuration(self.estimator, self._search_space())
         check_private_components(self.estimator, self._search_space())
         # the fit's lock: the settled decisions are the object's, one call at a time
-        with one_fit_at_a_time(), self._settled():
+        with one_fit_at_a_time(), self._memo_scope(), self._settled():
             return self._planned_report(int(n_samples))
 
     def _planned_report(self, n_samples: int) -> PrivacyReport:

@@ -58,6 +58,7 @@ __all__ = [
     "make_padding",
     "model_input_settings",
     "resolve_classes",
+    "start_dry_run",
     "synthetic_fit_params",
     "synthetic_rows",
 ]
@@ -1063,37 +1064,75 @@ def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: 
     again here, so that the error raised -- its message and its cause -- is the one a
     sequential run raises. The first candidate is always fitted here too (the returned model
     is fitted in this process). The synthetic fits are public: they may run anywhere.
-    """
-    from .exceptions import PrivacyLeakError
 
+    ``dry_run(...)`` is ``start_dry_run(...).finish()``; a caller with other public work can
+    do it between the two, while the workers fit (:class:`PendingDryRun`).
+    """
+    return start_dry_run(estimator, candidates, templates, X, y, classes, fit_params, scorers,
+                         padding, fill, scorer_params, n_jobs).finish()
+
+
+def start_dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: Any,
+                  classes: np.ndarray | None, fit_params: dict, scorers: dict[str, Any],
+                  padding: Padding | None, fill: Any = "",
+                  scorer_params: dict[str, dict] | None = None, n_jobs: int | None = None
+                  ) -> PendingDryRun:
+    """:func:`dry_run`, its workers' shares dispatched and not awaited: the caller finishes it
+    with :meth:`PendingDryRun.finish` (same arguments as :func:`dry_run`)."""
     X_syn, y_syn = synthetic_dataset(X, y, classes, fill=fill)
     params_syn = synthetic_fit_params(fit_params, _num_samples(X), _num_samples(X_syn))
     score_syn = {name: synthetic_fit_params(params, _num_samples(X), _num_samples(X_syn))
                  for name, params in (scorer_params or {}).items() if params}
     checked = (candidates if candidates else [{}])[:DRY_RUN_MAX_FITS]
     synthetic = (X_syn, y_syn, params_syn, padding, scorers, score_syn)
-    start = _first_failure_in_workers(templates[:len(checked)], synthetic, n_jobs)
-    # the first candidate is always fitted here as well: the returned model is fitted in this
-    # process, whose state (warning filters, numpy's error settings, monkeypatches) a worker
-    # may not share
-    for i in dict.fromkeys([0, *range(start, len(checked))]):
-        where = f"candidate {checked[i]!r}" if checked[i] else "the estimator"
-        try:
-            _dry_fit(templates[i], i, *synthetic)
-        except PrivacyLeakError:
-            raise
-        except Exception as exc:  # a configuration mistake: public, report it and charge nothing
-            raise ValueError(
-                f"Dry run failed before any private data was read: {where} could not be fitted "
-                f"and scored on a synthetic dataset with the public format of X and y "
-                f"({type(exc).__name__}: {exc}). Nothing was charged."
-            ) from exc
-    # NaN is in the domain only if every candidate takes it: asked of the first alone, a grid
-    # of an imputer and a scaler in front of the model let NaN in, and the scaler's fits failed
-    # on the neighbour holding one (review helper-46); the first refusal ends the question
-    allow_nan = all(_accepts_nan(template, X, y, classes, params_syn, padding, fill)
-                    for template in templates[:len(checked)])
-    return DryRunResult(allow_nan=allow_nan, synthetic=synthetic)
+    shares = _WorkerShares(templates[:len(checked)], synthetic, n_jobs)
+    return PendingDryRun(checked, templates[:len(checked)], synthetic, shares,
+                         (X, y, classes, params_syn, padding, fill))
+
+
+class PendingDryRun:
+    """A dry run whose shares are being fitted in the joblib workers (:func:`start_dry_run`).
+
+    ``synthetic``: the synthetic dataset it fits on, available at once. :meth:`finish` waits for
+    the workers, fits here what a sequential run's error needs, and returns the
+    :class:`DryRunResult` or raises the error :func:`dry_run` raises. Call it exactly once, also
+    when the work done in between failed: a dry run's failure is reported first, as in a run
+    without overlap, and no worker task is left behind.
+    """
+
+    def __init__(self, checked, templates, synthetic, shares, nan_question):
+        self.synthetic = synthetic
+        self._checked, self._templates, self._shares = checked, templates, shares
+        self._nan_question = nan_question
+
+    def finish(self) -> DryRunResult:
+        from .exceptions import PrivacyLeakError
+
+        checked, templates, synthetic = self._checked, self._templates, self.synthetic
+        start = self._shares.first_failure()
+        # the first candidate is always fitted here as well: the returned model is fitted in
+        # this process, whose state (warning filters, numpy's error settings, monkeypatches) a
+        # worker may not share
+        for i in dict.fromkeys([0, *range(start, len(checked))]):
+            where = f"candidate {checked[i]!r}" if checked[i] else "the estimator"
+            try:
+                _dry_fit(templates[i], i, *synthetic)
+            except PrivacyLeakError:
+                raise
+            except Exception as exc:  # a configuration mistake: public, report it, charge nothing
+                raise ValueError(
+                    f"Dry run failed before any private data was read: {where} could not be "
+                    f"fitted and scored on a synthetic dataset with the public format of X and "
+                    f"y ({type(exc).__name__}: {exc}). Nothing was charged."
+                ) from exc
+        # NaN is in the domain only if every candidate takes it: asked of the first alone, a
+        # grid of an imputer and a scaler in front of the model let NaN in, and the scaler's
+        # fits failed on the neighbour holding one (review helper-46); the first refusal ends
+        # the question
+        X, y, classes, params_syn, padding, fill = self._nan_question
+        allow_nan = all(_accepts_nan(template, X, y, classes, params_syn, padding, fill)
+                        for template in templates)
+        return DryRunResult(allow_nan=allow_nan, synthetic=synthetic)
 
 
 def _dry_fit(template, i, X_syn, y_syn, params_syn, padding, scorers, score_syn) -> None:
@@ -1122,33 +1161,75 @@ def _first_failing(share, synthetic) -> int | None:
     return None
 
 
-def _first_failure_in_workers(templates, synthetic, n_jobs) -> int:
-    """Where the sequential dry run must start: the first candidate that failed in the joblib
-    workers (``len(templates)``: none), or 0 when the workers are not used (``n_jobs`` 1, a
-    single candidate, a thread-based backend) or cannot be (e.g. an estimator that does not
-    pickle).
+class _WorkerShares:
+    """The dry run's fits in the joblib workers, one share per worker, dispatched on creation.
+
+    :meth:`first_failure`: where the sequential dry run must start -- the first candidate that
+    failed in the workers (``len(templates)``: none), or 0 when the workers are not used
+    (``n_jobs`` 1, a single candidate, a thread-based backend) or cannot be (e.g. an estimator
+    that does not pickle).
+
+    With joblib 1.3 or later the shares are dispatched at once and their results read by
+    :meth:`first_failure` (``return_as="generator"``), so the fitting process does other
+    public work meanwhile; with joblib 1.2 they are fitted here, on creation.
 
     The workers get scikit-learn's configuration (``sklearn.utils.parallel``), as the private
     fits do. Threads are never used, as for the private fits (``skdptune._private``, "Threads").
     """
-    from joblib import effective_n_jobs
+
+    def __init__(self, templates, synthetic, n_jobs):
+        from joblib import effective_n_jobs
+
+        self._n = len(templates)
+        self._pending, self._start = None, 0
+        n_tasks = min(effective_n_jobs(n_jobs), len(templates))
+        if n_tasks < 2 or uses_threads():
+            return
+        shares = [[(i, templates[i]) for i in range(task, len(templates), n_tasks)]
+                  for task in range(n_tasks)]
+        tasks = [(share, synthetic) for share in shares]
+        try:
+            self._pending = _dispatch(n_jobs, tasks)
+        except Exception:
+            self._pending = None
+
+    def first_failure(self) -> int:
+        pending, self._pending = self._pending, None
+        if pending is None:
+            return self._start
+        try:
+            # not silenced(), whose task lock a worker thread may need: the workers silence
+            # themselves (_dry_fit)
+            with warnings.catch_warnings():
+                discard_all_but_leaks()
+                firsts = list(pending)
+        except Exception:
+            return 0
+        return min((i for i in firsts if i is not None), default=self._n)
+
+
+def _dispatch(n_jobs, tasks):
+    """``_first_failing`` on each task in the workers: a generator of the results, its tasks
+    already dispatched (joblib >= 1.3), or their list (joblib 1.2, which has no generator)."""
     from sklearn.utils.parallel import Parallel, delayed
 
-    n_tasks = min(effective_n_jobs(n_jobs), len(templates))
-    if n_tasks < 2 or uses_threads():
-        return 0
-    shares = [[(i, templates[i]) for i in range(task, len(templates), n_tasks)]
-              for task in range(n_tasks)]
-    try:
-        # not silenced(), whose task lock a worker thread may need: the workers silence
-        # themselves (_dry_fit)
-        with warnings.catch_warnings():
-            discard_all_but_leaks()
-            firsts = Parallel(n_jobs=n_jobs)(delayed(_first_failing)(share, synthetic)
-                                             for share in shares)
-    except Exception:
-        return 0
-    return min((i for i in firsts if i is not None), default=len(templates))
+    calls = (delayed(_first_failing)(share, synthetic) for share, synthetic in tasks)
+    with warnings.catch_warnings():
+        discard_all_but_leaks()
+        if _JOBLIB_GENERATORS:
+            return Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+        return Parallel(n_jobs=n_jobs)(calls)
+
+
+def _joblib_generators() -> bool:
+    import inspect
+
+    from joblib import Parallel
+
+    return "return_as" in inspect.signature(Parallel).parameters
+
+
+_JOBLIB_GENERATORS = _joblib_generators()
 
 
 def _check_score(value: Any, name: str) -> None:

@@ -277,7 +277,11 @@ class DPGridSearchCV(BaseDPSearchCV):
         return min(high, max(low, needed / float(self.epsilon)))
 
     def _budget(self, n_samples: int) -> dict:
-        """How ``epsilon`` is split: data-independent (parameters, estimator, ``n``)."""
+        """How ``epsilon`` is split: data-independent (parameters, estimator, ``n``); asked by
+        the plan, the tuning's cost and the model's, computed once per fit."""
+        return self._memoized(("budget", n_samples), lambda: self._split_budget(n_samples))
+
+    def _split_budget(self, n_samples: int) -> dict:
         total = float(self.epsilon)
         if not self.refit:  # no model is returned: the selection gets everything
             return {"tuning_share": 1.0, "epsilon_tuning": total, "epsilon_model": 0.0,

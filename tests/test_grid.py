@@ -471,6 +471,48 @@ def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, monkeypatc
     assert [i for _, i in here] == [0, 1, 2]
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_dry_run_failure_is_reported_before_the_public_work_done_meanwhile(data, monkeypatch,
+                                                                           n_jobs):
+    """The dry run's shares are fitted in the workers while this process does the rest of the
+    public work (the pricing among it). When both fail, the dry run's error is the one raised,
+    as in a run without overlap; when only the other work fails, its own error is, with
+    nothing charged; and no worker task is left behind (the next fit runs)."""
+    from skdptune._base import BaseDPSearchCV
+
+    X, y = data
+
+    def unpriceable(self, n_samples):
+        raise RuntimeError("pricing failed")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(BaseDPSearchCV, "_planned_report", unpriceable)
+        acc = BudgetAccountant()
+        with pytest.raises(ValueError, match="Dry run failed.*-1.0"):
+            fit(X, y, grid={"var_smoothing": [1e-9, 1e-2, -1.0]}, accountant=acc,
+                n_jobs=n_jobs)
+        with pytest.raises(RuntimeError, match="pricing failed"):
+            fit(X, y, grid=GRID, accountant=acc, n_jobs=n_jobs)
+        assert acc.spent_budget == []
+    assert fit(X, y, grid=GRID, n_jobs=n_jobs).best_params_ in [
+        {"var_smoothing": v} for v in GRID["var_smoothing"]]
+
+
+def test_parallel_dry_run_without_joblib_generators(data, monkeypatch):
+    """joblib 1.2 has no ``return_as="generator"``: the shares are fitted in the workers on
+    dispatch, and the error raised is still the first in candidate order."""
+    from skdptune import _public
+
+    X, y = data
+    monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", False)
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="Dry run failed.*-1.0"):
+        fit(X, y, grid={"var_smoothing": [1e-9, -1.0, -2.0]}, accountant=acc, n_jobs=2)
+    assert acc.spent_budget == []
+    assert fit(X, y, grid=GRID, n_jobs=2).best_params_ in [
+        {"var_smoothing": v} for v in GRID["var_smoothing"]]
+
+
 def test_parallel_dry_run_sees_the_scikit_learn_configuration(data):
     """The workers of the dry run get scikit-learn's configuration, as the private fits do: a
     pipeline that only works without ``transform_output="pandas"`` fails the dry run with
