@@ -562,6 +562,15 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         finally:
             del self.__dict__["_memo"]
 
+    def __getstate__(self):
+        # one fit's memo and settled decisions belong to that fit, not to the object: a copy
+        # taken during it (pickle, deepcopy) asks afresh -- it kept a stale budget split after
+        # set_params (review helper-55). A copy of the state: the live fit keeps its own.
+        state = dict(super().__getstate__())
+        for key in ("_memo", "_settled_batched"):
+            state.pop(key, None)
+        return state
+
     def _memoized(self, key, compute):
         """``compute()``, once per :meth:`_memo_scope` for ``key`` (afresh outside one).
         For data-independent results only (they depend on the parameters and ``n``)."""
@@ -603,26 +612,26 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         plan.split_params, plan.score_params = split_params, score_params
         # the dry run's shares go to the workers; this process does the rest of the public
         # work meanwhile, and the dry run's failure is still the one reported first
-        dry = start_dry_run(self.estimator, candidates, templates, X, y, classes, fit_params,
-                            _flat_scorers(plan.scorers), padding, fill,
-                            scorer_params={"scoring": score_params}, n_jobs=self.n_jobs)
-        try:
-            # every setting of the steps in front of the first private model, for the domain
-            input_templates = templates + candidate_templates(
-                self.estimator,
-                model_input_settings(self.estimator, self._model_input_space(), templates))
-            check_composites_readable(input_templates, X, y, classes, fill)
-            # the magnitude a private transformer followed by other steps may read (public)
-            with single_threaded_blas():  # tiny synthetic fits: single-threaded BLAS is faster
-                limits = magnitude_limits(input_templates, dry.synthetic)
-            # 2. the budget, from data-independent quantities
-            report = self._planned_report(n_samples)
-        except BaseException as exc:
-            failed = exc
-        else:
-            failed = None
-        with single_threaded_blas():
-            domain = dry.finish()
+        with start_dry_run(self.estimator, candidates, templates, X, y, classes, fit_params,
+                           _flat_scorers(plan.scorers), padding, fill,
+                           scorer_params={"scoring": score_params}, n_jobs=self.n_jobs) as dry:
+            try:
+                # every setting of the steps in front of the first private model, for the domain
+                input_templates = templates + candidate_templates(
+                    self.estimator,
+                    model_input_settings(self.estimator, self._model_input_space(), templates))
+                check_composites_readable(input_templates, X, y, classes, fill)
+                # the magnitude a private transformer followed by other steps may read (public)
+                with single_threaded_blas():  # tiny synthetic fits: single-threaded BLAS
+                    limits = magnitude_limits(input_templates, dry.synthetic)
+                # 2. the budget, from data-independent quantities
+                report = self._planned_report(n_samples)
+            except Exception as exc:  # held: a failed dry run is reported first
+                failed = exc
+            else:
+                failed = None
+            with single_threaded_blas():
+                domain = dry.finish()
         if failed is not None:
             raise failed
         if any(limit is not None for limit in limits):

@@ -173,6 +173,11 @@ def logistic_regression_epsilon(epsilon: float, data_norm: float, C: float | Non
     float
         ``max(epsilon, k * bound(epsilon / k))`` (module docstring), ``k`` the number of
         one-vs-rest problems; never less than ``epsilon``.
+
+    Raises
+    ------
+    ValueError
+        The bound is not a finite number (``data_norm`` so large that its square overflows).
     """
     if epsilon == 0:
         return 0.0
@@ -188,6 +193,14 @@ def logistic_regression_epsilon(epsilon: float, data_norm: float, C: float | Non
     else:
         worst = max([problems(1)] + [problems(k) for k in range(3, _TAIL_PROBLEMS)]
                     + [_tail(epsilon, data_norm, C, fit_intercept, _TAIL_PROBLEMS)])
+    if not math.isfinite(worst):
+        # the bound's squares of data_norm overflow a float (data_norm above about 1e154):
+        # inf - inf made it NaN, which max() and comparisons then read as a cost of 0 (review
+        # helper-55); no finite charge is known, so the configuration is refused
+        raise ValueError(
+            f"No finite privacy cost is known for diffprivlib's LogisticRegression with "
+            f"data_norm={data_norm:g}: its bound overflows a float. Use a data_norm that "
+            f"bounds the rows' norms closely (scale the features).")
     if worst <= epsilon:
         return float(epsilon)
     return worst * (1.0 + _ROUNDING)

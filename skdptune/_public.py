@@ -1068,8 +1068,9 @@ def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: 
     ``dry_run(...)`` is ``start_dry_run(...).finish()``; a caller with other public work can
     do it between the two, while the workers fit (:class:`PendingDryRun`).
     """
-    return start_dry_run(estimator, candidates, templates, X, y, classes, fit_params, scorers,
-                         padding, fill, scorer_params, n_jobs).finish()
+    with start_dry_run(estimator, candidates, templates, X, y, classes, fit_params, scorers,
+                       padding, fill, scorer_params, n_jobs) as pending:
+        return pending.finish()
 
 
 def start_dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: Any,
@@ -1077,8 +1078,9 @@ def start_dry_run(estimator: Any, candidates: list[dict], templates: list, X: An
                   padding: Padding | None, fill: Any = "",
                   scorer_params: dict[str, dict] | None = None, n_jobs: int | None = None
                   ) -> PendingDryRun:
-    """:func:`dry_run`, its workers' shares dispatched and not awaited: the caller finishes it
-    with :meth:`PendingDryRun.finish` (same arguments as :func:`dry_run`)."""
+    """:func:`dry_run` in two steps (same arguments): entering the returned
+    :class:`PendingDryRun` dispatches the workers' shares without awaiting them, and its
+    :meth:`~PendingDryRun.finish` completes the dry run."""
     X_syn, y_syn = synthetic_dataset(X, y, classes, fill=fill)
     params_syn = synthetic_fit_params(fit_params, _num_samples(X), _num_samples(X_syn))
     score_syn = {name: synthetic_fit_params(params, _num_samples(X), _num_samples(X_syn))
@@ -1091,19 +1093,46 @@ def start_dry_run(estimator: Any, candidates: list[dict], templates: list, X: An
 
 
 class PendingDryRun:
-    """A dry run whose shares are being fitted in the joblib workers (:func:`start_dry_run`).
+    """A dry run whose shares are fitted in the joblib workers while the caller does other
+    public work (:func:`start_dry_run`)::
 
-    ``synthetic``: the synthetic dataset it fits on, available at once. :meth:`finish` waits for
-    the workers, fits here what a sequential run's error needs, and returns the
-    :class:`DryRunResult` or raises the error :func:`dry_run` raises. Call it exactly once, also
-    when the work done in between failed: a dry run's failure is reported first, as in a run
-    without overlap, and no worker task is left behind.
+        with start_dry_run(...) as pending:
+            ...  # other public work, its failure held
+            result = pending.finish()
+
+    ``synthetic``: the synthetic dataset it fits on, available at once. Entering dispatches the
+    shares; :meth:`finish` waits for them, fits here what a sequential run's error needs, and
+    returns the :class:`DryRunResult` or raises the error :func:`dry_run` raises -- call it also
+    when the work done in between failed, so that a dry run's failure is the one reported, as
+    in a run without overlap. Leaving without :meth:`finish` (an interrupt) abandons the shares
+    at once.
+
+    The process's warning filters are saved on entering and restored on leaving: a worker
+    that is a thread of this process (dask's in-process workers) silences itself with
+    ``warnings.catch_warnings``, which is not thread-safe, and its entries and exits interleave
+    with this thread's (review helper-55: 3 fits in 8 left every warning ignored).
     """
 
     def __init__(self, checked, templates, synthetic, shares, nan_question):
         self.synthetic = synthetic
         self._checked, self._templates, self._shares = checked, templates, shares
         self._nan_question = nan_question
+        self._filters = warnings.catch_warnings()
+
+    def __enter__(self) -> PendingDryRun:
+        self._filters.__enter__()
+        try:
+            self._shares.dispatch()
+        except BaseException:
+            self._filters.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        try:
+            self._shares.abandon()
+        finally:
+            self._filters.__exit__(*exc_info)
 
     def finish(self) -> DryRunResult:
         from .exceptions import PrivacyLeakError
@@ -1162,16 +1191,18 @@ def _first_failing(share, synthetic) -> int | None:
 
 
 class _WorkerShares:
-    """The dry run's fits in the joblib workers, one share per worker, dispatched on creation.
+    """The dry run's fits in the joblib workers, one share per worker.
 
-    :meth:`first_failure`: where the sequential dry run must start -- the first candidate that
-    failed in the workers (``len(templates)``: none), or 0 when the workers are not used
-    (``n_jobs`` 1, a single candidate, a thread-based backend) or cannot be (e.g. an estimator
-    that does not pickle).
+    :meth:`dispatch` sends them; :meth:`first_failure` is where the sequential dry run must
+    start -- the first candidate that failed in the workers (``len(templates)``: none), or 0 when
+    the workers are not used (``n_jobs`` 1, a single candidate, a thread-based backend) or
+    cannot be (e.g. an estimator that does not pickle); :meth:`abandon` drops shares whose
+    results were not read.
 
-    With joblib 1.3 or later the shares are dispatched at once and their results read by
-    :meth:`first_failure` (``return_as="generator"``), so the fitting process does other
-    public work meanwhile; with joblib 1.2 they are fitted here, on creation.
+    With joblib 1.3 or later, and a backend that has generator output, the shares are
+    dispatched and their results read later (``return_as="generator"``), so the fitting
+    process does other public work meanwhile; otherwise (joblib 1.2; the multiprocessing
+    backend) they are fitted on dispatch.
 
     The workers get scikit-learn's configuration (``sklearn.utils.parallel``), as the private
     fits do. Threads are never used, as for the private fits (``skdptune._private``, "Threads").
@@ -1180,23 +1211,26 @@ class _WorkerShares:
     def __init__(self, templates, synthetic, n_jobs):
         from joblib import effective_n_jobs
 
-        self._n = len(templates)
-        self._pending, self._start = None, 0
+        self._n, self._n_jobs = len(templates), n_jobs
+        self._pending = None
         n_tasks = min(effective_n_jobs(n_jobs), len(templates))
-        if n_tasks < 2 or uses_threads():
+        self._shares = [] if n_tasks < 2 or uses_threads() else [
+            [(i, templates[i]) for i in range(task, len(templates), n_tasks)]
+            for task in range(n_tasks)]
+        self._synthetic = synthetic
+
+    def dispatch(self) -> None:
+        if not self._shares:
             return
-        shares = [[(i, templates[i]) for i in range(task, len(templates), n_tasks)]
-                  for task in range(n_tasks)]
-        tasks = [(share, synthetic) for share in shares]
         try:
-            self._pending = _dispatch(n_jobs, tasks)
+            self._pending = _dispatch(self._n_jobs, self._shares, self._synthetic)
         except Exception:
             self._pending = None
 
     def first_failure(self) -> int:
         pending, self._pending = self._pending, None
         if pending is None:
-            return self._start
+            return 0
         try:
             # not silenced(), whose task lock a worker thread may need: the workers silence
             # themselves (_dry_fit)
@@ -1207,17 +1241,28 @@ class _WorkerShares:
             return 0
         return min((i for i in firsts if i is not None), default=self._n)
 
+    def abandon(self) -> None:
+        pending, self._pending = self._pending, None
+        close = getattr(pending, "close", None)
+        if close is not None:  # a generator: joblib aborts the tasks it has not finished
+            with warnings.catch_warnings():
+                discard_all_but_leaks()
+                close()
 
-def _dispatch(n_jobs, tasks):
-    """``_first_failing`` on each task in the workers: a generator of the results, its tasks
-    already dispatched (joblib >= 1.3), or their list (joblib 1.2, which has no generator)."""
+
+def _dispatch(n_jobs, shares, synthetic):
+    """``_first_failing`` on each share in the workers: a generator of the results, its tasks
+    already dispatched (joblib >= 1.3, a backend with generator output), or their list."""
     from sklearn.utils.parallel import Parallel, delayed
 
-    calls = (delayed(_first_failing)(share, synthetic) for share, synthetic in tasks)
+    calls = [delayed(_first_failing)(share, synthetic) for share in shares]
     with warnings.catch_warnings():
         discard_all_but_leaks()
         if _JOBLIB_GENERATORS:
-            return Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+            try:
+                return Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+            except ValueError:  # e.g. the multiprocessing backend has no generator output
+                pass
         return Parallel(n_jobs=n_jobs)(calls)
 
 

@@ -87,3 +87,24 @@ def test_logistic_runs_under_dask_finish_and_match_local(client, data, monkeypat
     assert result["search"].best_params_ == local.best_params_
     np.testing.assert_allclose(result["search"].best_estimator_.coef_,
                                local.best_estimator_.coef_)
+
+
+def test_in_process_workers_leave_the_warning_filters_as_they_were(client, data):
+    """dask's in-process workers are threads of this process and silence themselves with
+    ``warnings.catch_warnings``, which is not thread-safe: with the dry run's shares
+    overlapping the main process's public work, the interleaved entries and exits left every
+    later warning ignored in 3 fits of 8 (review helper-55). The dry run now saves and restores
+    the filters around its shares."""
+    import warnings
+
+    X, y = data
+    grid = {"var_smoothing": [1e-9, 1e-3, 1e-2, 0.1, 0.5, 0.9]}
+    with warnings.catch_warnings():
+        warnings.simplefilter("default")
+        before = list(warnings.filters)
+        for seed in range(8):
+            with parallel_backend("dask"):
+                DPGridSearchCV(GaussianNB(epsilon=1.0, bounds=(-1.0, 1.0)), grid,
+                               min_partition_size=50, classes=[0, 1], random_state=seed,
+                               n_jobs=2, accountant=BudgetAccountant()).fit(X, y)
+            assert warnings.filters == before, seed

@@ -513,6 +513,94 @@ def test_parallel_dry_run_without_joblib_generators(data, monkeypatch):
         {"var_smoothing": v} for v in GRID["var_smoothing"]]
 
 
+@pytest.mark.parametrize("backend", ["loky", "multiprocessing"])
+def test_parallel_dry_run_consumes_the_workers_shares(data, monkeypatch, backend):
+    """A clean grid is dry-run in the workers and only its first candidate again here, under
+    loky and under the multiprocessing backend (which has no generator output: the shares are
+    fitted on dispatch there; they went back to this process before, review helper-55)."""
+    import os
+
+    from skdptune import _public
+
+    X, y = data
+    here, real = [], _public._dry_fit
+
+    def spy(template, i, *synthetic):
+        here.append((os.getpid(), i))  # a worker process appends to its own copy
+        return real(template, i, *synthetic)
+
+    monkeypatch.setattr(_public, "_dry_fit", spy)
+    grid = {"var_smoothing": [1e-9, 1e-3, 1e-2, 0.1, 0.5, 0.9]}
+    with parallel_backend(backend, n_jobs=2):
+        fit(X, y, grid=grid, n_jobs=2)
+    assert [i for pid, i in here if pid == os.getpid()] == [0]
+
+
+def test_interrupt_during_the_overlapped_work_is_not_held(data, monkeypatch):
+    """An interrupt in the public work done beside the dry run leaves at once: the workers'
+    shares are abandoned, no candidate is dry-run here, nothing is charged, and the next fit
+    runs (it was held until the whole dry run had run, review helper-55)."""
+    import os
+
+    from skdptune import _public
+    from skdptune._base import BaseDPSearchCV
+
+    X, y = data
+    here, real = [], _public._dry_fit
+
+    def spy(template, i, *synthetic):
+        here.append((os.getpid(), i))
+        return real(template, i, *synthetic)
+
+    def interrupted(self, n_samples):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_public, "_dry_fit", spy)
+    acc = BudgetAccountant()
+    with monkeypatch.context() as patch:
+        patch.setattr(BaseDPSearchCV, "_planned_report", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            fit(X, y, grid={"var_smoothing": [1e-9, 1e-2, -1.0]}, accountant=acc, n_jobs=2)
+    assert [i for pid, i in here if pid == os.getpid()] == []
+    assert acc.spent_budget == []
+    assert fit(X, y, grid=GRID, n_jobs=2).best_params_ in [
+        {"var_smoothing": v} for v in GRID["var_smoothing"]]
+
+
+def test_dry_run_fallback_fits_the_shares_on_dispatch(data, monkeypatch):
+    """Without joblib's generator output the shares' results are a list when dispatched."""
+    from skdptune import _public
+
+    synthetic = (np.zeros((4, 4)), np.array([0, 1, 0, 1]), {}, None, {}, {})
+    shares = [[(0, nb())], [(1, nb())]]
+    monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", False)
+    assert _public._dispatch(2, shares, synthetic) == [None, None]
+    monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", True)
+    pending = _public._dispatch(2, shares, synthetic)
+    assert not isinstance(pending, list) and list(pending) == [None, None]
+
+
+def test_copies_taken_during_a_fit_do_not_keep_its_memo():
+    """The budget split is computed once per fit (a memo living for the fit); a copy taken
+    during the fit (pickle, deepcopy) does not carry it, so after ``set_params`` the copy
+    prices its own parameters (it kept the fit's split, review helper-55), while the fit
+    keeps its memo."""
+    import copy
+
+    search = DPGridSearchCV(lr(), {"C": [0.1, 1.0]}, epsilon=1.0, classes=[0, 1],
+                            accountant=BudgetAccountant())
+    with search._memo_scope():
+        first = search._budget(1000)
+        assert search._budget(1000) is first  # computed once within the scope
+        for other in (copy.deepcopy(search), pickle.loads(pickle.dumps(search))):
+            assert "_memo" not in other.__dict__
+            other.set_params(epsilon=8.0)
+            assert other.planned_privacy(1000).epsilon == pytest.approx(8.0)
+        assert search._budget(1000) is first
+    assert "_memo" not in search.__dict__
+    assert search.planned_privacy(1000).epsilon == pytest.approx(1.0)
+
+
 def test_parallel_dry_run_sees_the_scikit_learn_configuration(data):
     """The workers of the dry run get scikit-learn's configuration, as the private fits do: a
     pipeline that only works without ``transform_output="pandas"`` fails the dry run with

@@ -131,3 +131,24 @@ def test_the_fit_runs_on_the_branch_it_is_priced_for(monkeypatch):
     else:
         proven = eps - 2 * math.log1p(q * C / 4) + math.log1p(q * q * C / 4)
     assert proven <= charged * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("n_classes", [2, 3, None])
+def test_a_bound_that_overflows_is_refused_not_read_as_zero(fit_intercept, n_classes):
+    """With an intercept and data_norm above about 1e154 the bound's squares overflow; inf - inf
+    made it NaN, which ``max`` read as a cost of 0: ``estimator_privacy`` reported (0, 0) and a
+    search's ``planned_privacy`` epsilon 0 (review helper-55). Every huge data_norm now gives a
+    finite cost of at least ``epsilon``, or is refused (with an intercept, always)."""
+    for data_norm in (1e150, 1.4e154, 1e200, 1e308):
+        for C in (1.0, None):
+            try:
+                value = cost(1.0, data_norm, C, fit_intercept, n_classes)
+            except ValueError as exc:
+                assert "No finite privacy cost" in str(exc)
+                assert data_norm > 1e154
+            else:
+                assert math.isfinite(value) and value >= 1.0
+                assert not (fit_intercept and data_norm > 1.35e154)
+    with pytest.raises(ValueError, match="No finite privacy cost"):
+        estimator_privacy(LogisticRegression(epsilon=1.0, data_norm=1e200))
