@@ -1,6 +1,7 @@
 """DPGridSearchCV end to end: accounting hand-off, released attributes, sklearn conventions."""
 
 import io
+import os
 import pickle
 import warnings
 from contextlib import redirect_stdout
@@ -36,6 +37,22 @@ def data():
     X, y = make_classification(n_samples=1200, n_features=4, n_informative=3, n_redundant=0,
                                random_state=0)
     return np.clip(X / 4, -1, 1), y
+
+
+@pytest.fixture
+def dry_fits(monkeypatch):
+    """``(pid, candidate index)`` of every dry-run fit: a worker process appends to its own
+    copy, so the entries with this process's pid are the fits made here."""
+    from skdptune import _public
+
+    here, real = [], _public._dry_fit
+
+    def spy(template, i, *synthetic):
+        here.append((os.getpid(), i))
+        return real(template, i, *synthetic)
+
+    monkeypatch.setattr(_public, "_dry_fit", spy)
+    return here
 
 
 def nb(cost=1.0):
@@ -428,23 +445,13 @@ def test_invalid_candidate_is_a_configuration_error_charging_nothing(data):
     assert acc.spent_budget == []
 
 
-def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, monkeypatch):
+def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, dry_fits):
     """With n_jobs=2 the dry run's fits run in the joblib workers, one share each: the error
     is the first in candidate order (candidates 1 and 2 fail, in different shares), with the
     message and cause of a sequential run, before anything is charged; a clean grid is not
     fitted again in this process."""
-    import os
-
-    from skdptune import _public
-
     X, y = data
-    here, real = [], _public._dry_fit
-
-    def spy(template, i, *synthetic):
-        here.append((os.getpid(), i))  # a worker process appends to its own copy
-        return real(template, i, *synthetic)
-
-    monkeypatch.setattr(_public, "_dry_fit", spy)
+    here = dry_fits
     raised, fitted_here = [], []
     for n_jobs in (1, 2):
         acc = BudgetAccountant()
@@ -514,48 +521,30 @@ def test_parallel_dry_run_without_joblib_generators(data, monkeypatch):
 
 
 @pytest.mark.parametrize("backend", ["loky", "multiprocessing"])
-def test_parallel_dry_run_consumes_the_workers_shares(data, monkeypatch, backend):
+def test_parallel_dry_run_consumes_the_workers_shares(data, dry_fits, backend):
     """A clean grid is dry-run in the workers and only its first candidate again here, under
     loky and under the multiprocessing backend (which has no generator output: the shares are
     fitted on dispatch there; they went back to this process before, review helper-55)."""
-    import os
-
-    from skdptune import _public
-
     X, y = data
-    here, real = [], _public._dry_fit
-
-    def spy(template, i, *synthetic):
-        here.append((os.getpid(), i))  # a worker process appends to its own copy
-        return real(template, i, *synthetic)
-
-    monkeypatch.setattr(_public, "_dry_fit", spy)
+    here = dry_fits
     grid = {"var_smoothing": [1e-9, 1e-3, 1e-2, 0.1, 0.5, 0.9]}
     with parallel_backend(backend, n_jobs=2):
         fit(X, y, grid=grid, n_jobs=2)
     assert [i for pid, i in here if pid == os.getpid()] == [0]
 
 
-def test_interrupt_during_the_overlapped_work_is_not_held(data, monkeypatch):
+def test_interrupt_during_the_overlapped_work_is_not_held(data, dry_fits, monkeypatch):
     """An interrupt in the public work done beside the dry run leaves at once: the workers'
     shares are abandoned, no candidate is dry-run here, nothing is charged, and the next fit
     runs (it was held until the whole dry run had run, review helper-55)."""
-    import os
-
-    from skdptune import _public
     from skdptune._base import BaseDPSearchCV
 
     X, y = data
-    here, real = [], _public._dry_fit
-
-    def spy(template, i, *synthetic):
-        here.append((os.getpid(), i))
-        return real(template, i, *synthetic)
+    here = dry_fits
 
     def interrupted(self, n_samples):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(_public, "_dry_fit", spy)
     acc = BudgetAccountant()
     with monkeypatch.context() as patch:
         patch.setattr(BaseDPSearchCV, "_planned_report", interrupted)
