@@ -564,9 +564,10 @@ def test_dry_run_fallback_fits_the_shares_on_dispatch(data, monkeypatch):
     shares = [[(0, nb())], [(1, nb())]]
     monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", False)
     assert _public._dispatch(2, shares, synthetic) == [None, None]
-    monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", True)
-    pending = _public._dispatch(2, shares, synthetic)
-    assert not isinstance(pending, list) and list(pending) == [None, None]
+    if _public._joblib_generators():  # joblib >= 1.3 (the floor, 1.2, has none)
+        monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", True)
+        pending = _public._dispatch(2, shares, synthetic)
+        assert not isinstance(pending, list) and list(pending) == [None, None]
 
 
 def test_copies_taken_during_a_fit_do_not_keep_its_memo():
