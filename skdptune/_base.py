@@ -535,24 +535,18 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         # assume_finite=True would switch off diffprivlib's own check of non-finite rows, so
         # that a NaN passed the dry run into the domain (review helper-51: a NaN record made
         # the returned model all zeros 20 of 20 times); the workers inherit the setting
-        with one_fit_at_a_time(), self._memo_scope(), self._settled(), \
-                config_context(assume_finite=False):
+        with one_fit_at_a_time(), self._memo_scope(), config_context(assume_finite=False):
             return self._fit(X, y, **fit_params)
 
     @contextlib.contextmanager
-    def _settled(self):
-        """The search's public decisions taken once for one ``fit`` or ``planned_privacy``:
-        within it every step (the budget check, the plan, the charge) reads the same ones. A
-        decision that samples the space (``DPRandomSearchCV``'s batched runs) could otherwise
-        change between steps under a distribution that ignores ``random_state``. None here."""
-        yield
-
-    @contextlib.contextmanager
     def _memo_scope(self):
-        """One ``fit``'s (or ``planned_privacy``'s) memo of the public computations that
-        several of its steps ask for (:meth:`_memoized`). Within one, neither the parameters
-        nor the estimator change (one fit at a time per process; scikit-learn's ``fit`` does not
-        set parameters), so each result is computed once; the memo is dropped on leaving."""
+        """One ``fit``'s (or ``planned_privacy``'s) memo of the public decisions that several
+        of its steps ask for (:meth:`_memoized`). Within one, neither the parameters nor the
+        estimator change (one fit at a time per process; scikit-learn's ``fit`` does not set
+        parameters), so each is taken once and every step (the budget check, the plan, the
+        charge) reads the same one -- also a decision that samples the space
+        (``DPRandomSearchCV``'s batched runs), which a distribution that ignores
+        ``random_state`` could otherwise change between steps. Dropped on leaving."""
         if "_memo" in self.__dict__:  # already inside one
             yield
             return
@@ -563,12 +557,11 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             del self.__dict__["_memo"]
 
     def __getstate__(self):
-        # one fit's memo and settled decisions belong to that fit, not to the object: a copy
-        # taken during it (pickle, deepcopy) asks afresh -- it kept a stale budget split after
-        # set_params (review helper-55). A copy of the state: the live fit keeps its own.
+        # one fit's memo belongs to that fit, not to the object: a copy taken during it
+        # (pickle, deepcopy) asks afresh -- it kept a stale budget split after set_params
+        # (review helper-55). A copy of the state: the live fit keeps its own.
         state = dict(super().__getstate__())
-        for key in ("_memo", "_settled_batched"):
-            state.pop(key, None)
+        state.pop("_memo", None)
         return state
 
     def _memoized(self, key, compute):
@@ -693,7 +686,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         check_leak_free_configuration(self.estimator, self._search_space())
         check_private_components(self.estimator, self._search_space())
         # the fit's lock: the settled decisions are the object's, one call at a time
-        with one_fit_at_a_time(), self._memo_scope(), self._settled():
+        with one_fit_at_a_time(), self._memo_scope():
             return self._planned_report(int(n_samples))
 
     def _planned_report(self, n_samples: int) -> PrivacyReport:

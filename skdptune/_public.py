@@ -1065,8 +1065,7 @@ def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: 
     sequential run raises. The first candidate is always fitted here too (the returned model
     is fitted in this process). The synthetic fits are public: they may run anywhere.
 
-    ``dry_run(...)`` is ``start_dry_run(...).finish()``; a caller with other public work can
-    do it between the two, while the workers fit (:class:`PendingDryRun`).
+    A caller with other public work does it while the workers fit: :func:`start_dry_run`.
     """
     with start_dry_run(estimator, candidates, templates, X, y, classes, fit_params, scorers,
                        padding, fill, scorer_params, n_jobs) as pending:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import numbers
 
 import numpy as np
@@ -283,24 +282,10 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     def _batched(self) -> bool:
         """Whether the runs are fitted together: a public fact of the configuration, decided
-        once per ``fit`` or ``planned_privacy`` (:meth:`_settled`), afresh outside them."""
-        settled = self.__dict__.get("_settled_batched")
-        if settled is not None:
-            return settled
-        return runs_batched(self.estimator, self.param_distributions, self.error_score)
-
-    @contextlib.contextmanager
-    def _settled(self):
-        # runs_batched samples the space: a distribution that ignores random_state could give
-        # the budget check, the split and the charge different answers within one fit
-        if self.__dict__.get("_settled_batched") is not None:  # already inside one
-            yield
-            return
-        self.__dict__["_settled_batched"] = self._batched()  # not settled yet: asked afresh
-        try:
-            yield
-        finally:
-            del self.__dict__["_settled_batched"]
+        once per ``fit`` or ``planned_privacy`` (:meth:`_memoized`: ``runs_batched`` samples
+        the space), afresh outside them."""
+        return self._memoized("batched", lambda: runs_batched(
+            self.estimator, self.param_distributions, self.error_score))
 
     def _model_privacy(self) -> tuple[float, float]:
         """(eps, delta) of the model as configured: the largest over the space."""

@@ -266,14 +266,14 @@ def test_the_batched_decision_does_not_outlive_its_fit(data, monkeypatch):
                         lambda *a: asked.append(1) or real(*a))
     s = search(estimator=lr(data_norm=2.0), space={"C": [0.1, 1.0]}, n_iter=3, epsilon=1.0)
     s.fit(X, y)
-    assert len(asked) == 1 and "_settled_batched" not in vars(s)
+    assert len(asked) == 1 and "_memo" not in vars(s)
     assert "all rows" in s.planned_privacy(len(y)).components[0].parts[1].name
-    assert len(asked) == 2 and "_settled_batched" not in vars(s)
+    assert len(asked) == 2 and "_memo" not in vars(s)
     s.set_params(estimator=nb(), param_distributions=SPACE)
     assert "train part" in s.planned_privacy(len(y)).components[0].parts[1].name
     with pytest.raises(ValueError):
         s.fit(X, y[:-1])  # fails after settling
-    assert "_settled_batched" not in vars(s)
+    assert "_memo" not in vars(s)
 
 
 def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):
