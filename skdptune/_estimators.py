@@ -122,6 +122,7 @@ from sklearn.preprocessing import (
 from sklearn.utils import check_scalar
 
 from ._logistic import logistic_regression_epsilon
+from ._params import get_params, set_params
 from ._space import ArrayRange
 from .exceptions import NonPrivateComponentError, PrivacyLeakError
 
@@ -321,7 +322,7 @@ def _is_dp_component(estimator: Any) -> bool:
     module = cls.__module__ or ""
     if not module.startswith("diffprivlib.") or not hasattr(estimator, "get_params"):
         return False
-    return "epsilon" in estimator.get_params(deep=False) and _unsound_reason(estimator) is None
+    return "epsilon" in get_params(estimator, deep=False) and _unsound_reason(estimator) is None
 
 
 def _is_free_step(step: Any) -> bool:
@@ -333,7 +334,7 @@ def _is_data_independent(estimator: Any) -> bool:
     cls = type(estimator)
     if cls in (PolynomialFeatures, Normalizer, Binarizer):
         return True
-    params = estimator.get_params(deep=False)
+    params = get_params(estimator, deep=False)
     if cls is FunctionTransformer:
         compares_on_data = (
             params["check_inverse"]
@@ -431,7 +432,7 @@ def _fits_a_held_estimator(transformer: FunctionTransformer) -> str | None:
     ``kw_args`` or ``inv_kw_args`` makes the transformer non-private, fitted or not: whether
     the function fits it cannot be read off the code. What a function reads from globals is
     not seen (the module docstring says so)."""
-    params = transformer.get_params(deep=False)
+    params = get_params(transformer, deep=False)
     for name in ("func", "inverse_func", "kw_args", "inv_kw_args"):
         found = _reachable_estimator([params[name]])
         if found is None:
@@ -527,7 +528,7 @@ def _dp_cost(component: _Component, n_classes: int | None = None) -> tuple[float
     ``epsilon`` times :func:`replace_one_factor`, rounded up; for ``LogisticRegression``, the
     objective-perturbation bound of :mod:`skdptune._logistic` (``n_classes``: the declared
     label set's size, ``None`` for unknown)."""
-    params = component.estimator.get_params(deep=False)
+    params = get_params(component.estimator, deep=False)
     label = f"{component.where} ({_public_name(component.estimator)})"
     epsilon = _check_cost_value(params["epsilon"], "epsilon", label)
     delta = _check_cost_value(params.get("delta", 0.0), "delta", label)
@@ -578,7 +579,7 @@ def _logistic_cost_function(estimator: Any, label: str,
     supremum over every ``C``; a ``data_norm`` drawn from one, its support's upper end and
     every ``C`` (the bound over every ``C`` grows with ``data_norm``; for one ``C`` it need
     not). The other parameters are checked here, once."""
-    params = estimator.get_params(deep=False)
+    params = get_params(estimator, deep=False)
     data_norm, C = params["data_norm"], params["C"]
     if data_norm is None:  # read off the data: no cost is true (refused with its own message)
         check_leak_free_configuration(estimator)
@@ -646,7 +647,7 @@ def replace_one_factor(estimator: Any) -> fractions.Fraction | float:
         return fractions.Fraction(2)
     if not isinstance(estimator, GaussianNB):
         return fractions.Fraction(1)
-    bounds = estimator.get_params(deep=False)["bounds"]
+    bounds = get_params(estimator, deep=False)["bounds"]
     if bounds is None:  # read off the data: no cost is true (refused with its own message)
         check_leak_free_configuration(estimator)
     if isinstance(bounds, ArrayRange):
@@ -835,7 +836,7 @@ def _names_a_replaced_component(key: str, sub: Mapping) -> bool:
             continue
         rest = key[len(other) + 2:]
         for value in values:
-            if hasattr(value, "get_params") and _names_component(rest, value.get_params(deep=True)):
+            if hasattr(value, "get_params") and _names_component(rest, get_params(value)):
                 return True
     return False
 
@@ -923,7 +924,7 @@ def _privacy_settings(estimator: Any, space: Any) -> Iterator[dict]:
     if space is None:
         yield {}
         return
-    base_params = estimator.get_params(deep=True)
+    base_params = get_params(estimator)
     grids = []
     for sub in _subspaces(space):
         axes = {}
@@ -960,7 +961,7 @@ def _candidates(estimator: Any, space: Any) -> Iterator[tuple[dict, Any]]:
             continue
         candidate = clone_with_throwaway_accountants(estimator)
         try:
-            candidate.set_params(**clone_with_throwaway_accountants(setting))
+            set_params(candidate, **clone_with_throwaway_accountants(setting))
         except ValueError as exc:
             raise ValueError(
                 f"The search-space setting {setting!r} cannot be applied to the estimator: {exc}"
@@ -1052,7 +1053,7 @@ def check_sound_components(estimator: Any) -> None:
     own guarantee as configured (:func:`_unsound_reason`): no cost stated for it can be true.
     For a cost that comes from elsewhere (``privacy_utility_front``'s ``privacy`` callable);
     the other checks of :func:`estimator_privacy` concern costs skdptune computes."""
-    objects = [estimator, *(estimator.get_params(deep=True).values()
+    objects = [estimator, *(get_params(estimator).values()
                             if hasattr(estimator, "get_params") else [])]
     for obj in objects:
         reason = _unsound_reason(obj)
@@ -1100,7 +1101,7 @@ def _draws_bounds(estimator: Any) -> bool:
     from diffprivlib.models import GaussianNB
 
     return isinstance(estimator, GaussianNB) and isinstance(
-        estimator.get_params(deep=False)["bounds"], ArrayRange)
+        get_params(estimator, deep=False)["bounds"], ArrayRange)
 
 
 #: bounds whose replace-one factor, 5/3, is at most that of any point of a box a search accepts
@@ -1127,7 +1128,7 @@ def _budget_versions(candidate: Any, components: list[_Component]) -> list:
 
     def with_least(paths):
         version = clone_with_throwaway_accountants(candidate)
-        version.set_params(**{_join(path, "bounds"): _LEAST_FACTOR_BOUNDS for path in paths})
+        set_params(version, **{_join(path, "bounds"): _LEAST_FACTOR_BOUNDS for path in paths})
         return version
 
     # the candidate itself first (its lines' details read its components), all at the least,
@@ -1227,7 +1228,7 @@ def estimator_privacy_parts(
                 entry["factors"].add(replace_one_factor(comp.estimator))
                 entry["drawn"] |= _draws_bounds(comp.estimator)
                 if _is_logistic_regression(comp.estimator):
-                    raw = comp.estimator.get_params(deep=False)["epsilon"]
+                    raw = get_params(comp.estimator, deep=False)["epsilon"]
                     entry["bound"] |= eps > raw
             entry["eps"].append(eps)
             entry["delta"].append(dlt)
@@ -1388,7 +1389,7 @@ def _cut_apart(step: Any) -> tuple[Any, list]:
     if isinstance(step, ColumnTransformer):
         # prefixed output names: a private branch made "passthrough" keeps its input's names,
         # which may clash with another branch's (pandas output refuses duplicates)
-        out.set_params(verbose_feature_names_out=True)
+        set_params(out, verbose_feature_names_out=True)
     parts = [_cut_apart(sub) for _, sub, _ in _children(step)]
     return (_with_children(out, [image for image, _ in parts]),
             [obj for _, below in parts for obj in below])
@@ -1410,7 +1411,7 @@ def shapes_model_input(template: Any, name: str) -> bool:
     """
     owner_path = name.rpartition("__")[0]
     try:
-        owner = template if not owner_path else template.get_params(deep=True)[owner_path]
+        owner = template if not owner_path else get_params(template)[owner_path]
     except Exception:  # a name that does not resolve: say it shapes (the dry run reports it)
         return True
     first = leading_free_steps(template)[1]
@@ -1430,7 +1431,7 @@ def _holds_dp(step: Any) -> bool:
 
 def _deep_values(obj: Any) -> list:
     """The values of ``obj``'s deep parameters (the objects inside it), ``[]`` for a string."""
-    return list(obj.get_params(deep=True).values()) if hasattr(obj, "get_params") else []
+    return list(get_params(obj).values()) if hasattr(obj, "get_params") else []
 
 
 def _steps_in_line(estimator: Any) -> list:
@@ -1461,11 +1462,11 @@ def with_throwaway_accountants(estimator: Any) -> Any:
     """
     updates = {
         key: BudgetAccountant()
-        for key, value in estimator.get_params(deep=True).items()
+        for key, value in get_params(estimator).items()
         if key.rpartition("__")[2] == "accountant" and isinstance(value, BudgetAccountant)
     }
     if updates:
-        estimator.set_params(**updates)
+        set_params(estimator, **updates)
     return estimator
 
 
@@ -1479,7 +1480,7 @@ def _accountants_in(obj: Any) -> list:
     if isinstance(obj, (list, tuple)):
         return [a for value in obj for a in _accountants_in(value)]
     if hasattr(obj, "get_params") and not isinstance(obj, type):
-        return [value for value in obj.get_params(deep=True).values()
+        return [value for value in get_params(obj).values()
                 if isinstance(value, BudgetAccountant)]
     return []
 
@@ -1523,14 +1524,14 @@ def _dp_epsilons(estimator: Any) -> list[tuple[str, float]]:
     for comp in _walk(estimator):
         if comp.role == _DP:
             label = f"{comp.where} ({_public_name(comp.estimator)})"
-            value = comp.estimator.get_params(deep=False)["epsilon"]
+            value = get_params(comp.estimator, deep=False)["epsilon"]
             out.append((comp.path, _check_cost_value(value, "epsilon", label)))
     return out
 
 
 def _set_epsilons(estimator: Any, epsilons: list[tuple[str, float]]) -> None:
     if epsilons:
-        estimator.set_params(**{_join(path, "epsilon"): eps for path, eps in epsilons})
+        set_params(estimator, **{_join(path, "epsilon"): eps for path, eps in epsilons})
 
 
 def scale_dp_epsilons(estimator: Any, factor: float) -> Any:
@@ -1659,12 +1660,12 @@ def rescale_row_dependent_params(estimator: Any, factor: float) -> Any:
     for comp in _walk(estimator):
         if comp.role != _DP:
             continue
-        params = comp.estimator.get_params(deep=False)
+        params = get_params(comp.estimator, deep=False)
         for name in _ROW_DEPENDENT_PARAMETERS.get(type(comp.estimator).__name__, ()):
             if isinstance(params.get(name), numbers.Real):
                 updates[_join(comp.path, name)] = params[name] * factor
     if updates:
-        estimator.set_params(**updates)
+        set_params(estimator, **updates)
     return estimator
 
 
@@ -1701,19 +1702,19 @@ def seed_dp_components(estimator: Any, seed: int) -> Any:
     seed = int(seed)
     dp_paths = {path for path, _ in iter_dp_components(estimator)}
     updates = {}
-    for key, value in estimator.get_params(deep=True).items():
+    for key, value in get_params(estimator).items():
         owner, _, last = key.rpartition("__")
         if last == "random_state" and (value is None or owner in dp_paths):
             updates[key] = _derived_seed(seed, owner)
     if updates:
-        estimator.set_params(**updates)
+        set_params(estimator, **updates)
     return estimator
 
 
 def seeded_dp_components(estimator: Any) -> list[str]:
     """Paths of the diffprivlib components whose ``random_state`` is set (their noise is fixed)."""
     return [path for path, comp in iter_dp_components(estimator)
-            if comp.get_params(deep=False).get("random_state") is not None]
+            if get_params(comp, deep=False).get("random_state") is not None]
 
 
 def for_inner_fits(estimator: Any) -> Any:
@@ -1738,7 +1739,7 @@ def for_inner_fits(estimator: Any) -> Any:
     Returns the same object.
     """
     updates = {_join(path, "random_state"): None for path in seeded_dp_components(estimator)}
-    params = estimator.get_params(deep=True)
+    params = get_params(estimator)
     updates.update({key: False if isinstance(value, bool) else 0  # composites take a bool
                     for key, value in params.items()
                     if key.rpartition("__")[2] == "verbose" and value})
@@ -1751,7 +1752,7 @@ def for_inner_fits(estimator: Any) -> Any:
                 if isinstance(value, numbers.Real) and type(value) is not float:
                     updates[_join(path, name)] = float(value)
     if updates:
-        estimator.set_params(**updates)
+        set_params(estimator, **updates)
     return estimator
 
 
@@ -1783,7 +1784,7 @@ def strip_nonprivate_attributes(estimator: Any) -> Any:
                 delattr(component, name)
     seeded = {_join(path, "random_state"): None for path in seeded_dp_components(estimator)}
     if seeded:
-        estimator.set_params(**seeded)
+        set_params(estimator, **seeded)
     return estimator
 
 
@@ -1814,7 +1815,7 @@ def check_leak_free_configuration(estimator: Any, space: Any = None) -> None:
         for comp in _walk(candidate):
             if comp.role != _DP:
                 continue
-            params = comp.estimator.get_params(deep=False)
+            params = get_params(comp.estimator, deep=False)
             missing = [
                 name
                 for name in _LEAK_PARAMS

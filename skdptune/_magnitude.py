@@ -65,6 +65,7 @@ from ._estimators import (
     _steps_in_line,
     _with_children,
 )
+from ._params import get_params
 
 __all__ = ["LIMITS", "bears_on_magnitude", "magnitude_limits", "output_magnitude"]
 
@@ -94,7 +95,7 @@ def output_magnitude(component: Any, magnitude: float, n_features: int,
     bounds left to the data). ``centre_at_least``: a magnitude of the centre (the mean) to
     assume when the bounds give less -- so that one bound covers every bounds up to it."""
     name = _public_name(component)
-    params = component.get_params(deep=False)
+    params = get_params(component, deep=False)
     if name == "diffprivlib.models.StandardScaler":
         # |x - mean_| / scale_, the mean within the bounds, the scale at least its floor
         subtracts_mean = params["with_mean"]
@@ -215,7 +216,7 @@ def bears_on_magnitude(template: Any, name: str) -> bool:
         return False
     owner_path, _, last = name.rpartition("__")
     try:
-        owner = template if not owner_path else template.get_params(deep=True)[owner_path]
+        owner = template if not owner_path else get_params(template)[owner_path]
     except Exception:
         return True
     steps = _steps_in_line(template)

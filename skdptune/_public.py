@@ -38,6 +38,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import _num_samples
 
 from ._estimators import is_listed, iter_dp_components
+from ._params import get_params
 from ._private import discard_all_but_leaks, silenced, uses_threads
 from .exceptions import DomainError
 
@@ -92,9 +93,9 @@ def resolve_classes(classes: Any, estimator: Any, templates: list | None = None
         the fitted models takes), or ``None`` for a non-classifier.
     """
     variants = [estimator] + list(templates or [])
-    own = [np.unique(np.asarray(c.get_params()["classes"]))
+    own = [np.unique(np.asarray(get_params(c)["classes"]))
            for variant in variants for _, c in iter_dp_components(variant)
-           if c.get_params(deep=False).get("classes") is not None]
+           if get_params(c, deep=False).get("classes") is not None]
     if not any(is_classifier(variant) for variant in variants):
         if classes is not None:
             raise ValueError("classes is the label set of a classifier; this estimator is not "
@@ -1058,12 +1059,13 @@ def dry_run(estimator: Any, candidates: list[dict], templates: list, X: Any, y: 
     name to the metadata it gets (row-aligned arrays replaced by ones), so that a scorer that
     cannot take them fails here.
 
-    With ``n_jobs`` other than 1 the candidates are fitted in joblib workers, one task per
-    worker (every ``n_jobs``-th candidate: a grid's costly values are spread evenly); each task
-    reports the first candidate of its share that failed, and the earliest of these is fitted
-    again here, so that the error raised -- its message and its cause -- is the one a
-    sequential run raises. The first candidate is always fitted here too (the returned model
-    is fitted in this process). The synthetic fits are public: they may run anywhere.
+    With ``n_jobs`` resolving to ``k >= 2`` the candidates are fitted in ``k`` shares (every
+    ``k``-th candidate: a grid's costly values are spread evenly), one here and the others in
+    joblib workers (:class:`_WorkerShares`); each share reports the first of its candidates
+    that failed, and the earliest of these is fitted again here, so that the error raised --
+    its message and its cause -- is the one a sequential run raises. The first candidate is
+    always fitted here (the returned model is fitted in this process). The synthetic fits are
+    public: they may run anywhere.
 
     A caller with other public work does it while the workers fit: :func:`start_dry_run`.
     """
@@ -1092,19 +1094,19 @@ def start_dry_run(estimator: Any, candidates: list[dict], templates: list, X: An
 
 
 class PendingDryRun:
-    """A dry run whose shares are fitted in the joblib workers while the caller does other
-    public work (:func:`start_dry_run`)::
+    """A dry run whose workers' shares are fitted while the caller does other public work
+    (:func:`start_dry_run`)::
 
         with start_dry_run(...) as pending:
             ...  # other public work, its failure held
             result = pending.finish()
 
     ``synthetic``: the synthetic dataset it fits on, available at once. Entering dispatches the
-    shares; :meth:`finish` waits for them, fits here what a sequential run's error needs, and
-    returns the :class:`DryRunResult` or raises the error :func:`dry_run` raises -- call it also
-    when the work done in between failed, so that a dry run's failure is the one reported, as
-    in a run without overlap. Leaving without :meth:`finish` (an interrupt) abandons the shares
-    at once.
+    workers' shares; :meth:`finish` fits this process's share, waits for theirs, fits here what
+    a sequential run's error needs, and returns the :class:`DryRunResult` or raises the error
+    :func:`dry_run` raises -- call it also when the work done in between failed, so that a dry
+    run's failure is the one reported, as in a run without overlap. Leaving without
+    :meth:`finish` (an interrupt) abandons the shares at once.
 
     The process's warning filters are saved on entering and restored on leaving: a worker
     that is a thread of this process (dask's in-process workers) silences itself with
@@ -1137,11 +1139,12 @@ class PendingDryRun:
         from .exceptions import PrivacyLeakError
 
         checked, templates, synthetic = self._checked, self._templates, self.synthetic
-        start = self._shares.first_failure()
-        # the first candidate is always fitted here as well: the returned model is fitted in
-        # this process, whose state (warning filters, numpy's error settings, monkeypatches) a
+        start, zero_passed_here = self._shares.first_failure()
+        # the first candidate is always fitted here: the returned model is fitted in this
+        # process, whose state (warning filters, numpy's error settings, monkeypatches) a
         # worker may not share
-        for i in dict.fromkeys([0, *range(start, len(checked))]):
+        for i in dict.fromkeys([*([] if zero_passed_here else [0]),
+                                *range(start, len(checked))]):
             where = f"candidate {checked[i]!r}" if checked[i] else "the estimator"
             try:
                 _dry_fit(templates[i], i, *synthetic)
@@ -1190,18 +1193,26 @@ def _first_failing(share, synthetic) -> int | None:
 
 
 class _WorkerShares:
-    """The dry run's fits in the joblib workers, one share per worker.
+    """The dry run's fits shared between this process and the joblib workers, one share each.
 
-    :meth:`dispatch` sends them; :meth:`first_failure` is where the sequential dry run must
-    start -- the first candidate that failed in the workers (``len(templates)``: none), or 0 when
-    the workers are not used (``n_jobs`` 1, a single candidate, a thread-based backend) or
-    cannot be (e.g. an estimator that does not pickle); :meth:`abandon` drops shares whose
-    results were not read.
+    ``n_jobs`` resolving to ``k >= 2`` gives ``k`` shares (every ``k``-th candidate: a grid's
+    costly values are spread evenly). This process keeps the first -- it holds candidate 0,
+    whose returned model is fitted here -- and fits it after its other public work, while the
+    workers fit the others: ``k`` processes busy, as ``n_jobs`` asks, and none waiting (the
+    main process used to wait for two worker shares and then fit candidate 0 again).
 
-    With joblib 1.3 or later, and a backend that has generator output, the shares are
-    dispatched and their results read later (``return_as="generator"``), so the fitting
-    process does other public work meanwhile; otherwise (joblib 1.2; the multiprocessing
-    backend) they are fitted on dispatch.
+    :meth:`dispatch` sends the workers' shares; :meth:`first_failure` fits this process's share
+    and returns where the sequential dry run must start -- the first candidate that failed
+    anywhere (``len(templates)``: none), or 0 when the workers are not used (``n_jobs`` 1, a
+    single candidate, a thread-based backend) or cannot be (e.g. an estimator that does not
+    pickle) -- and whether candidate 0 passed here; :meth:`abandon` drops shares whose results
+    were not read.
+
+    With joblib 1.3 or later, and a backend that has generator output, the workers' shares
+    are dispatched and their results read later (``return_as="generator"``), so this process
+    does its other public work and its own share meanwhile; otherwise (joblib 1.2; the
+    multiprocessing backend) every share, this process's included, is fitted in the workers
+    on dispatch.
 
     The workers get scikit-learn's configuration (``sklearn.utils.parallel``), as the private
     fits do. Threads are never used, as for the private fits (``skdptune._private``, "Threads").
@@ -1216,20 +1227,33 @@ class _WorkerShares:
         self._shares = [] if n_tasks < 2 or uses_threads() else [
             [(i, templates[i]) for i in range(task, len(templates), n_tasks)]
             for task in range(n_tasks)]
+        self._own = []  # the share this process fits (set on dispatch)
         self._synthetic = synthetic
 
     def dispatch(self) -> None:
         if not self._shares:
             return
         try:
-            self._pending = _dispatch(self._n_jobs, self._shares, self._synthetic)
+            pending = _dispatch(self._n_jobs, self._shares[1:], self._synthetic)
+            if pending is None:  # no generator output: every share in the workers, now
+                pending = _dispatch(self._n_jobs, self._shares, self._synthetic,
+                                    on_dispatch=True)
+            else:
+                self._own = self._shares[0]
+            self._pending = pending
         except Exception:
             self._pending = None
 
-    def first_failure(self) -> int:
+    def first_failure(self) -> tuple[int, bool]:
+        """``(start, zero_passed_here)``: where the sequential dry run starts, and whether
+        candidate 0 was fitted here without failing (it need not be fitted again)."""
+        own, self._own = self._own, []
+        if self._pending is None:
+            return 0, False
+        # the workers' shares stay attached while this process fits its own: an interrupt
+        # there leaves through abandon(), which closes them (review helper-1)
+        own_first = _first_failing(own, self._synthetic) if own else None
         pending, self._pending = self._pending, None
-        if pending is None:
-            return 0
         try:
             # not silenced(), whose task lock a worker thread may need: the workers silence
             # themselves (_dry_fit)
@@ -1237,11 +1261,14 @@ class _WorkerShares:
                 discard_all_but_leaks()
                 firsts = list(pending)
         except Exception:
-            return 0
-        return min((i for i in firsts if i is not None), default=self._n)
+            return 0, False
+        zero_passed_here = bool(own) and own_first != 0
+        return min((i for i in [own_first, *firsts] if i is not None),
+                   default=self._n), zero_passed_here
 
     def abandon(self) -> None:
         pending, self._pending = self._pending, None
+        self._own = []
         close = getattr(pending, "close", None)
         if close is not None:  # a generator: joblib aborts the tasks it has not finished
             with warnings.catch_warnings():
@@ -1249,20 +1276,23 @@ class _WorkerShares:
                 close()
 
 
-def _dispatch(n_jobs, shares, synthetic):
+def _dispatch(n_jobs, shares, synthetic, on_dispatch=False):
     """``_first_failing`` on each share in the workers: a generator of the results, its tasks
-    already dispatched (joblib >= 1.3, a backend with generator output), or their list."""
+    already dispatched (joblib >= 1.3, a backend with generator output); ``None`` where there
+    is no generator output. ``on_dispatch``: the list of the results, fitted now."""
     from sklearn.utils.parallel import Parallel, delayed
 
     calls = [delayed(_first_failing)(share, synthetic) for share in shares]
     with warnings.catch_warnings():
         discard_all_but_leaks()
-        if _JOBLIB_GENERATORS:
-            try:
-                return Parallel(n_jobs=n_jobs, return_as="generator")(calls)
-            except ValueError:  # e.g. the multiprocessing backend has no generator output
-                pass
-        return Parallel(n_jobs=n_jobs)(calls)
+        if on_dispatch:
+            return Parallel(n_jobs=n_jobs)(calls)
+        if not _JOBLIB_GENERATORS:
+            return None
+        try:
+            return Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+        except ValueError:  # e.g. the multiprocessing backend has no generator output
+            return None
 
 
 def _joblib_generators() -> bool:

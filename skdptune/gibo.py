@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
 from ._estimators import estimator_privacy
+from ._params import get_params
 from ._space import EpsilonSplit, check_box_space
 from .accounting import event_cost, gdp_epsilon, self_composition_cost
 from .accounting._gaussian import float_gdp_epsilon
@@ -397,7 +398,7 @@ def _start(box, estimator) -> np.ndarray:
 
     Public: a function of the configuration only.
     """
-    params = estimator.get_params(deep=True)
+    params = get_params(estimator)
     try:
         z = box.to_unit({name: params[name] for name in box.names})
     except (KeyError, TypeError, ValueError):

@@ -37,6 +37,7 @@ from ._estimators import (
     for_inner_fits,
     seed_dp_components,
 )
+from ._params import get_params, set_params
 from ._pareto_math import hvpoi, hypervolume, pareto_mask, probability_of_improvement
 from ._seeding import SeedPlan
 from ._space import BoxSpace, check_box_space
@@ -446,7 +447,7 @@ def _privacy_oracle(estimator, privacy, n_samples: int) -> Callable[[dict], tupl
     is_search = isinstance(estimator, BaseDPSearchCV)
 
     def privacy_of(params: dict) -> tuple[float, float]:
-        configured = clone(estimator).set_params(**params)
+        configured = set_params(clone(estimator), **params)
         if not is_search:
             # a model that reads its bounds off the data would show a utility it cannot have
             check_leak_free_configuration(configured)
@@ -546,19 +547,19 @@ class _UtilityOracle:
                                     random_state=self.seeds.seed("split", index, repeat))
 
     def _throwaway_clone(self, params: dict, seed: int | None):
-        est = clone_with_throwaway_accountants(self.estimator).set_params(
-            **clone_with_throwaway_accountants(params))
+        est = set_params(clone_with_throwaway_accountants(self.estimator),
+                         **clone_with_throwaway_accountants(params))
         for_inner_fits(est)
         # a search nested in a pipeline or another meta-estimator charges its own accountant,
         # and with accountant=None diffprivlib's default one: give it a throwaway one too
         nested = {f"{key}__accountant": BudgetAccountant()
-                  for key, value in est.get_params(deep=True).items()
+                  for key, value in get_params(est).items()
                   if isinstance(value, BaseDPSearchCV)}
         if nested:
-            est.set_params(**nested)
+            set_params(est, **nested)
         if isinstance(est, BaseDPSearchCV):
             # a search charges its own accountant (None: diffprivlib's default) once per fit
-            est.set_params(accountant=BudgetAccountant(), random_state=seed)
+            set_params(est, accountant=BudgetAccountant(), random_state=seed)
         elif seed is not None:
             seed_dp_components(est, seed)
         return est

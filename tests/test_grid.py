@@ -446,10 +446,10 @@ def test_invalid_candidate_is_a_configuration_error_charging_nothing(data):
 
 
 def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, dry_fits):
-    """With n_jobs=2 the dry run's fits run in the joblib workers, one share each: the error
-    is the first in candidate order (candidates 1 and 2 fail, in different shares), with the
-    message and cause of a sequential run, before anything is charged; a clean grid is not
-    fitted again in this process."""
+    """With n_jobs=2 the dry run's fits run in two shares, this process's (candidates 0 and 2)
+    and a joblib worker's (candidate 1): the error is the first in candidate order (candidates
+    1 and 2 fail, in different shares), with the message and cause of a sequential run, before
+    anything is charged; a clean grid is fitted here only in this process's share."""
     X, y = data
     here = dry_fits
     raised, fitted_here = [], []
@@ -463,10 +463,10 @@ def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, dry_fits):
         fitted_here.append([i for pid, i in here if pid == os.getpid()])
         here.clear()
     assert raised[0] == raised[1] and "-1.0" in raised[0][0]
-    # n_jobs=2: the first candidate (the returned model is fitted here) and the first failure
-    assert fitted_here == [[0, 1], [0, 1]]
+    # n_jobs=2: this process's share (0 and the failing 2), then the first failure again
+    assert fitted_here == [[0, 1], [0, 2, 1]]
     search = fit(X, y, grid=GRID, n_jobs=2)
-    assert [i for _, i in here] == [0] and search.best_params_ in [
+    assert [i for _, i in here] == [0, 2] and search.best_params_ in [
         {"var_smoothing": v} for v in GRID["var_smoothing"]]
     here.clear()
     fit(X, y, grid=GRID, n_jobs=1)
@@ -522,15 +522,18 @@ def test_parallel_dry_run_without_joblib_generators(data, monkeypatch):
 
 @pytest.mark.parametrize("backend", ["loky", "multiprocessing"])
 def test_parallel_dry_run_consumes_the_workers_shares(data, dry_fits, backend):
-    """A clean grid is dry-run in the workers and only its first candidate again here, under
-    loky and under the multiprocessing backend (which has no generator output: the shares are
-    fitted on dispatch there; they went back to this process before, review helper-55)."""
+    """A clean grid is dry-run in two shares: under loky this process fits its own share
+    (every other candidate, from the first) while a worker fits the other, and no candidate
+    twice; under the multiprocessing backend (no generator output) both shares are fitted in
+    the workers on dispatch and only the first candidate again here (they went back to this
+    process before, review helper-55)."""
     X, y = data
     here = dry_fits
     grid = {"var_smoothing": [1e-9, 1e-3, 1e-2, 0.1, 0.5, 0.9]}
     with parallel_backend(backend, n_jobs=2):
         fit(X, y, grid=grid, n_jobs=2)
-    assert [i for pid, i in here if pid == os.getpid()] == [0]
+    expected = [0, 2, 4] if backend == "loky" else [0]
+    assert [i for pid, i in here if pid == os.getpid()] == expected
 
 
 def test_interrupt_during_the_overlapped_work_is_not_held(data, dry_fits, monkeypatch):
@@ -556,14 +559,56 @@ def test_interrupt_during_the_overlapped_work_is_not_held(data, dry_fits, monkey
         {"var_smoothing": v} for v in GRID["var_smoothing"]]
 
 
+def test_interrupt_during_this_process_share_abandons_the_workers(data, monkeypatch):
+    """This process fits its own share of the dry run after its other public work; an
+    interrupt there closes the workers' shares at once (they ran on, and joblib warned about
+    unused results, when they were detached first: review helper-1), charging nothing."""
+    from skdptune import _public
+
+    X, y = data
+    real_fit, real_dispatch = _public._dry_fit, _public._dispatch
+    main, closed = os.getpid(), []
+
+    def fit_or_interrupt(template, i, *synthetic):
+        if os.getpid() == main and i == 2:  # this process's share is [0, 2]
+            raise KeyboardInterrupt
+        return real_fit(template, i, *synthetic)
+
+    def tracked_dispatch(*args, **kwargs):
+        pending = real_dispatch(*args, **kwargs)
+        if pending is None or isinstance(pending, list):
+            return pending
+
+        class Tracked:
+            def __iter__(self):
+                return iter(pending)
+
+            def close(self):
+                closed.append(True)
+                pending.close()
+
+        return Tracked()
+
+    if not _public._JOBLIB_GENERATORS:
+        pytest.skip("joblib without generator output fits every share on dispatch")
+    monkeypatch.setattr(_public, "_dry_fit", fit_or_interrupt)
+    monkeypatch.setattr(_public, "_dispatch", tracked_dispatch)
+    acc = BudgetAccountant()
+    with pytest.raises(KeyboardInterrupt):
+        fit(X, y, grid={"var_smoothing": [1e-9, 1e-3, 1e-2, 0.1]}, accountant=acc, n_jobs=2)
+    assert closed == [True] and acc.spent_budget == []
+
+
 def test_dry_run_fallback_fits_the_shares_on_dispatch(data, monkeypatch):
-    """Without joblib's generator output the shares' results are a list when dispatched."""
+    """Without joblib's generator output there is nothing to overlap (``None``); on dispatch,
+    the shares' results are a list."""
     from skdptune import _public
 
     synthetic = (np.zeros((4, 4)), np.array([0, 1, 0, 1]), {}, None, {}, {})
     shares = [[(0, nb())], [(1, nb())]]
     monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", False)
-    assert _public._dispatch(2, shares, synthetic) == [None, None]
+    assert _public._dispatch(2, shares, synthetic) is None
+    assert _public._dispatch(2, shares, synthetic, on_dispatch=True) == [None, None]
     if _public._joblib_generators():  # joblib >= 1.3 (the floor, 1.2, has none)
         monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", True)
         pending = _public._dispatch(2, shares, synthetic)

@@ -45,6 +45,7 @@ from .._estimators import (
     seed_dp_components,
     set_total_epsilon,
 )
+from .._params import get_params, set_params
 from .._private import FAILURE_MESSAGE, LEAKS, silenced
 from ..exceptions import PrivateFitError
 
@@ -156,7 +157,7 @@ def candidate_template(estimator, params):
     :func:`instantiate` copies it for every fit.
     """
     est = clone_with_throwaway_accountants(estimator)
-    est.set_params(**clone_with_throwaway_accountants(params))
+    set_params(est, **clone_with_throwaway_accountants(params))
     return for_inner_fits(est)
 
 
@@ -202,7 +203,7 @@ def candidate_templates(estimator, candidates, keys=None):
             if base is None:
                 base = candidate_template(estimator, {})
             try:
-                template = copy.deepcopy(base).set_params(**clone(params, safe=False))
+                template = set_params(copy.deepcopy(base), **clone(params, safe=False))
             except Exception:
                 pass  # candidate_template raises it with the estimator's own repr
         if template is None:
@@ -296,7 +297,7 @@ class PreparedTemplate:
 
     def __init__(self, template, **settings):
         self.estimator = instantiate(template, **settings)
-        params = self.estimator.get_params(deep=True)
+        params = get_params(self.estimator)
         dp_paths = {path for path, _ in iter_dp_components(self.estimator)}
         # the components seed_dp_components seeds, and the path their seed is derived from
         self._seeded = []
