@@ -1125,8 +1125,11 @@ class PendingDryRun:
         self._filters.__enter__()
         try:
             self._shares.dispatch()
-        except BaseException:
-            self._filters.__exit__(None, None, None)
+        except BaseException:  # an interrupt: what was dispatched goes too
+            try:
+                self._shares.abandon()
+            finally:
+                self._filters.__exit__(None, None, None)
             raise
         return self
 
@@ -1236,19 +1239,21 @@ class _WorkerShares:
             return
         try:
             pending = _dispatch(self._n_jobs, self._shares[1:], self._synthetic)
-            if pending is None:  # no generator output: every share in the workers, now
-                pending = _dispatch(self._n_jobs, self._shares, self._synthetic,
-                                    on_dispatch=True)
-            else:
-                self._own = self._shares[0]
-                # joblib's threads that send the shares to the workers need the GIL, which the
-                # public work done next would hold for up to a switch interval (5 ms) at a
-                # time: a moment's sleep lets them send at once (credit, n_jobs=2: the worker
-                # began its share 9-13 ms after dispatch, now about 2 ms; docs/grid_search.md)
-                time.sleep(_HANDOFF_SECONDS)
-            self._pending = pending
         except Exception:
-            self._pending = None
+            return
+        if pending is None:  # no generator output: every share in the workers, now
+            try:
+                self._pending = _dispatch(self._n_jobs, self._shares, self._synthetic,
+                                          on_dispatch=True)
+            except Exception:
+                pass
+            return
+        self._pending, self._own = pending, self._shares[0]  # abandon() can close it from here
+        # joblib's threads that send the shares to the workers need the GIL, which the public
+        # work done next would hold for up to a switch interval (5 ms) at a time: a moment's
+        # sleep lets them send at once (credit, n_jobs=2: the worker began its share 9-13 ms
+        # after dispatch, now about 2 ms; docs/grid_search.md)
+        time.sleep(_HANDOFF_SECONDS)
 
     def first_failure(self) -> tuple[int, bool]:
         """``(start, zero_passed_here)``: where the sequential dry run starts, and whether

@@ -565,10 +565,14 @@ def test_interrupt_during_the_overlapped_work_is_not_held(data, dry_fits, monkey
         {"var_smoothing": v} for v in GRID["var_smoothing"]]
 
 
-def test_interrupt_during_this_process_share_abandons_the_workers(data, monkeypatch):
-    """This process fits its own share of the dry run after its other public work; an
-    interrupt there closes the workers' shares at once (they ran on, and joblib warned about
-    unused results, when they were detached first: review helper-1), charging nothing."""
+@pytest.mark.parametrize("where", ["own share", "hand-off"])
+def test_interrupt_during_this_process_share_abandons_the_workers(data, monkeypatch, where):
+    """This process fits its own share of the dry run after its other public work, and pauses
+    a moment after dispatching the workers' shares; an interrupt in either closes the workers'
+    shares at once (they ran on, and joblib warned about unused results, when they were
+    detached first: review helper-1), charging nothing."""
+    import types
+
     from skdptune import _public
 
     X, y = data
@@ -576,9 +580,15 @@ def test_interrupt_during_this_process_share_abandons_the_workers(data, monkeypa
     main, closed = os.getpid(), []
 
     def fit_or_interrupt(template, i, *synthetic):
-        if os.getpid() == main and i == 2:  # this process's share is [0, 2]
+        if where == "own share" and os.getpid() == main and i == 2:  # its share is [0, 2]
             raise KeyboardInterrupt
         return real_fit(template, i, *synthetic)
+
+    def interrupted_pause(seconds):
+        raise KeyboardInterrupt
+
+    if where == "hand-off":
+        monkeypatch.setattr(_public, "time", types.SimpleNamespace(sleep=interrupted_pause))
 
     def tracked_dispatch(*args, **kwargs):
         pending = real_dispatch(*args, **kwargs)
