@@ -11,13 +11,13 @@ work that no worker can take (docs/grid_search.md, "Parameters read without insp
 (tests/test_params.py). They take a shortcut only for an estimator whose class uses
 scikit-learn's own ``get_params``, ``_get_param_names`` (and ``set_params``, to set) and
 attribute lookup unchanged, and whose instance replaces none of them: its class's names are
-inspected once and kept with what they were read from -- the ``__init__`` object, its code,
-and the ``__signature__``, ``__wrapped__`` and ``deprecated_original`` that
-``inspect.signature`` and scikit-learn follow -- so that a class whose ``__init__`` is
-replaced or edited (``%autoreload``) is read again. Any other object -- a ``Pipeline``, a
-``ColumnTransformer``, a class or an instance that overrides one of them, a duck-typed
-estimator -- is asked itself, as scikit-learn asks it. Nothing here touches scikit-learn's
-classes.
+inspected once and kept with what they were read from -- the ``__init__`` object, the
+``deprecated_original`` scikit-learn reads instead, and every function ``inspect.signature``
+unwraps to from them (``__wrapped__``), each with its code and ``__signature__`` -- so that a
+class whose ``__init__`` is replaced or edited (``%autoreload``) is read again. Any other
+object -- a ``Pipeline``, a ``ColumnTransformer``, a class or an instance that overrides one of
+them, a duck-typed estimator -- is asked itself, as scikit-learn asks it. Nothing here touches
+scikit-learn's classes.
 
 These functions feed the privacy checks (which components are diffprivlib models, which
 accountants a fit could charge, what each candidate costs): a shortcut that read other names
@@ -43,11 +43,19 @@ _NAMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _source(cls: type) -> tuple:
-    """What ``cls._get_param_names()`` reads, by identity: ``__init__``, its code and the
-    attributes ``inspect.signature`` and scikit-learn follow."""
+    """What ``cls._get_param_names()`` reads, by identity: ``__init__`` (or the
+    ``deprecated_original`` scikit-learn reads instead) and every function ``inspect.signature``
+    may unwrap to from it (``__wrapped__``), each with its code and ``__signature__``."""
     init = cls.__init__
-    return (init, getattr(init, "__code__", None), getattr(init, "__signature__", None),
-            getattr(init, "__wrapped__", None), getattr(init, "deprecated_original", None))
+    parts = []
+    for function in (init, getattr(init, "deprecated_original", None)):
+        for _ in range(100):  # inspect.unwrap's own guard against cycles is a memo; a bound
+            if function is None:  # does here, the chain is read again once it changes
+                break
+            parts += [function, getattr(function, "__code__", None),
+                      getattr(function, "__signature__", None)]
+            function = getattr(function, "__wrapped__", None)
+    return tuple(parts)
 
 
 def _plain_names(estimator: Any, method: str = "get_params") -> tuple[str, ...] | None:
@@ -65,7 +73,8 @@ def _plain_names(estimator: Any, method: str = "get_params") -> tuple[str, ...] 
         return None
     source = _source(cls)
     known = _NAMES.get(cls)
-    if known is None or any(a is not b for a, b in zip(known[0], source, strict=True)):
+    if known is None or len(known[0]) != len(source) \
+            or any(a is not b for a, b in zip(known[0], source, strict=True)):
         known = (source, tuple(cls._get_param_names()))
         _NAMES[cls] = known
     return known[1]

@@ -131,6 +131,47 @@ def test_names_are_read_again_when_init_is_edited_in_place():
     assert get_params(Model()) == Model().get_params() == {"a": 1}
 
 
+def test_names_are_read_again_when_a_wrapped_init_is_edited():
+    """Edits below the top of ``__init__``'s chain: the function a ``functools.wraps``
+    wrapper unwraps to, and the ``deprecated_original`` scikit-learn reads (review helper-2)."""
+    import functools
+
+    def init_a(self, a=1):
+        self.a = a
+
+    def init_ab(self, a=1, b=2):
+        self.a, self.b = a, b
+
+    def wrapped(function):
+        @functools.wraps(function)
+        def wrapper(self, *args, **kwargs):
+            function(self, *args, **kwargs)
+        return wrapper
+
+    class Wrapped(BaseEstimator):
+        __init__ = wrapped(wrapped(init_a))
+
+    assert get_params(Wrapped()) == {"a": 1}
+    init_a.__code__, init_a.__defaults__ = init_ab.__code__, init_ab.__defaults__
+    assert get_params(Wrapped()) == Wrapped().get_params() == {"a": 1, "b": 2}
+    Wrapped.__init__.__wrapped__.__wrapped__ = init_ab
+    Wrapped.__init__.__wrapped__.__signature__ = __import__("inspect").signature(
+        lambda self, b=2: None)
+    assert get_params(Wrapped()) == Wrapped().get_params() == {"b": 2}
+
+    def init_b(self, b=2):
+        self.b = b
+
+    class Deprecated(BaseEstimator):
+        def __init__(self, a=1, b=2):
+            self.a, self.b = a, b
+
+    Deprecated.__init__.deprecated_original = init_ab
+    assert get_params(Deprecated()) == {"a": 1, "b": 2}
+    init_ab.__code__, init_ab.__defaults__ = init_b.__code__, init_b.__defaults__
+    assert get_params(Deprecated()) == Deprecated().get_params() == {"b": 2}
+
+
 def test_nested_values_are_asked_as_scikit_learn_asks_them():
     """A nested value that is not a plain class gets ``get_params()``, no argument."""
 
