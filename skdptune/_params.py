@@ -49,8 +49,8 @@ def _source(cls: type) -> tuple:
     init = cls.__init__
     parts = []
     for function in (init, getattr(init, "deprecated_original", None)):
-        for _ in range(100):  # inspect.unwrap's own guard against cycles is a memo; a bound
-            if function is None:  # does here, the chain is read again once it changes
+        for _ in range(100):  # a bound guards against a cycle, as inspect.unwrap's memo does
+            if function is None:
                 break
             parts += [function, getattr(function, "__code__", None),
                       getattr(function, "__signature__", None)]
