@@ -1,6 +1,7 @@
 """skdptune._params: the parameters exactly as the estimators' own methods give and set them."""
 
 import gc
+import inspect
 import weakref
 
 import pytest
@@ -127,7 +128,7 @@ def test_names_are_read_again_when_init_is_edited_in_place():
     inner = LogisticRegression(accountant=BudgetAccountant())
     ours, theirs = get_params(Model(model=inner)), Model(model=inner).get_params()
     assert list(ours) == list(theirs) and ours["model__accountant"] is inner.accountant
-    Model.__init__.__signature__ = __import__("inspect").signature(lambda self, a=1: None)
+    Model.__init__.__signature__ = inspect.signature(lambda self, a=1: None)
     assert get_params(Model()) == Model().get_params() == {"a": 1}
 
 
@@ -155,7 +156,7 @@ def test_names_are_read_again_when_a_wrapped_init_is_edited():
     init_a.__code__, init_a.__defaults__ = init_ab.__code__, init_ab.__defaults__
     assert get_params(Wrapped()) == Wrapped().get_params() == {"a": 1, "b": 2}
     Wrapped.__init__.__wrapped__.__wrapped__ = init_ab
-    Wrapped.__init__.__wrapped__.__signature__ = __import__("inspect").signature(
+    Wrapped.__init__.__wrapped__.__signature__ = inspect.signature(
         lambda self, b=2: None)
     assert get_params(Wrapped()) == Wrapped().get_params() == {"b": 2}
 
