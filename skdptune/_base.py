@@ -125,6 +125,10 @@ class TuningPlan:
     # metadata for the selecting scorer (metadata routing: ``set_score_request``), for a
     # search whose utilities stay bounded whatever it is (DPGridSearchCV)
     score_params: dict = field(default_factory=dict)
+    # fitted attributes decided before the data is read (``scorer_``, the budget split ...):
+    # written on the search with the others once the fit has succeeded, so that a refused or
+    # failed fit leaves none of them behind
+    attributes: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -264,7 +268,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
     #: (``epsilon_total``, the budget modes) rather than fitting it as configured
     _refit_sets_total = False
 
-    def _refit_settings(self) -> dict:
+    def _refit_settings(self, plan: TuningPlan) -> dict:
         """How to set the DP epsilons of the refitted model (budget modes): keyword arguments
         of :func:`skdptune.evaluation._fit.instantiate` (``{}``: as configured)."""
         return {}
@@ -654,6 +658,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             accountant.spend(report.epsilon, report.delta)
             raise
         accountant.spend(report.epsilon, report.delta)
+        for name, value in plan.attributes.items():
+            setattr(self, name, value)
         self._store_result(result)
         if model is not None:
             self.best_estimator_ = strip_nonprivate_attributes(model)
@@ -716,7 +722,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         params = self._final_model_params(result)
         est = prepare_clone(self.estimator, params,
                             seed=seeds.seed("refit") if seeds.seeded else None,
-                            **self._refit_settings())
+                            **self._refit_settings(plan))
         with single_threaded_blas():  # tall, narrow arrays: one thread is faster here too
             fit_on_rows(est, X, y, None, fit_params, padding=padding)
         # no refit_time_: a fitted search is shared, and its refit's duration follows the data

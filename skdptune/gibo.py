@@ -314,11 +314,11 @@ class DPGIBOSearchCV(BaseDPSearchCV):
 
     _refit_sets_total = True
 
-    def _refit_settings(self):
+    def _refit_settings(self, plan):
         return {"epsilon_total": self._budget()[1], "n_classes": self._n_classes()}
 
     def _plan_tuning(self, public, seeds):
-        self.scorer_ = self._public_scorer()
+        public_scorer = self._public_scorer()
         score = check_per_example_score(self._selection_scoring(), self.estimator,
                                         **({} if self.score_clip is None
                                            else {"clip": self.score_clip}))
@@ -341,13 +341,15 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                                   padding=public.padding, n_classes=self._n_classes())
         lengthscale = (0.3 * math.sqrt(box.n_dims) if self.lengthscale is None
                        else float(self.lengthscale))
-        self.privacy_split_ = _privacy_split(costs, self._budget()[1], float(self.delta))
         return TuningPlan(
             settings={"box": box, "rows": rows, "validation": validation, "evaluator": evaluator,
                       "gp": RBFGradientModel(lengthscale, 1.0, float(self.noise)),
                       "noisy": NoisyGradient(costs["mu"], int(self.n_iter), float(self.clip)),
                       "batch": self._batch(box.n_dims)},
-            scorers={"scoring": score, "scorer_ (used by score)": self.scorer_})
+            scorers={"scoring": score, "scorer_ (used by score)": public_scorer},
+            attributes={"scorer_": public_scorer,
+                        "privacy_split_": _privacy_split(costs, self._budget()[1],
+                                                         float(self.delta))})
 
     def _step_rule(self, noise_scale: float):
         """The step rule; it sees only the released gradients and public constants."""

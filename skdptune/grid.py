@@ -343,7 +343,7 @@ class DPGridSearchCV(BaseDPSearchCV):
         k = self._resolve_n_partitions(public.n_samples)
         budget = self._budget(public.n_samples)
         self._warn_hopeless_selection(len(candidates), k, budget["epsilon_tuning"])
-        self.scorer_ = self._public_scorer()
+        public_scorer = self._public_scorer()
         scorer = check_bounded_scorer(self._selection_scoring(), self.score_bounds,
                                       self.estimator)
         evaluator = PartitionEvaluator(
@@ -355,11 +355,12 @@ class DPGridSearchCV(BaseDPSearchCV):
         )
         selector = self._make_selector(budget["epsilon_tuning"], evaluator.sensitivity,
                                        seeds.noise_seed("selection"))
-        self.privacy_split_ = {name: budget[name] for name in
-                               ("tuning_share", "epsilon_tuning", "epsilon_model")}
+        split = {name: budget[name]
+                 for name in ("tuning_share", "epsilon_tuning", "epsilon_model")}
         return TuningPlan(
             settings={"candidates": candidates, "evaluator": evaluator, "selector": selector},
-            scorers={"scoring": scorer, "scorer_ (used by score)": self.scorer_},
+            scorers={"scoring": scorer, "scorer_ (used by score)": public_scorer},
+            attributes={"scorer_": public_scorer, "privacy_split_": split},
         )
 
     def _inner_splitter(self):
@@ -416,7 +417,7 @@ class DPGridSearchCV(BaseDPSearchCV):
 
     _refit_sets_total = True
 
-    def _refit_settings(self):
+    def _refit_settings(self, plan):
         # each candidate priced at the model's share, as in the partition fits (_budget)
-        return {"epsilon_total": self.privacy_split_["epsilon_model"],
+        return {"epsilon_total": plan.attributes["privacy_split_"]["epsilon_model"],
                 "n_classes": self._n_classes()}

@@ -40,6 +40,7 @@ from ._estimators import (
 from ._params import get_params, set_params
 from ._pareto_math import hvpoi, hypervolume, pareto_mask, probability_of_improvement
 from ._seeding import SeedPlan
+from ._sound_models import switch_to_sound_fits
 from ._space import BoxSpace, check_box_space
 from .evaluation._fit import single_threaded_blas
 from .evaluation._scores import check_bounded_scorer
@@ -562,6 +563,9 @@ class _UtilityOracle:
             set_params(est, accountant=BudgetAccountant(), random_state=seed)
         elif seed is not None:
             seed_dp_components(est, seed)
+        # fitted as the searches fit it, and priced as such (cross_val_score's clones keep
+        # the class): skdptune._sound_models
+        switch_to_sound_fits(est)
         return est
 
     def __call__(self, params: dict, index: int) -> tuple[float, float]:

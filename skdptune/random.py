@@ -379,7 +379,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         )
 
     def _plan_tuning(self, public, seeds):
-        self.scorer_ = self._public_scorer()
+        public_scorer = self._public_scorer()
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
         score = check_validation_score(self._selection_scoring(), self.estimator,
                                        public.classes, **clip)
@@ -396,10 +396,10 @@ class DPRandomSearchCV(BaseDPSearchCV):
             n_jobs=self.n_jobs, padding=public.padding,
             expected_runs=self._repetition().mean, batched=self._batched(),
         )
-        self.epsilon_model_ = eps_model
-        self.epsilon_run_ = eps_run
         return TuningPlan(settings={"split": split, "evaluator": evaluator},
-                          scorers={"scoring": score, "scorer_ (used by score)": self.scorer_})
+                          scorers={"scoring": score, "scorer_ (used by score)": public_scorer},
+                          attributes={"scorer_": public_scorer, "epsilon_model_": eps_model,
+                                      "epsilon_run_": eps_run})
 
     def _run_tuning(self, plan, X, y, fit_params, seeds):
         repetition = self._repetition()
@@ -439,5 +439,5 @@ class DPRandomSearchCV(BaseDPSearchCV):
             return {}
         return {"epsilon_total": epsilon_model, "n_classes": self._n_classes()}
 
-    def _refit_settings(self):
-        return self._run_settings(self.epsilon_model_)
+    def _refit_settings(self, plan):
+        return self._run_settings(plan.attributes["epsilon_model_"])

@@ -17,6 +17,7 @@ from sklearn.preprocessing import FunctionTransformer, Normalizer, OneHotEncoder
 
 from skdptune._public import make_padding
 from skdptune._seeding import SeedPlan
+from skdptune._sound_models import sound_fitting
 from skdptune.evaluation import _batched, _partitions
 from skdptune.evaluation._batched import (
     _Problems,
@@ -76,7 +77,8 @@ def _problems(blocks):
         y[p, :n] = b["y"]
         w[p, :n] = b["row_weights"]
         quad[p, :d] = b["l2"] + b["delta"]
-        quad[p, d] = b["delta"] if b["intercept"] else 1.0  # no l2 on the intercept
+        # the intercept is a regularised weight (skdptune._sound_models)
+        quad[p, d] = b["l2"] + b["delta"] if b["intercept"] else 1.0
         linear[p, :len(b["beta"])] = b["beta"] / b["noise_rows"]
     return _Problems(X, y, w, quad, linear, np.array([b["tol"] for b in blocks]),
                      np.array([b["max_iter"] for b in blocks]))
@@ -122,12 +124,13 @@ def test_batched_utilities_equal_one_by_one_fits(n_classes, scoring, cv):
 
 
 def test_batched_noise_is_the_one_by_one_fits_noise():
-    """Converged fits with the same seed have the same coefficients as diffprivlib's fit."""
+    """Converged fits with the same seed have the same coefficients as the one-by-one fit."""
     X, y = _data(n=200)
     seed_of_fit = 12345
     est = LogisticRegression(epsilon=0.7, data_norm=1.5, C=0.3, tol=1e-10, max_iter=1000,
                              random_state=np.random.RandomState(seed_of_fit))
-    est.fit(X, y)
+    with sound_fitting(est):
+        est.fit(X, y)
     fit = {"epsilon": 0.7, "C": 0.3, "data_norm": 1.5, "fit_intercept": True, "tol": 1e-10,
            "max_iter": 1000}
     blocks, classes = _unit_blocks(X.astype(float), y, fit, np.random.RandomState(seed_of_fit))
@@ -262,7 +265,8 @@ def _padded(X, y):
 
 def test_miniature_on_all_rows_is_the_returned_model():
     """A miniature fitted on all N rows (padding included) is the returned model's problem:
-    the same rows, weights, ridge and noise as the fit's own settings, and diffprivlib's fit."""
+    the same rows, weights, ridge and noise as the fit's own settings, and the one-by-one
+    fit."""
     X, y = _data(n=300)
     Xp, yp, n_pad = _padded(X, y)
     fit = {"epsilon": 0.8, "C": 0.5, "data_norm": 1.5, "fit_intercept": True, "tol": 1e-10,
@@ -273,9 +277,12 @@ def test_miniature_on_all_rows_is_the_returned_model():
         np.testing.assert_allclose(mini[0][key], own[0][key], rtol=1e-12)
     assert mini[0]["l2"] == own[0]["l2"] and mini[0]["delta"] == own[0]["delta"]
     est = LogisticRegression(epsilon=0.8, data_norm=1.5, C=0.5, tol=1e-10, max_iter=1000,
-                             random_state=np.random.RandomState(3)).fit(Xp, yp)
+                             random_state=np.random.RandomState(3))
+    with sound_fitting(est):
+        est.fit(Xp, yp)
     theta = lbfgs(_problems(mini))[0]
     np.testing.assert_allclose(theta[:-1], est.coef_[0], atol=2e-3)
+    np.testing.assert_allclose(theta[-1], est.intercept_[0], atol=2e-3)
 
 
 def test_miniature_has_the_returned_models_noise_ridge_and_padding_weight():

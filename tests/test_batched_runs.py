@@ -52,21 +52,10 @@ def _one_by_one(template, seed, X, y, train, padding, scale=0.7):
 
 
 def _assert_same_model(model, alone, X, atol):
-    """The same model up to the optimiser: equal coefficients -- or, where the objective is
-    unbounded below and diffprivlib's optimiser ran away along the intercept (no ridge on it),
-    a run that ran away the same way: the same signs, an intercept as huge, and as degenerate
-    a prediction (equal for two classes; constant for more, where the class is the largest of
-    huge intercepts, which the optimiser's path decides)."""
+    """The same model up to the optimiser: equal coefficients and intercepts. (Every objective
+    has a ridge on the intercept too, so none runs away: skdptune._sound_models.)"""
     assert model.coef_.shape == alone.coef_.shape
-    runaway = np.abs(alone.intercept_) > 1e6
-    if runaway.any():
-        assert (np.abs(model.intercept_[runaway]) > 1e6).all()
-        np.testing.assert_array_equal(np.sign(model.intercept_), np.sign(alone.intercept_))
-        if len(model.classes_) == 2:
-            np.testing.assert_array_equal(model.predict(X), alone.predict(X))
-        elif runaway.all():
-            assert len(np.unique(model.predict(X))) == len(np.unique(alone.predict(X))) == 1
-        return
+    assert np.isfinite(alone.intercept_).all() and np.abs(alone.intercept_).max() < 1e3
     np.testing.assert_allclose(model.coef_, alone.coef_, atol=atol)
     np.testing.assert_allclose(model.intercept_, alone.intercept_, atol=atol)
 
@@ -196,11 +185,11 @@ def test_runs_are_diffprivlib_fits_with_the_same_noise(n_classes):
     assert np.abs(other.coef_ - batched[0].coef_).max() > 1e-2
 
 
-def test_a_run_whose_objective_is_unbounded_below_runs_away_as_diffprivlib_fits(monkeypatch):
-    """C = 0.01 with data_norm = 3 on three classes, seed 55: a noise term on the intercept
-    (which has no ridge) steeper than the loss makes the objective decrease forever. The shared
-    solve ran away to |theta| ~ 1e152; the run is solved again by scipy's L-BFGS-B, which gives
-    up as diffprivlib's does: the same coefficients, intercepts as huge."""
+def test_a_run_the_shared_solve_leaves_unconverged_is_solved_alone(monkeypatch):
+    """C = 0.01 with data_norm = 3 on three classes, seed 55, tol = 1e-10: the shared solve
+    stops above the tolerance on this run (with diffprivlib's unregularised intercept its
+    objective was unbounded below and both solvers ran away to |theta| ~ 1e152). The run is
+    solved again by scipy's L-BFGS-B, as the one-by-one fit: the same, finite model."""
     X, y = _data(n=400, classes=3)
     padding = make_padding(X, y, np.arange(3))
     train = np.arange(0, 400, 2)
@@ -217,7 +206,7 @@ def test_a_run_whose_objective_is_unbounded_below_runs_away_as_diffprivlib_fits(
     reference = _one_by_one(template, 55, X, y, train, padding)
     assert alone  # the shared solve did not converge on this run
     np.testing.assert_allclose(model.coef_, reference.coef_, atol=1e-6)
-    assert np.abs(model.coef_).max() < 10
+    assert np.abs(model.coef_).max() < 10 and np.abs(model.intercept_).max() < 10
     _assert_same_model(model, reference, X, atol=1e-6)
 
 

@@ -9,10 +9,12 @@ vectorised pass over all rows, fits every partition at once.
 
 What each partition model is: the candidate fitted on the partition's training rows plus the
 public padding rows, with diffprivlib's objective
-(``diffprivlib.models.logistic_regression._logistic_regression_path``)
+(``diffprivlib.models.logistic_regression._logistic_regression_path``) with the intercept as
+skdptune fits it (:mod:`skdptune._sound_models`: a weight of a constant column ``c``,
+regularised like the others)
 
-    mean_i logloss(y_i, x_i . w + b) + ||w||^2 / (2 C N) + (beta . theta) / N
-    + delta ||theta||^2 / 2,        theta = (w, b), rows clipped to L2 norm ``data_norm``,
+    mean_i logloss(y_i, x_i . w + c v) + ||theta||^2 / (2 C N) + (beta . theta) / N
+    + delta ||theta||^2 / 2,        theta = (w, v), rows clipped to L2 norm ``data_norm``,
 
 where ``beta`` and ``delta`` are drawn by diffprivlib's own :class:`~diffprivlib.mechanisms.Vector`
 mechanism (from the generator the one-by-one fit would use: the same seed when the search is
@@ -47,7 +49,6 @@ one-by-one path. Everything here runs inside :func:`skdptune._private.silenced`.
 from __future__ import annotations
 
 import copy
-import math
 
 import numpy as np
 import scipy.sparse as sp
@@ -59,6 +60,7 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import _check_method_params, _get_feature_names
 
 from .._estimators import final_step_after_free_steps, iter_dp_components
+from .._logistic import INTERCEPT_COLUMN, row_norm
 from .._private import LEAKS, silenced
 from .._seeding import derived_seeds
 from . import _scores
@@ -224,7 +226,7 @@ def vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rn
     diffprivlib that copied the generator would fail it). ``rng=None``: diffprivlib's secure
     generator, created once and shared by the fits -- independent draws all the same.
     """
-    sensitivity = math.sqrt(data_norm ** 2 + 1) if fit_intercept else data_norm
+    sensitivity = row_norm(data_norm, fit_intercept)
     return _Vector(epsilon=epsilon, dimension=dimension, alpha=1.0 / C,
                    function_sensitivity=0.25, data_sensitivity=sensitivity, n=n_rows,
                    random_state=rng)
@@ -589,7 +591,7 @@ def _stack(rows, fit_rows, units, kinds, codes, betas, deltas):
         sel = np.flatnonzero(norms == norm)
         X[sel, :, :d] = rows.clipped(float(norm))[index[sel]]
     intercept = settings[:, 1].astype(bool)
-    X[:, :, d] = (index != rows.filler) & intercept[:, None]
+    X[:, :, d] = ((index != rows.filler) & intercept[:, None]) * INTERCEPT_COLUMN
     y = (rows.codes[index] == codes[:, None]).astype(float)
     # row weights: one row per (unit, model rows), each problem takes its own
     keys = {}
@@ -600,9 +602,11 @@ def _stack(rows, fit_rows, units, kinds, codes, betas, deltas):
         weights = row_weights(len(fit_rows[u][0]), model_rows, rows.n_padding)
         table[k, :len(weights)] = weights
     w = table[weight_of]
+    ridge = settings[:, 2].astype(float) + deltas
     quad = np.empty((P, d + 1))
-    quad[:, :d] = (settings[:, 2].astype(float) + deltas)[:, None]
-    quad[:, d] = np.where(intercept, deltas, 1.0)  # no l2 on the intercept
+    quad[:, :d] = ridge[:, None]
+    # the intercept's weight is regularised like the others; without one it stays at 0
+    quad[:, d] = np.where(intercept, ridge, 1.0)
     noise = np.zeros((P, d + 1))
     for p, beta in enumerate(betas):
         noise[p, :len(beta)] = beta
@@ -742,13 +746,15 @@ def batched_partition_utilities(jobs, units, X, y, scorer, padding, error_score,
             params = (_check_method_params(X, params=score_params, indices=units[u][1])
                       if score_params else {})
             if accuracy and finite and set(params) <= {"sample_weight"}:
-                outs[job][u] = _accuracy_utility(scorer, present, theta[:, :d], theta[:, d],
+                outs[job][u] = _accuracy_utility(scorer, present, theta[:, :d],
+                                                 theta[:, d] * INTERCEPT_COLUMN,
                                                  X_test, test_codes,
                                                  params.get("sample_weight"))
             else:
                 outs[job][u] = _utility(scorer, batched_model(jobs[job][0], pipelines=True),
                                         rows.classes[present],
-                                        theta[:, :d], theta[:, d], X_test, y_test, params)
+                                        theta[:, :d], theta[:, d] * INTERCEPT_COLUMN,
+                                        X_test, y_test, params)
         except LEAKS:
             raise
         except Exception:

@@ -43,17 +43,11 @@ are still running) -- a coupling at the level of the last bit, the same idealisa
 analysing the minimiser rather than the optimiser's approximation of it.
 
 **Where the shared solve stops short.** A problem whose gradient is still above its tolerance
-after the shared solve -- it stopped at the iteration limit or on the relative decrease, or its
-objective is unbounded below (diffprivlib leaves the intercept without a ridge in the first
-regime of objective perturbation, so a large noise term can make the objective decrease
-forever along the intercept) -- is solved again alone by ``scipy.optimize.fmin_l_bfgs_b`` with
-diffprivlib's settings, on the same objective: where the optimiser's stopping decides the model,
-it is the optimiser diffprivlib uses that decides it. (On an unbounded objective both run
-away along the intercept and stop wherever their paths give up: the two models are then equally
-degenerate -- a constant prediction -- but not equal. Objective perturbation has no minimiser to
-protect there; this is diffprivlib's behaviour, one by one or batched. With more than two
-classes the prediction is the largest of huge intercepts, so the noisy score, and with it the
-selection, can differ between the two paths.)
+after the shared solve -- it stopped at the iteration limit or on the relative decrease -- is
+solved again alone by ``scipy.optimize.fmin_l_bfgs_b`` with diffprivlib's settings, on the
+same objective: where the optimiser's stopping decides the model, it is the optimiser
+diffprivlib uses that decides it. (Every objective has a ridge on every coordinate, the
+intercept's included -- :mod:`skdptune._sound_models` -- so each has a unique minimiser.)
 
 **Failures.** When the train rows cannot be fitted -- fewer than two classes or non-finite
 values, where diffprivlib's ``fit`` raises -- every run fails as one by one, and the evaluator
@@ -71,6 +65,7 @@ from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
 from scipy import optimize
 
+from .._logistic import INTERCEPT_COLUMN
 from .._private import LEAKS
 from ._batched import (
     _Rows,
@@ -106,8 +101,9 @@ class _SharedRows:
     ``X``: the rows ``(m, d)`` scaled to unit norm, and ``row_norms`` their L2 norms (zero
     rows, and rows whose norm overflows, are zero with norm 0); problem ``p`` sees
     them clipped to ``norms[p]`` (``clip_to_norm`` scales a row by ``min(1, norm / ||x||)``)
-    and an intercept column of ones when ``intercept[p]`` (zeros otherwise: the problem's unit
-    quadratic term keeps that coordinate at 0). ``clipped[(norm, intercept)]``: those rows with
+    and the constant column of :data:`~skdptune._logistic.INTERCEPT_COLUMN` when
+    ``intercept[p]`` (zeros otherwise: the problem's unit quadratic term keeps that coordinate
+    at 0). ``clipped[(norm, intercept)]``: those rows with
     that column, when the settings are few (:data:`CLIPPED_BYTES`): the problems of one setting
     then share one matrix product; otherwise (a continuous ``data_norm`` gives every run its
     own norm) every problem's clipping is applied to the products as a factor per row, and no
@@ -168,7 +164,7 @@ class _SharedRows:
         ``clip_to_norm`` divides it by infinity -- is zero), so no product overflows."""
         d = self.D - 1
         intercept, norms, labels = self.intercept[idx], self.norms[idx], self.label_of[idx]
-        Wt, offset = W[:, :d].T, np.where(intercept, W[:, d], 0.0)
+        Wt, offset = W[:, :d].T, np.where(intercept, W[:, d] * INTERCEPT_COLUMN, 0.0)
         grad_t = np.zeros((d, len(idx)))
         for rows in _blocks(len(self.X), len(idx)):
             scale = np.minimum(self.row_norms[rows, None], norms[None, :])
@@ -179,7 +175,7 @@ class _SharedRows:
             grad[:, d] += residual.sum(axis=0)
             residual *= scale
             grad_t += self.X[rows].T @ residual
-        grad[:, d] = np.where(intercept, grad[:, d], 0.0)
+        grad[:, d] = np.where(intercept, grad[:, d] * INTERCEPT_COLUMN, 0.0)
         grad[:, :d] = grad_t.T
 
     def _terms(self, raw, rows, labels, loss):
@@ -344,7 +340,8 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
         for code in positives:  # one-vs-rest in class order, the draws in diffprivlib's order
             beta, delta = perturbation(mechanisms[setting])
             quad = np.full(d + 1, 1.0 / (est.C * m) + delta)
-            quad[d] = delta if intercept else 1.0  # no ridge on the intercept
+            if not intercept:
+                quad[d] = 1.0  # keeps the absent intercept's weight at 0
             linear = np.zeros(d + 1)
             linear[:len(beta)] = beta / m
             for entry, value in (("run", r), ("norm", norm), ("intercept", intercept),
@@ -365,7 +362,7 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
     distinct = sorted(set(zip(problems["norm"].tolist(), problems["intercept"].tolist(),
                               strict=True)))
     clipped = ({(norm, intercept): np.hstack([clip_to_norm(X_fit, norm),
-                                               np.full((m, 1), float(intercept))])
+                                               np.full((m, 1), INTERCEPT_COLUMN * intercept)])
                 for norm, intercept in distinct}
                if len(distinct) * (X_fit.nbytes + 8 * m) <= CLIPPED_BYTES else None)
     codes = rows.codes[indices]
@@ -385,10 +382,8 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
         with np.errstate(all="ignore"):
             solution = lbfgs(shared)
             # a problem the shared solve left with a gradient above its tolerance (stopped by
-            # the iteration limit or the relative decrease, or an objective unbounded below:
-            # the intercept has no ridge in diffprivlib's first regime) is solved again alone
-            # by scipy's L-BFGS-B as diffprivlib calls it, whose stopping there decides the
-            # model
+            # the iteration limit or the relative decrease) is solved again alone by scipy's
+            # L-BFGS-B as diffprivlib calls it, whose stopping there decides the model
             _, gradient = shared.loss_gradient(solution, np.arange(shared.P))
             for q in np.flatnonzero(~(np.abs(gradient).max(axis=1) <= shared.tol)):
                 solution[q] = _solved_alone(shared, q)
@@ -399,7 +394,8 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
         coef = theta[owner == r]
         est.classes_ = classes
         est.coef_ = coef[:, :d].copy()
-        est.intercept_ = coef[:, d].copy() if est.fit_intercept else np.zeros(len(coef))
+        est.intercept_ = (coef[:, d] * INTERCEPT_COLUMN if est.fit_intercept
+                          else np.zeros(len(coef)))
         est.n_features_in_ = d
         est.accountant.spend(est.epsilon, 0)  # the throwaway accountant, as diffprivlib's fit
         out.append(est)

@@ -47,6 +47,7 @@ from .._estimators import (
 )
 from .._params import get_params, set_params
 from .._private import FAILURE_MESSAGE, LEAKS, silenced
+from .._sound_models import sound_fitting
 from ..exceptions import PrivateFitError
 
 __all__ = [
@@ -355,10 +356,12 @@ def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
 
     ``padding`` (a :class:`skdptune._public.Padding`, for classifiers) appends the public rows,
     one per declared class. ``PrivacyLeakWarning`` raised by diffprivlib is turned into
-    ``PrivacyLeakError``. The fit's own joblib calls run sequentially, in this thread.
+    ``PrivacyLeakError``. The fit's own joblib calls run sequentially, in this thread. The
+    diffprivlib components whose own fit is not sound are fitted by their sound subclass
+    (:func:`skdptune._sound_models.sound_fitting`) and returned in their own class.
     """
     X_rows, y_rows, params = rows_of(X, y, rows, fit_params, padding=padding)
-    with fitting():
+    with fitting(), sound_fitting(estimator):
         if y_rows is None:
             estimator.fit(X_rows, **params)
         else:
