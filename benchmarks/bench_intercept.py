@@ -25,7 +25,7 @@ the accuracy (a model with its intercept shrunk to 0 is unaffected, as its decis
 rows' scale); the accuracy on unclipped rows is kept too (summary and JSON). The old model's
 runaway -- ``|intercept_| > 1e3`` -- is counted.
 
-Run: ``python -m benchmarks.bench_intercept [--tasks adult credit churn default] [--seeds 10]
+Run: ``python -m benchmarks.bench_intercept [--tasks adult credit churn default] [--seeds 20]
 [--n-jobs 2] [--data PATH] [--quick]``; writes ``benchmarks/results/intercept.{json,md}``
 (``intercept_quick`` for the smoke run: Adult only, 2 seeds, C in {0.01, 1}, T in {1, 4}).
 """
@@ -58,7 +58,7 @@ TOTALS = (0.5, 1.0, 2.0, 4.0)
 CONSTANTS = (0.25, 0.5, 1.0, 2.0, "q")
 #: the data norms of the easy variant: 1 and the public bound sqrt(d)
 NORMS = ("1", "sqrt(d)")
-SEEDS = 10
+SEEDS = 20
 #: the old model's intercept has run away when its magnitude exceeds this
 RUNAWAY = 1e3
 N_CLASSES = 2
@@ -111,9 +111,24 @@ def epsilon_for_charge(total: float, q: float, c: float, C: float) -> float:
             hi = mid
 
 
-def old_has_no_ridge(epsilon: float, q: float, C: float) -> bool:
-    """diffprivlib's branch for ``fit_intercept=True``: no ridge, the intercept unregularised."""
-    return epsilon > 2.0 * math.log1p(math.hypot(q, 1.0) * C / 4.0)
+def branch_point(norm: float, C: float) -> float:
+    """diffprivlib's ``Vector`` mechanism adds no ridge above this epsilon (rows of norm
+    ``norm``: ``hypot(q, 1)`` for the old model, ``hypot(q, c)`` for ``new(c)``)."""
+    return 2.0 * math.log1p(norm * C / 4.0)
+
+
+def noise_epsilon(epsilon: float, norm: float, C: float) -> float:
+    """The epsilon that sets the mechanism's noise scale ``2 norm / e'``: ``epsilon - branch``
+    without ridge, ``epsilon / 2`` with one."""
+    branch = branch_point(norm, C)
+    return epsilon - branch if epsilon > branch else epsilon / 2.0
+
+
+def in_dead_zone(epsilon: float, norm: float, C: float) -> bool:
+    """Just above the branch point (``branch < epsilon < 1.5 branch``): no ridge and more noise
+    than the ridge branch has at the branch point, where the charge is no higher."""
+    branch = branch_point(norm, C)
+    return branch < epsilon < 1.5 * branch
 
 
 # == the fits ==================================================================================
@@ -200,18 +215,16 @@ def run(tasks, seeds, C_values, totals, data_path, n_jobs):
                         if method != NONPRIVATE:
                             c = constant(PRICED_AS[method], q)
                             eps = epsilons[C, T, c]
+                            norm = math.hypot(q, c)  # the old model's rows too (c = 1)
                             entry = {"c": None if method == OLD else c, "epsilon": eps,
-                                     "charge": charge(eps, q, c, C), **entry}
+                                     "charge": charge(eps, q, c, C),
+                                     "noise_epsilon": noise_epsilon(eps, norm, C),
+                                     "no_ridge": eps > branch_point(norm, C),
+                                     "dead_zone": in_dead_zone(eps, norm, C), **entry}
                         methods[method] = entry
-                    eps_old = methods[OLD]["epsilon"]
                     cells.append({
                         "task": name, "n_features": d, "norm": label, "data_norm": q, "C": C,
-                        "T": T, "old_no_ridge": old_has_no_ridge(eps_old, q, C),
-                        # what the current pricing (an assumption where there is no ridge)
-                        # charges the old model at that epsilon
-                        "old_current_charge": logistic_regression_epsilon(
-                            eps_old, q, C, True, N_CLASSES),
-                        "methods": methods})
+                        "T": T, "old_no_ridge": methods[OLD]["no_ridge"], "methods": methods})
             print(f"{name} q={label} ({q:.3g}): {time.perf_counter() - start:.1f}s", flush=True)
     return cells
 
@@ -222,8 +235,8 @@ def _mean_sd(values) -> tuple[float, float]:
     return float(values.mean()), float(values.std(ddof=1)) if len(values) > 1 else 0.0
 
 
-def runaways(cell) -> int:
-    return int(np.sum(np.abs(cell["methods"][OLD]["intercept"]) > RUNAWAY))
+def runaways(cell, method=OLD, threshold=RUNAWAY) -> int:
+    return int(np.sum(np.abs(cell["methods"][method]["intercept"]) > threshold))
 
 
 def difference(cell, method, base, metric="accuracy"):
@@ -272,10 +285,12 @@ def summary_table(cells, metric="accuracy") -> str:
         to_old = [difference(cell, method, OLD, metric)[0] for cell in cells]
         to_one = [difference(cell, method, one, metric)[0] for cell in cells]
         rows.append([method, f"{np.mean(to_old):+.4f}", f"{np.median(to_old):+.4f}",
+                     f"{min(to_old):+.3f} / {max(to_old):+.3f}",
                      _counts(cells, method, OLD, metric), f"{np.mean(to_one):+.4f}",
                      _counts(cells, method, one, metric), f"{ranks[c]:.2f}"])
     return markdown_table(
-        ["method", "mean Δ vs old", "median Δ vs old", "better / within / worse vs old",
+        ["method", "mean Δ vs old", "median Δ vs old", "worst / best cell Δ vs old",
+         "better / within / worse vs old",
          "mean Δ vs new(c=1)", "better / within / worse vs new(c=1)", "mean rank among c"],
         rows)
 
@@ -294,18 +309,47 @@ def by_table(cells, key, values, base, title) -> str:
                           rows)
 
 
-def runaway_table(cells, C_values, totals) -> str:
+def runaway_table(cells) -> str:
+    """Per method: seeds whose intercept is large and its largest magnitude; the last column
+    counts the runaways in the cells where the old model's intercept has no ridge."""
+    no_ridge = [cell for cell in cells if cell["old_no_ridge"]]
     rows = []
-    for C in C_values:
-        row = [f"{C:g}"]
-        for T in totals:
-            group = [cell for cell in cells if cell["C"] == C and cell["T"] == T]
-            n = sum(len(cell["methods"][OLD]["accuracy"]) for cell in group)
-            no_ridge = sum(cell["old_no_ridge"] for cell in group)
-            row.append(f"{sum(runaways(cell) for cell in group)}/{n} "
-                       f"(no ridge in {no_ridge}/{len(group)})")
-        rows.append(row)
-    return markdown_table(["C", *(f"T = {T:g}" for T in totals)], rows)
+    for method in METHODS:
+        n = sum(len(cell["methods"][method]["intercept"]) for cell in cells)
+        largest = max(np.max(np.abs(cell["methods"][method]["intercept"])) for cell in cells)
+        rows.append([method, f"{sum(runaways(cell, method) for cell in cells)}/{n}",
+                     f"{sum(runaways(cell, method, 1e2) for cell in cells)}/{n}",
+                     f"{largest:.0f}", sum(runaways(cell, method) for cell in no_ridge)])
+    # escaped: a bare "|" would split the Markdown cell
+    return markdown_table(["method", rf"seeds with \|b\| > {RUNAWAY:g}",
+                           r"seeds with \|b\| > 100", r"largest \|b\|",
+                           rf"seeds with \|b\| > {RUNAWAY:g} where old has no ridge "
+                           f"({len(no_ridge)} cells)"], rows)
+
+
+def dead_zone_table(cells) -> str:
+    """Each ``new(c)``'s difference to the old model in the cells where its own epsilon falls
+    in diffprivlib's dead zone (:func:`in_dead_zone`), in the others, and in those where
+    neither its epsilon nor the old model's does."""
+    def group_diff(group, method):
+        diffs = [difference(cell, method, OLD)[0] for cell in group]
+        return (f"{len(group)}: {np.mean(diffs):+.4f} ({_counts(group, method, OLD)})"
+                if group else "0")
+
+    rows = []
+    for c in CONSTANTS:
+        method = new_name(c)
+        dead = [cell["methods"][method]["dead_zone"] for cell in cells]
+        old_dead = [cell["methods"][OLD]["dead_zone"] for cell in cells]
+        rows.append([method,
+                     group_diff([cell for cell, x in zip(cells, dead, strict=True) if x], method),
+                     group_diff([cell for cell, x in zip(cells, dead, strict=True) if not x],
+                                method),
+                     group_diff([cell for cell, x, o in zip(cells, dead, old_dead, strict=True)
+                                 if not (x or o)], method)])
+    return markdown_table(["method (cells: mean Δ vs old (better / within / worse))",
+                           "its ε in the dead zone", "its ε outside",
+                           "neither its ε nor old's in the dead zone"], rows)
 
 
 def task_table(cells) -> str:
@@ -328,17 +372,21 @@ def task_table(cells) -> str:
 
 
 def epsilon_table(cells) -> str:
-    """The diffprivlib epsilon each constant gets at data norm 1 (the same for every task)."""
+    """Each method's diffprivlib epsilon and noise epsilon at data norm 1 (the same for every
+    task); ‡ marks the dead zone."""
     rows = []
     first = cells[0]["task"]
     for cell in cells:
         if cell["task"] != first or cell["norm"] != "1":
             continue
-        rows.append([f"{cell['T']:g}", f"{cell['C']:g}",
-                     *(f"{cell['methods'][new_name(c)]['epsilon']:.3f}" for c in CONSTANTS[:-1]),
-                     f"{cell['old_current_charge']:.3f}"])
-    return markdown_table(["T", "C", *(f"ε {new_name(c)}" for c in CONSTANTS[:-1]),
-                           "current charge of old at its ε"], rows)
+        row = [f"{cell['T']:g}", f"{cell['C']:g}"]
+        for c in CONSTANTS[:-1]:
+            entry = cell["methods"][new_name(c)]
+            row.append(f"{entry['epsilon']:.3f} ({entry['noise_epsilon']:.3f}"
+                       + (", no ridge" if entry["no_ridge"] else "")
+                       + (") ‡" if entry["dead_zone"] else ")"))
+        rows.append(row)
+    return markdown_table(["T", "C", *(f"ε (ε') {new_name(c)}" for c in CONSTANTS[:-1])], rows)
 
 
 def report(cells, meta) -> str:
@@ -372,15 +420,23 @@ def report(cells, meta) -> str:
         "nothing is clipped, at q = 1 the rows' scale at test time differs from training, "
         "which favours an intercept shrunk to 0):", "",
         summary_table(cells, "accuracy_unclipped_test"), "",
-        "## The old model's runaway", "",
-        f"Seeds with `|intercept_| > {RUNAWAY:g}`, all tasks and norms; in brackets the cells "
-        "where diffprivlib adds no ridge (`ε > 2 ln(1 + sqrt(q² + 1) C / 4)`: the intercept "
-        "unregularised).", "",
-        runaway_table(cells, C_values, totals), "",
+        "## diffprivlib's dead zone", "",
+        "diffprivlib's mechanism adds no ridge above `ε_b = 2 ln(1 + hypot(q, c) C / 4)` and "
+        "then sets its noise by `ε' = ε - ε_b`; below, by `ε' = ε / 2` with a ridge. Just "
+        "above the branch point (`ε_b < ε < 1.5 ε_b`) the noise is larger than at the branch "
+        "point, with no ridge, at no lower charge: the accuracy there drops (e.g. new(c=0.5) "
+        "at q = 1, C = 1, T = 0.5 has `ε' = 0.007`). Where each c's epsilon lands decides much "
+        "of the per-cell ranking; the old model and new(c=1) always share their branch.", "",
+        dead_zone_table(cells), "",
+        "## The intercept's magnitude (the runaway)", "",
+        "Seeds with a large `|intercept_|` (for new(c): `c` times the constant's weight), over "
+        "all cells; last column: the old model in the cells where diffprivlib adds no ridge "
+        "(its intercept unregularised).", "",
+        runaway_table(cells), "",
         "## The epsilons at data norm 1", "",
         "diffprivlib `epsilon` of each `new(c)` at charge T (the old model gets that of "
-        "`new(c=1)`); last column: what skdptune's current pricing of `fit_intercept=True` "
-        "(an assumption where there is no ridge) charges the old model at that epsilon.", "",
+        "`new(c=1)`) and, in brackets, the noise epsilon ε' of diffprivlib's mechanism; ‡: "
+        "the dead zone.", "",
         epsilon_table(cells), "",
         "## Per task", "",
         "Bold: the best private mean. †: the old model in diffprivlib's no-ridge branch."]
@@ -389,8 +445,9 @@ def report(cells, meta) -> str:
             group = [c for c in cells if c["task"] == task and c["norm"] == label]
             if not group:
                 continue
-            lines += ["", f"### {task} (d = {group[0]['n_features']}), data_norm = {label} = "
-                          f"{group[0]['data_norm']:.3g}", "", task_table(group)]
+            value = "" if label == "1" else f" = {group[0]['data_norm']:.3g}"
+            lines += ["", f"### {task} (d = {group[0]['n_features']}), data_norm = {label}{value}",
+                      "", task_table(group)]
     return "\n".join(lines)
 
 

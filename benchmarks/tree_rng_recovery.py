@@ -53,6 +53,7 @@ from diffprivlib.models import DecisionTreeClassifier
 
 from benchmarks._common import markdown_table, write_result
 
+BLIND_CLASSES = (2, 10)  # randint(10) rejects 6 of 16 masked draws: the prediction copes
 N_WORDS = 624  # Mersenne Twister state words
 STATE_BITS = 19937  # the period's exponent: the bits the outputs depend on
 MASK32 = 0xFFFFFFFF
@@ -183,7 +184,7 @@ class Recovery:
     seconds: float
 
 
-def recover_words(obs: list[Observation], n_solutions: int = 3, seed: int = 0) -> Recovery:
+def recover_words(obs: list[Observation], n_solutions: int = 24, seed: int = 0) -> Recovery:
     """Solve for the 624 words the generator output first, from known output bits."""
     start = time.perf_counter()
     by_position = {o.position: o for o in obs}
@@ -282,3 +283,301 @@ def _solve_gf2(equations: list[int], n_var: int, n_solutions: int,
                 solution[c // 64] |= np.uint64(1) << np.uint64(c % 64)
         solutions.append(int.from_bytes(solution.astype("<u8").tobytes(), "little"))
     return solutions, len(pivots)
+
+
+# --- from the predicted stream to the empty leaves --------------------------------------------
+
+def predicted_draws(recovery: Recovery, n_structure: int, n_leaves: int,
+                    n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ``randint(n_classes)`` draws after the structure (the empty leaves take them in
+    node-id order) and whether every solution agrees on each (a draw the known bits do not
+    determine differs between solutions with probability 1/2 or more)."""
+    draws = np.array([[rs.randint(n_classes) for _ in range(n_leaves)]
+                      for rs in (random_state_at(w, n_structure) for w in recovery.solutions)])
+    return draws[0], np.all(draws == draws[0], axis=0)
+
+
+def leaves_and_classes(tree) -> tuple[np.ndarray, np.ndarray]:
+    t = tree.tree_
+    leaves = np.flatnonzero(t.children_left == -1)
+    return leaves, np.argmax(t.value[leaves, 0, :], axis=1)
+
+
+def posterior_empty(classes: np.ndarray, draws: np.ndarray, determined: np.ndarray,
+                    n_classes: int, prior: float = 0.5) -> np.ndarray:
+    """P(leaf empty | its class and every other leaf's), by forward-backward over the leaves
+    in node-id order; the hidden state is the number of empty leaves before. An empty leaf
+    shows the next predicted draw; a non-empty one any class (1/n_classes: its noisy majority
+    is unknown to the attacker)."""
+    m = len(classes)
+    # match[i, j]: leaf i shows draw j (an undetermined draw explains any class at chance)
+    match = np.where(determined[None, :], classes[:, None] == draws[None, :], 1.0 / n_classes)
+    stay, move = (1 - prior) / n_classes, prior * match
+    alpha = np.zeros((m + 1, m + 1))
+    alpha[0, 0] = 1.0
+    for i in range(m):
+        alpha[i + 1] = alpha[i] * stay
+        alpha[i + 1, 1:] += alpha[i, :-1] * move[i, :m]
+        alpha[i + 1] /= alpha[i + 1].sum()
+    beta = np.ones(m + 1)
+    posterior = np.zeros(m)
+    for i in range(m - 1, -1, -1):
+        empty = np.zeros(m + 1)
+        empty[:-1] = alpha[i, :-1] * move[i, :m] * beta[1:]
+        full = alpha[i] * stay * beta
+        posterior[i] = empty.sum() / (empty.sum() + full.sum())
+        beta_new = stay * beta
+        beta_new[:-1] += move[i, :m] * beta[1:]
+        beta = beta_new / beta_new.sum()
+    return posterior
+
+
+def blind_posterior(classes: np.ndarray, draws: np.ndarray, determined: np.ndarray,
+                    n_classes: int, iterations: int = 10) -> np.ndarray:
+    """:func:`posterior_empty` with the prior fraction of empty leaves estimated from the
+    tree itself (expectation-maximisation from 1/2)."""
+    prior = 0.5
+    for _ in range(iterations):
+        posterior = posterior_empty(classes, draws, determined, n_classes, prior)
+        prior = float(np.clip(posterior.mean(), 0.01, 0.99))
+    return posterior
+
+
+def consistent(classes: np.ndarray, empty: np.ndarray, draws: np.ndarray,
+               determined: np.ndarray) -> bool:
+    """Do the leaves a hypothesis calls empty show the predicted draws, in order?"""
+    shown = classes[empty]
+    return bool(np.all((shown == draws[:len(shown)]) | ~determined[:len(shown)]))
+
+
+# --- the experiment ---------------------------------------------------------------------------
+
+def make_data(n: int, n_features: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Public rows in [0, 1]^d: four clusters, labels from a noisy linear rule."""
+    rng = np.random.default_rng(seed)
+    centres = rng.uniform(0.3, 0.7, size=(4, n_features))
+    X = np.clip(centres[rng.integers(4, size=n)] + rng.normal(0, 0.08, (n, n_features)), 0, 1)
+    y = (X @ rng.normal(size=n_features) + rng.normal(0, 0.1, n) > 0).astype(int)
+    return X, y
+
+
+def victim_fit(X, y, depth: int, n_features: int, prior_use: bool, n_classes: int = 2) -> tuple:
+    """The victim's fit, the global generator seeded with a secret and (``prior_use``) used a
+    secret number of times before; also the experimenter's copy of the generator's state."""
+    # the global generator is the subject here
+    np.random.seed(secrets.randbits(32))  # noqa: NPY002
+    if prior_use:
+        np.random.random(size=secrets.randbelow(5000))  # noqa: NPY002
+        np.random.randint(1000, size=secrets.randbelow(1000))  # noqa: NPY002
+    state = np.random.get_state()  # noqa: NPY002
+    bounds = (np.zeros(n_features), np.ones(n_features))
+    model = DecisionTreeClassifier(max_depth=depth, bounds=bounds, classes=np.arange(n_classes),
+                                   epsilon=1.0, accountant=BudgetAccountant())
+    model.fit(X, y)
+    return model, bounds, state
+
+
+def true_draws(state, n_structure: int, n_leaves: int, n_classes: int) -> np.ndarray:
+    rs = np.random.RandomState()
+    rs.set_state(state)
+    rs.randint(0, 2**32, size=n_structure, dtype=np.uint64)  # one output each
+    return np.array([rs.randint(n_classes) for _ in range(n_leaves)])
+
+
+def rank_row(depth: int, n_features: int, seed: int) -> list:
+    """One fit: known bits, rank, and whether the determined draws are all right."""
+    X, y = make_data(200, n_features, seed)
+    model, bounds, state = victim_fit(X, y, depth, n_features, prior_use=True)
+    obs, n_structure = observations(model, bounds, n_features)
+    rec = recover_words(obs)
+    leaves, _ = leaves_and_classes(model)
+    if not rec.solutions:
+        return [depth, n_features, n_structure, rec.known_bits, rec.rank, "no solution", "", ""]
+    draws, determined = predicted_draws(rec, n_structure, len(leaves), 2)
+    right = draws == true_draws(state, n_structure, len(leaves), 2)
+    return [depth, n_features, n_structure, rec.known_bits,
+            f"{rec.rank} / {rec.n_unknowns}", f"{determined.mean():.3f}",
+            f"{right[determined].mean():.3f}" if determined.any() else "-",
+            f"{rec.seconds:.1f}"]
+
+
+@dataclass
+class Trial:
+    recovered: bool
+    determined: float  # fraction of predicted draws all solutions agree on
+    draws_right: float  # fraction of those equal to the true draws (the experimenter's check)
+    seconds: float  # the attacker's time: observations, solving, predicting
+    n_classes: int = 2
+    world: str = ""  # neighbours: "D" (the target x in the data) or "D'" (x replaced by x')
+    says: str = ""  # neighbours: "D", "D'" or "?" (both or neither hypothesis consistent)
+    blind_accuracy: float = float("nan")  # blind: leaves classified empty/non-empty rightly
+    base_rate: float = float("nan")  # blind: fraction of leaves that are empty
+
+
+def attack(X, y, depth: int, n_features: int, n_classes: int = 2):
+    """The victim's fit on (X, y), then the attacker's recovery from the model alone."""
+    model, bounds, state = victim_fit(X, y, depth, n_features, True, n_classes)
+    start = time.perf_counter()
+    obs, n_structure = observations(model, bounds, n_features)
+    rec = recover_words(obs)
+    leaves, classes = leaves_and_classes(model)
+    draws = determined = None
+    if rec.solutions:
+        draws, determined = predicted_draws(rec, n_structure, len(leaves), n_classes)
+    seconds = time.perf_counter() - start
+    if draws is None:
+        return None, Trial(False, 0.0, float("nan"), seconds)
+    right = draws == true_draws(state, n_structure, len(leaves), n_classes)  # experimenter
+    result = Trial(True, float(determined.mean()), float(right[determined].mean()), seconds)
+    return (model, leaves, classes, draws, determined), result
+
+
+def neighbours_trial(world: str, X_public, y_public, x_in, x_out, depth, n_features) -> Trial:
+    """A fit on D = public + (x_in, 1) or D' = public + (x_out, 1); the attacker knows the
+    public rows and both candidates, and says which empty-leaf set the classes agree with."""
+    target = x_in if world == "D" else x_out
+    seen, result = attack(np.vstack([X_public, target]), np.append(y_public, 1), depth,
+                          n_features)
+    result.world = world
+    if seen is None:
+        result.says = "?"
+        return result
+    model, leaves, classes, draws, determined = seen
+    occupied_by_public = np.isin(leaves, model.apply(X_public))
+    says = [name for name, x in (("D", x_in), ("D'", x_out))
+            if consistent(classes, ~(occupied_by_public | (leaves == model.apply(x[None])[0])),
+                          draws, determined)]
+    result.says = says[0] if len(says) == 1 else "?"
+    return result
+
+
+def blind_trial(X, y, depth, n_features, n_classes) -> Trial:
+    """A fit on (X, y); the attacker knows no row and calls each leaf empty or not."""
+    seen, result = attack(X, y, depth, n_features, n_classes)
+    result.n_classes = n_classes
+    if seen is not None:
+        model, leaves, classes, draws, determined = seen
+        posterior = blind_posterior(classes, draws, determined, n_classes)
+        truly_empty = ~np.isin(leaves, model.apply(X))  # experimenter only
+        result.blind_accuracy = float(np.mean((posterior > 0.5) == truly_empty))
+        result.base_rate = float(truly_empty.mean())
+    return result
+
+
+def clopper_pearson(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    from scipy.stats import beta
+
+    lo = beta.ppf(alpha / 2, k, n - k + 1) if k else 0.0
+    hi = beta.ppf(1 - alpha / 2, k + 1, n - k) if k < n else 1.0
+    return float(lo), float(hi)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="smoke run: few fits")
+    p.add_argument("--trials", type=int, default=None, help="fits per world (D and D')")
+    p.add_argument("--data", help="ignored (the runner's common option)")
+    return p
+
+
+def main(argv=None) -> None:
+    args = parser().parse_args(argv)
+    warnings.simplefilter("ignore")
+    quick = args.quick
+    n_trials = args.trials or (2 if quick else 100)
+    n_blind_trials = 1 if quick else 10
+    depth, n_features, n_public, n_blind = 10, 16, 1000, 3000
+    start = time.perf_counter()
+
+    ranks = [rank_row(d, f, seed) for d, f in ([(8, 16), (9, 16), (10, 16)] if quick else
+                                               [(8, 64), (9, 8), (9, 16), (9, 32), (9, 64),
+                                                (10, 2), (10, 16)])
+             for seed in range(1 if quick else 2)]
+
+    X_public, y_public = make_data(n_public, n_features, seed=0)
+    x_in = np.full(n_features, 0.98)  # an outlier: its leaf rarely holds a public row
+    x_out = X_public[0]  # a copy of a public row: its leaf is occupied anyway
+    trials = [neighbours_trial(world, X_public, y_public, x_in, x_out, depth, n_features)
+              for _ in range(n_trials) for world in ("D", "D'")]
+    rng = np.random.default_rng(1)
+    X_blind = rng.random((n_blind, n_features))
+    noisy = X_blind[:, 0] + 0.2 * rng.normal(size=n_blind)
+    blind = [blind_trial(X_blind, np.clip(noisy * k, 0, k - 1).astype(int), depth, n_features, k)
+             for k in BLIND_CLASSES for _ in range(n_blind_trials)]
+    write_result("tree_rng_quick" if quick else "tree_rng",
+                 markdown(ranks, trials, blind, depth, n_features, n_public, n_blind,
+                          time.perf_counter() - start))
+
+
+def _mean(values, fmt=".3f") -> str:
+    values = [v for v in values if not math.isnan(v)]
+    return format(float(np.mean(values)), fmt) if values else "-"
+
+
+def markdown(ranks, trials, blind, depth, n_features, n_public, n_blind, seconds) -> str:
+    every = [t for t in trials + blind if t.recovered]
+    in_d = [t for t in trials if t.world == "D"]
+    in_d2 = [t for t in trials if t.world == "D'"]
+    says_d2_in_d2 = sum(t.says == "D'" for t in in_d2)
+    says_d2_in_d = sum(t.says == "D'" for t in in_d)
+    lo, _ = clopper_pearson(says_d2_in_d2, len(in_d2))
+    _, hi = clopper_pearson(says_d2_in_d, len(in_d))
+    eps_lb = math.log(lo / hi) if lo > 0 else float("nan")
+    return "\n".join([
+        "# Recovering numpy's global generator from one diffprivlib tree",
+        "",
+        "`python -m benchmarks.tree_rng_recovery`: diffprivlib `DecisionTreeClassifier` with "
+        "`random_state=None`, epsilon = 1, public bounds [0, 1]^d, classes [0, 1]; before "
+        "each fit the global generator is seeded with a secret and used a secret number of "
+        "times. The attacker sees the fitted model and the public parameters only. "
+        f"Run time {seconds:.0f} s.",
+        "",
+        "## How much of the tree it takes (one fit per row)",
+        "",
+        "Known bits: the output bits read off the structure (the features' low bits, the "
+        "bits every threshold-consistent `u` shares). Rank: of the GF(2) system in the "
+        "unknown bits of the first 624 outputs (full rank is not needed: the low 31 bits "
+        "of the first word never influence a later output). Determined: the fraction of "
+        "the 2^depth predicted empty-leaf draws on which 24 solutions of the system agree "
+        "(what the attacker relies on: a draw the known bits leave open passes with "
+        "probability 2^-23); right: of those, the fraction equal to the true draw (the "
+        "experimenter's check). Seconds: building and solving the system.",
+        "",
+        markdown_table(["depth", "features", "outputs used", "known bits", "rank / unknowns",
+                        "determined", "right", "seconds"], ranks),
+        "",
+        f"## The empty leaves (depth {depth}, {n_features} features)",
+        "",
+        f"Neighbours: {n_public} public rows in four clusters plus the target row, an outlier "
+        "x (data D) or a copy of a public row x' (data D', replace-one); the attacker knows "
+        "the public rows and both candidates and says D' when the leaves' classes agree "
+        "with the predicted draws only under D' (the outlier's leaf empty). Blind: "
+        f"{n_blind} uniform rows the attacker does not know; each leaf is called empty when "
+        "its forward-backward posterior exceeds 1/2.",
+        "",
+        markdown_table(["quantity", "value"], [
+            ["fits (state recovered)", f"{len(trials) + len(blind)} ({len(every)})"],
+            ["attacker's time per tree, s (median)",
+             f"{np.median([t.seconds for t in every]):.1f}" if every else "-"],
+            ["predicted empty-leaf draws determined (mean)",
+             _mean([t.determined for t in every])],
+            ["determined draws equal to the true ones (mean)",
+             _mean([t.draws_right for t in every], ".4f")],
+            ["neighbours: says D' when the data is D'", f"{says_d2_in_d2} / {len(in_d2)}"],
+            ["neighbours: says D' when the data is D", f"{says_d2_in_d} / {len(in_d)}"],
+            ["neighbours: undecided (both or neither consistent)",
+             f"{sum(t.says == '?' for t in trials)} / {len(trials)}"],
+            ["neighbours: epsilon lower bound, 95 % (Clopper-Pearson; <= 0 says nothing)",
+             f"{eps_lb:.2f}" if not math.isnan(eps_lb) else "-"],
+            *[row for k in BLIND_CLASSES for row in (
+                [f"blind, {k} classes: leaves called empty/non-empty rightly (mean)",
+                 _mean([t.blind_accuracy for t in blind if t.n_classes == k])],
+                [f"blind, {k} classes: fraction of leaves empty (the majority guess scores "
+                 "max(p, 1-p))", _mean([t.base_rate for t in blind if t.n_classes == k])])],
+        ]),
+        "",
+    ])
+
+
+if __name__ == "__main__":
+    main()

