@@ -41,6 +41,7 @@ from sklearn.utils.validation import _num_samples
 from ._estimators import is_listed, iter_dp_components
 from ._params import get_params
 from ._private import discard_all_but_leaks, silenced, uses_threads
+from ._sound_models import sound_fitting
 from .exceptions import DomainError
 
 __all__ = [
@@ -914,7 +915,9 @@ def _accepts_nan_after(prefix, first, X, y, classes, fill) -> bool:
             Z = Z.toarray() if sp.issparse(Z) else _as_model_input(Z).reshape(np.shape(Z))
             Z = np.array(Z, dtype=np.float64)
             Z.flat[0] = np.nan
-            clone(first).fit(Z, y_syn) if y_syn is not None else clone(first).fit(Z)
+            model = clone(first)
+            with sound_fitting(model):  # as the private fits run
+                model.fit(Z, y_syn) if y_syn is not None else model.fit(Z)
     except Exception:
         return False
     return True
