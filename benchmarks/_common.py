@@ -18,8 +18,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import train_test_split
 
 from skdptune._estimators import set_total_epsilon
-from skdptune._public import make_padding
 from skdptune.datasets import load_classification
+from skdptune.public import make_padding
 
 #: environment variable naming another results folder (the smoke test's)
 RESULTS_ENV = "SKDPTUNE_BENCH_RESULTS"

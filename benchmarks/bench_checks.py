@@ -1,5 +1,5 @@
 """What the magnitude check costs: a search on a pipeline with a private scaler in front of
-the model, with the check (skdptune._magnitude: one probe fit per candidate template, before
+the model, with the check (skdptune.public._magnitude: one probe fit per candidate template, before
 the data is read, and one more bound in the domain read) against the same search with the
 check switched off, in interleaved repetitions (ratios only; the machine is shared).
 
@@ -96,7 +96,7 @@ def _report(results):
             for r in results]
     return "\n".join([
         "# The magnitude check's cost", "",
-        "Fit time with the check (skdptune._magnitude) over fit time without it, the same "
+        "Fit time with the check (skdptune.public._magnitude) over fit time without it, the same "
         "search and seed, interleaved repetitions: median [min, max]; and the difference in "
         "milliseconds (noisy: the machine is shared). `python -m benchmarks.bench_checks`.", "",
         markdown_table(["task", "n_train", "estimator", "search", "reps",

@@ -12,7 +12,7 @@ a step of it. In order:
    carries its own noise seed; resolve the public label set of a classifier (``classes``);
    plan the tuning (``_plan_tuning``: data-independent settings); and **dry-run**
    every candidate on a synthetic dataset with the public format of ``X`` and ``y``
-   (:func:`skdptune._public.dry_run`), so that an unknown parameter, a rejected input format
+   (:func:`skdptune.public.dry_run`), so that an unknown parameter, a rejected input format
    or a broken scorer fails here with its real message. With workers, the dry run's shares are
    fitted in them while this process does the remaining public work of steps 1 and 2 (the
    magnitude limits, the pricing); a failed dry run is still the error reported first.
@@ -80,24 +80,7 @@ from ._estimators import (
     seeded_dp_components,
     strip_nonprivate_attributes,
 )
-from ._magnitude import magnitude_limits
 from ._private import one_fit_at_a_time, run_private
-from ._public import (
-    PublicInfo,
-    check_budget,
-    check_composites_readable,
-    check_domain,
-    check_model_input,
-    check_public_shapes,
-    check_routed_metadata,
-    check_rows,
-    check_weights_domain,
-    choose_object_fill,
-    make_padding,
-    model_input_settings,
-    resolve_classes,
-    start_dry_run,
-)
 from ._seeding import SeedPlan
 from .accounting import PrivacyReport, privacy_report
 from .evaluation._fit import (
@@ -108,6 +91,23 @@ from .evaluation._fit import (
 )
 from .evaluation._scores import split_scoring
 from .events import EpsilonDeltaEvent, PrivacyEvent
+from .public import (
+    PublicInfo,
+    check_budget,
+    check_composites_readable,
+    check_domain,
+    check_model_input,
+    check_public_shapes,
+    check_routed_metadata,
+    check_rows,
+    check_weights_domain,
+    choose_object_fill,
+    magnitude_limits,
+    make_padding,
+    model_input_settings,
+    resolve_classes,
+    start_dry_run,
+)
 
 __all__ = ["BaseDPSearchCV", "TuningPlan", "TuningResult"]
 
@@ -492,7 +492,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _model_input_space(self) -> list[dict]:
         """The space as sub-spaces ``{name: list or distribution}``, for
-        :func:`~skdptune._public.model_input_settings` (public)."""
+        :func:`~skdptune.public.model_input_settings` (public)."""
         space = self._search_space()
         return space if isinstance(space, list) else [space]
 
@@ -537,8 +537,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         # one search's fit at a time per process: warning filters are process-wide
         # (skdptune._private, "Threads")
         # assume_finite=True would switch off diffprivlib's own check of non-finite rows, so
-        # that a NaN passed the dry run into the domain (review helper-51: a NaN record made
-        # the returned model all zeros 20 of 20 times); the workers inherit the setting
+        # that a NaN passed the dry run into the domain (measured: a NaN record made the
+        # returned model all zeros 20 of 20 times, docs/sklearn_differences.md); the workers
+        # inherit the setting
         with one_fit_at_a_time(), self._memo_scope(), config_context(assume_finite=False):
             return self._fit(X, y, **fit_params)
 
@@ -562,8 +563,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def __getstate__(self):
         # one fit's memo belongs to that fit, not to the object: a copy taken during it
-        # (pickle, deepcopy) asks afresh -- it kept a stale budget split after set_params
-        # (review helper-55). A copy of the state: the live fit keeps its own.
+        # (pickle, deepcopy) asks afresh -- a copy that kept the memo was found holding a
+        # stale budget split after set_params. A copy of the state: the live fit keeps its own.
         state = dict(super().__getstate__())
         state.pop("_memo", None)
         return state

@@ -124,6 +124,7 @@ from sklearn.utils import check_scalar
 from ._logistic import logistic_regression_epsilon
 from ._params import get_params, set_params
 from ._space import ArrayRange
+from .accounting import PrivacyComponent
 from .exceptions import NonPrivateComponentError, PrivacyLeakError
 
 __all__ = [
@@ -424,10 +425,10 @@ def _fits_a_held_estimator(transformer: FunctionTransformer) -> str | None:
     """Why ``transformer`` may fit an estimator on the rows it transforms, or ``None``.
 
     ``clone`` gives an estimator in ``kw_args`` back unfitted, so ``func`` can use it only by
-    fitting it, on private rows, and the returned model keeps what it learnt (review
-    helper-46 found the rows' exact mean there); an estimator's method as ``func`` may do the
+    fitting it, on private rows, and the returned model keeps what it learnt (an audit
+    found the rows' exact mean there); an estimator's method as ``func`` may do the
     same under any name, and so may one reached through a ``functools.partial``, a bound
-    method, a closure, a container or an object's attributes (review helper-49 found six
+    method, a closure, a container or an object's attributes (an audit found six
     such forms). Any object with ``fit`` reachable from ``func``, ``inverse_func``,
     ``kw_args`` or ``inv_kw_args`` makes the transformer non-private, fitted or not: whether
     the function fits it cannot be read off the code. What a function reads from globals is
@@ -458,7 +459,7 @@ def _children(estimator: Any) -> list[tuple[str, Any, str]] | None:
 
     The composites are scikit-learn's own classes, not subclasses: a subclass may learn from
     the rows in its own ``fit`` (a ``Pipeline`` that stores their mean passed as its steps'
-    privacy and released it: review helper-46), so it is a leaf like any other estimator, and
+    privacy and released it, as an audit found), so it is a leaf like any other estimator, and
     refused unless it is private."""
     if type(estimator) is Pipeline:
         return [(name, step, "Pipeline step") for name, step in estimator.steps]
@@ -830,7 +831,7 @@ def _names_component(key: str, params: Mapping) -> bool:
 def _names_a_replaced_component(key: str, sub: Mapping) -> bool:
     """Whether ``key`` names a component or a step inside an estimator that ``sub`` lists for
     one of its ancestors (``{"clf": [Pipeline([("inner", ...)])], "clf__inner": ...}``): the
-    base estimator's parameters do not show it (review helper-49)."""
+    base estimator's parameters do not show it."""
     for other, values in sub.items():
         if not (isinstance(other, str) and key.startswith(f"{other}__") and is_listed(values)):
             continue
@@ -1192,8 +1193,6 @@ def estimator_privacy_parts(
     >>> parts[1].detail
     'max over the search space (epsilon from 0.1 to 2)'
     """
-    from .accounting import PrivacyComponent
-
     seen: dict[str, dict] = {}
     n_settings = 0
     total_max = 0.0
@@ -1738,7 +1737,7 @@ def for_inner_fits(estimator: Any) -> Any:
       floats (the same values): diffprivlib picks its noise branch from them in their own
       precision, and a ``float32`` ``data_norm`` moved that test by about ``1e-7``, past the
       margin of the bound skdptune charges (computed in float64), so that a fit priced just
-      below the branch point ran on the other branch (review helper-53: 2.46 charged where
+      below the branch point ran on the other branch (measured: 2.46 charged where
       the fit that ran is proven for 3.02).
 
     Returns the same object.
@@ -1778,7 +1777,7 @@ def strip_nonprivate_attributes(estimator: Any) -> Any:
     * the seed of their noise: a seeded search fits them with ``random_state`` set to a seed
       derived from its own, and a model that kept it let anyone who knew the other rows refit
       ``clone(model)`` on each candidate for the last one and find the true one by an exact
-      match (review helper-48). ``random_state`` becomes ``None``, which no later use of the
+      match. ``random_state`` becomes ``None``, which no later use of the
       fitted model reads.
 
     A model a search returns is released whole, so these go. Returns the same object.

@@ -27,8 +27,9 @@ in threads of one process therefore shares filters, and a thread that leaves its
 restores a list that may predate another thread's: a worker's "discard everything" could then
 sit in front of another worker's "``PrivacyLeakWarning`` is an error", or the error filter
 could disappear mid-fit (an audit of the dry run missed 2 leaky fits in 3,000 under joblib's
-threading backend; a review found the same with two searches fitted in two threads, and with
-dask's in-process workers). Four rules close this for skdptune's own code:
+threading backend; the same happened with two searches fitted in two threads, and with dask's
+in-process workers: docs/privacy.md, "Threads and the leak filter"). Four rules close this for
+skdptune's own code:
 
 * every filter list ``fit`` installs has the error filter for ``PrivacyLeakWarning`` in front
   (:func:`run_private`, :func:`silenced`, the dry run,
@@ -56,13 +57,13 @@ generator (diffprivlib's own ``DecisionTreeClassifier`` its structure and the cl
 empty leaf; skdptune fits that model with generators of the fit's own instead:
 :mod:`skdptune._tree`). A worker process forked by a fork-based pool (joblib's
 ``multiprocessing`` backend) starts with a copy of the parent's generator, so runs fitted in
-two workers, and the refit in the parent, drew the same values: in a review 36 of 80 runs
-shared another run's tree structure and the refit repeated a run's in 10 of 10 fits. The
-analyses of repetition and composition assume independent randomness. So a worker task that
-runs in a process other than the one running ``fit`` reseeds numpy's global generator from the
-operating system on entering :func:`silenced`; the process that runs ``fit`` never has its
-generator touched (a user's ``np.random.seed`` stream stays theirs), and seeded components
-never read the global generator.
+two workers, and the refit in the parent, drew the same values: measured, 36 of 80 runs
+shared another run's tree structure and the refit repeated a run's in 10 of 10 fits
+(docs/privacy.md). The analyses of repetition and composition assume independent randomness.
+So a worker task that runs in a process other than the one running ``fit`` reseeds numpy's
+global generator from the operating system on entering :func:`silenced`; the process that
+runs ``fit`` never has its generator touched (a user's ``np.random.seed`` stream stays
+theirs), and seeded components never read the global generator.
 
 Printing is handled where it starts: the searches' ``verbose`` messages are fixed texts and
 counts known before the data is read, and every ``verbose`` parameter of the inner estimators

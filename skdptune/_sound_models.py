@@ -42,18 +42,13 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from diffprivlib.models import DecisionTreeClassifier, LogisticRegression
+from diffprivlib.models.logistic_regression import validate_data  # diffprivlib's own, per sklearn
 from diffprivlib.validation import clip_to_norm
 
 from ._estimators import iter_dp_components
 from ._logistic import INTERCEPT_COLUMN, row_norm
 from ._params import get_params
 from ._tree import SeparateStreamsDecisionTreeClassifier
-
-try:  # scikit-learn >= 1.6, as diffprivlib itself imports it
-    from sklearn.utils.validation import validate_data
-except ImportError:  # pragma: no cover - scikit-learn < 1.6
-    def validate_data(estimator, *args, **kwargs):
-        return estimator._validate_data(*args, **kwargs)
 
 __all__ = ["InterceptColumnLogisticRegression", "SOUND_FITS", "sound_fitting",
            "switch_to_sound_fits"]

@@ -52,7 +52,7 @@ class LaplaceEvent(PrivacyEvent):
 
 @dataclass(frozen=True)
 class DoublingSVTEvent(PrivacyEvent):
-    """Doubling-step sparse vector selector (DESIGN.md 4.C).
+    """Doubling-step sparse vector selector (docs/selection.md, section 3).
 
     ``max_above`` is N = ceil((1 - u0) / g), the data-independent cap on "above" rounds that the
     ``u >= 1`` guard enforces; ``epsilon_round`` is the per-round budget eps0. The selector is pure

@@ -95,15 +95,15 @@ class PrivateFitError(RuntimeError):
 class DomainError(ValueError):
     """The data lie outside the domain the privacy guarantee is stated on.
 
-    Raised by :func:`skdptune._public.check_domain` -- a label outside the declared ``classes``,
+    Raised by :func:`skdptune.public.check_domain` -- a label outside the declared ``classes``,
     a non-finite target (estimators other than classifiers), non-finite features the estimator
-    does not accept -- and :func:`skdptune._public.check_model_input` -- a row that the
+    does not accept -- and :func:`skdptune.public.check_model_input` -- a row that the
     data-independent steps before the first private model cannot transform, or turn into values
     it cannot take, or a value beyond the public magnitude limit of a private transformer
-    followed by other steps (:mod:`skdptune._magnitude`) -- with a fixed message (no value, no
-    count, no position), after the budget check and before any private computation. Nothing is
-    charged: differential privacy is a statement about the datasets of a domain, and this error
-    says only that the dataset is not one of them (docs/privacy.md).
+    followed by other steps (:mod:`skdptune.public._magnitude`) -- with a fixed message (no
+    value, no count, no position), after the budget check and before any private computation.
+    Nothing is charged: differential privacy is a statement about the datasets of a domain, and
+    this error says only that the dataset is not one of them (docs/privacy.md).
 
     Examples
     --------

@@ -64,8 +64,10 @@ class DPGridSearchCV(BaseDPSearchCV):
         number of partitions, as a share of ``epsilon`` clipped to [0.1, 0.5]: a function of
         ``n``, the grid size and ``epsilon`` only (see docs/grid_search.md).
     selection : {"permute_and_flip", "svt"}, default="permute_and_flip"
-        Private selector. ``"svt"`` is the doubling-step sparse vector technique of seed paper
-        000 (Algorithm 1) with the ``u >= 1`` guard of paper 003, accounted soundly as
+        Private selector. ``"svt"`` is the doubling-step sparse vector technique of Ding, Wu,
+        Xu & Pan, "Constant-overhead DP hyperparameter tuning" (Algorithm 1), with the
+        ``u >= 1`` guard of Ding & Wu, "Revisiting hyperparameter tuning with differential
+        privacy", accounted soundly as
         ``N*eps0 + (N+1)*eps0/2`` with ``N = ceil((1 - utility_floor) / granularity)``.
     n_partitions : "auto" or int, default="auto"
         Number ``k`` of disjoint partitions. ``"auto"`` is ``n_samples // min_partition_size``.
@@ -77,7 +79,7 @@ class DPGridSearchCV(BaseDPSearchCV):
     utility_floor : float, default=0.5
         SVT starting threshold ``u0`` (``selection="svt"`` only).
     svt_order : {"fixed", "shuffle"}, default="fixed"
-        Order in which the SVT queries candidates each round: the paper's fixed order, or a
+        Order in which the SVT queries candidates each round: Ding et al.'s fixed order, or a
         fresh data-independent random permutation per round.
     inner_epsilon : {"same", "scaled"} or float, default="scaled"
         Privacy parameter of the partition fits (never released, so it does not enter the

@@ -382,7 +382,7 @@ def _warn_if_the_default_accountant_is_charged():
 
     Every fit inside has throwaway accountants, but a user's estimator (admitted with
     ``privacy=``) that builds diffprivlib models inside its ``fit`` without an accountant makes
-    them load the default one (review helper-47: 24 charges, epsilon 19.2, in one small front).
+    them load the default one (measured: 24 charges, epsilon 19.2, in one small front).
     Replacing the default for the call would also swallow the charges of the user's other
     threads, so the front says it instead (process-local: fits in other processes charge
     theirs)."""

@@ -11,7 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, TuningPlan, TuningResult
 from ._estimators import estimator_privacy, space_sets_epsilon
-from .accounting import event_cost
+from .accounting import PrivacyComponent, event_cost
 from .evaluation._holdout import HoldoutEvaluator, holdout_split, runs_batched
 from .evaluation._scores import check_validation_score, raw_scorer_name
 from .selection._repetition import RandomizedRepetition
@@ -152,7 +152,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
         cost -- unlike scikit-learn, where ``refit=False`` returns no model. ``True`` refits
         the winner's parameters on all rows and adds that fit's cost; at equal total
         ``epsilon`` this spends part of the budget twice on the same parameters, and it lost
-        to ``refit=False`` on the real tasks of issue 7's benchmark (docs/random_search.md).
+        to ``refit=False`` in 5 of 6 cells of the real-task benchmark (docs/random_search.md,
+        section 2.5).
     n_jobs : int, default=None
         Parallel runs.
     verbose : int, default=0
@@ -360,8 +361,6 @@ class DPRandomSearchCV(BaseDPSearchCV):
     def _run_parts(self, eps_run, eps_model, delta_model, eps_score):
         """The breakdown of the tuning line: what one run of ``Q`` spends on what (informative;
         the line's figure is the repetition's cost of ``(eps_run, delta_model)``-DP runs)."""
-        from .accounting import PrivacyComponent
-
         if self._validation_size() == 0:
             fit_rows, score_rows = "all rows", "all rows"
             how = "the sum of the two below (both read all rows: sequential composition)"

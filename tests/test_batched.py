@@ -15,7 +15,6 @@ from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, Normalizer, OneHotEncoder, PolynomialFeatures
 
-from skdptune._public import make_padding
 from skdptune._seeding import SeedPlan
 from skdptune._sound_models import sound_fitting
 from skdptune.evaluation import _batched, _partitions
@@ -30,6 +29,7 @@ from skdptune.evaluation._batched import (
 from skdptune.evaluation._fit import candidate_template
 from skdptune.evaluation._partitions import PartitionEvaluator
 from skdptune.evaluation._scores import check_bounded_scorer
+from skdptune.public import make_padding
 
 
 # -- the plain reference: one fit's problems built on their own, as diffprivlib's fit does ----

@@ -18,7 +18,6 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, Polynomial
 
 from skdptune import DPRandomSearchCV
 from skdptune._estimators import strip_nonprivate_attributes
-from skdptune._public import make_padding
 from skdptune.evaluation import _batched_runs, _holdout
 from skdptune.evaluation._batched_runs import _SharedRows, fit_runs, run_accuracies
 from skdptune.evaluation._fit import (
@@ -29,6 +28,7 @@ from skdptune.evaluation._fit import (
     instantiate,
 )
 from skdptune.evaluation._scores import AccuracyScore
+from skdptune.public import make_padding
 
 
 def _data(n=300, classes=2, d=4, seed=0):

@@ -32,9 +32,10 @@ TIMEOUT = 1800  # the suite's smoke run took 9 min on a loaded two-core machine
 
 
 def _modules() -> list[str]:
-    """The benchmark modules (``bench_*``, what ``run.py`` runs) and the calibration."""
+    """The benchmark modules (``bench_*``, what ``run.py`` runs), the calibration and the
+    measurement of diffprivlib's tree generator."""
     benchmarks = sorted(p.stem for p in (ROOT / "benchmarks").glob("bench_*.py"))
-    return [*benchmarks, "calibrate_grid"]
+    return [*benchmarks, "calibrate_grid", "tree_rng_recovery"]
 
 
 def _run(args: list[str], results: Path) -> subprocess.CompletedProcess:

@@ -43,15 +43,15 @@ def data():
 def dry_fits(monkeypatch):
     """``(pid, candidate index)`` of every dry-run fit: a worker process appends to its own
     copy, so the entries with this process's pid are the fits made here."""
-    from skdptune import _public
+    from skdptune.public import _dry_run
 
-    here, real = [], _public._dry_fit
+    here, real = [], _dry_run._dry_fit
 
     def spy(template, i, *synthetic):
         here.append((os.getpid(), i))
         return real(template, i, *synthetic)
 
-    monkeypatch.setattr(_public, "_dry_fit", spy)
+    monkeypatch.setattr(_dry_run, "_dry_fit", spy)
     return here
 
 
@@ -450,7 +450,7 @@ def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, dry_fits):
     and a joblib worker's (candidate 1): the error is the first in candidate order (candidates
     1 and 2 fail, in different shares), with the message and cause of a sequential run, before
     anything is charged; a clean grid is fitted here only in this process's share."""
-    from skdptune import _public
+    from skdptune.public import _dry_run
 
     X, y = data
     here = dry_fits
@@ -467,7 +467,7 @@ def test_parallel_dry_run_raises_what_the_sequential_one_raises(data, dry_fits):
     assert raised[0] == raised[1] and "-1.0" in raised[0][0]
     # n_jobs=2: this process's share (0 and the failing 2), then the first failure again;
     # without joblib's generator output (joblib 1.2) every share goes to the workers
-    own = _public._JOBLIB_GENERATORS
+    own = _dry_run._JOBLIB_GENERATORS
     assert fitted_here == [[0, 1], [0, 2, 1] if own else [0, 1]]
     search = fit(X, y, grid=GRID, n_jobs=2)
     assert [i for _, i in here] == ([0, 2] if own else [0]) and search.best_params_ in [
@@ -512,10 +512,10 @@ def test_dry_run_failure_is_reported_before_the_public_work_done_meanwhile(data,
 def test_parallel_dry_run_without_joblib_generators(data, monkeypatch):
     """joblib 1.2 has no ``return_as="generator"``: the shares are fitted in the workers on
     dispatch, and the error raised is still the first in candidate order."""
-    from skdptune import _public
+    from skdptune.public import _dry_run
 
     X, y = data
-    monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", False)
+    monkeypatch.setattr(_dry_run, "_JOBLIB_GENERATORS", False)
     acc = BudgetAccountant()
     with pytest.raises(ValueError, match="Dry run failed.*-1.0"):
         fit(X, y, grid={"var_smoothing": [1e-9, -1.0, -2.0]}, accountant=acc, n_jobs=2)
@@ -536,9 +536,9 @@ def test_parallel_dry_run_consumes_the_workers_shares(data, dry_fits, backend):
     grid = {"var_smoothing": [1e-9, 1e-3, 1e-2, 0.1, 0.5, 0.9]}
     with parallel_backend(backend, n_jobs=2):
         fit(X, y, grid=grid, n_jobs=2)
-    from skdptune import _public
+    from skdptune.public import _dry_run
 
-    expected = [0, 2, 4] if backend == "loky" and _public._JOBLIB_GENERATORS else [0]
+    expected = [0, 2, 4] if backend == "loky" and _dry_run._JOBLIB_GENERATORS else [0]
     assert [i for pid, i in here if pid == os.getpid()] == expected
 
 
@@ -573,10 +573,10 @@ def test_interrupt_during_this_process_share_abandons_the_workers(data, monkeypa
     detached first: review helper-1), charging nothing."""
     import types
 
-    from skdptune import _public
+    from skdptune.public import _dry_run
 
     X, y = data
-    real_fit, real_dispatch = _public._dry_fit, _public._dispatch
+    real_fit, real_dispatch = _dry_run._dry_fit, _dry_run._dispatch
     main, closed = os.getpid(), []
 
     def fit_or_interrupt(template, i, *synthetic):
@@ -588,7 +588,7 @@ def test_interrupt_during_this_process_share_abandons_the_workers(data, monkeypa
         raise KeyboardInterrupt
 
     if where == "hand-off":
-        monkeypatch.setattr(_public, "time", types.SimpleNamespace(sleep=interrupted_pause))
+        monkeypatch.setattr(_dry_run, "time", types.SimpleNamespace(sleep=interrupted_pause))
 
     def tracked_dispatch(*args, **kwargs):
         pending = real_dispatch(*args, **kwargs)
@@ -605,10 +605,10 @@ def test_interrupt_during_this_process_share_abandons_the_workers(data, monkeypa
 
         return Tracked()
 
-    if not _public._JOBLIB_GENERATORS:
+    if not _dry_run._JOBLIB_GENERATORS:
         pytest.skip("joblib without generator output fits every share on dispatch")
-    monkeypatch.setattr(_public, "_dry_fit", fit_or_interrupt)
-    monkeypatch.setattr(_public, "_dispatch", tracked_dispatch)
+    monkeypatch.setattr(_dry_run, "_dry_fit", fit_or_interrupt)
+    monkeypatch.setattr(_dry_run, "_dispatch", tracked_dispatch)
     acc = BudgetAccountant()
     with pytest.raises(KeyboardInterrupt):
         fit(X, y, grid={"var_smoothing": [1e-9, 1e-3, 1e-2, 0.1]}, accountant=acc, n_jobs=2)
@@ -618,16 +618,16 @@ def test_interrupt_during_this_process_share_abandons_the_workers(data, monkeypa
 def test_dry_run_fallback_fits_the_shares_on_dispatch(data, monkeypatch):
     """Without joblib's generator output there is nothing to overlap (``None``); on dispatch,
     the shares' results are a list."""
-    from skdptune import _public
+    from skdptune.public import _dry_run
 
     synthetic = (np.zeros((4, 4)), np.array([0, 1, 0, 1]), {}, None, {}, {})
     shares = [[(0, nb())], [(1, nb())]]
-    monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", False)
-    assert _public._dispatch(2, shares, synthetic) is None
-    assert _public._dispatch(2, shares, synthetic, on_dispatch=True) == [None, None]
-    if _public._joblib_generators():  # joblib >= 1.3 (the floor, 1.2, has none)
-        monkeypatch.setattr(_public, "_JOBLIB_GENERATORS", True)
-        pending = _public._dispatch(2, shares, synthetic)
+    monkeypatch.setattr(_dry_run, "_JOBLIB_GENERATORS", False)
+    assert _dry_run._dispatch(2, shares, synthetic) is None
+    assert _dry_run._dispatch(2, shares, synthetic, on_dispatch=True) == [None, None]
+    if _dry_run._joblib_generators():  # joblib >= 1.3 (the floor, 1.2, has none)
+        monkeypatch.setattr(_dry_run, "_JOBLIB_GENERATORS", True)
+        pending = _dry_run._dispatch(2, shares, synthetic)
         assert not isinstance(pending, list) and list(pending) == [None, None]
 
 

@@ -1,4 +1,4 @@
-"""The magnitude domain of private transformers (skdptune._magnitude): the public output
+"""The magnitude domain of private transformers (skdptune.public._magnitude): the public output
 bounds against closed forms and against diffprivlib's own fits at their worst, the stand-in of
 the probe, and the limit each configuration gets."""
 
@@ -18,7 +18,9 @@ from sklearn.metrics import get_scorer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
-from skdptune._magnitude import (
+from skdptune.evaluation._fit import candidate_templates
+from skdptune.public import dry_run, make_padding
+from skdptune.public._magnitude import (
     LIMITS,
     SCALE_FLOOR,
     _Extremes,
@@ -27,8 +29,6 @@ from skdptune._magnitude import (
     output_magnitude,
     reads_private_output,
 )
-from skdptune._public import dry_run, make_padding
-from skdptune.evaluation._fit import candidate_templates
 
 EPS = np.finfo(np.float64).eps
 
@@ -205,7 +205,7 @@ def test_candidates_that_differ_in_the_models_parameters_share_one_probe(monkeyp
     share one limit search; a different step between the scaler and the model does not."""
     from diffprivlib.models import DecisionTreeClassifier
 
-    import skdptune._magnitude as magnitude
+    import skdptune.public._magnitude as magnitude
 
     calls = []
     real = magnitude._largest_limit

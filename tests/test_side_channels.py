@@ -867,7 +867,7 @@ def _after_private_transformer_cases():
 @pytest.mark.parametrize("case", _after_private_transformer_cases(), ids=lambda case: case[0])
 def test_a_value_a_private_transformer_passes_on_too_large_is_outside_the_domain(make, case):
     """The rows a private transformer followed by other steps reads have a public magnitude
-    limit (skdptune._magnitude): within it, its output is bounded whatever its noise and the
+    limit (skdptune.public._magnitude): within it, its output is bounded whatever its noise and the
     steps after it take it; a record beyond it is refused with the fixed ``DomainError``
     before any private computation, nothing charged -- not a ``PrivateFitError`` on that
     dataset only."""
@@ -1368,7 +1368,7 @@ def test_which_parameters_shape_what_the_first_private_model_receives():
 def test_the_values_of_a_discrete_distribution_are_listed():
     from scipy import stats
 
-    from skdptune._public import MAX_LISTED_VALUES, _discrete_support
+    from skdptune.public._model_input import MAX_LISTED_VALUES, _discrete_support
 
     assert _discrete_support(stats.randint(1, 4)) == [1, 2, 3]
     assert _discrete_support(stats.binom(3, 0.5)) == [0, 1, 2, 3]

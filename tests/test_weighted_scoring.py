@@ -20,11 +20,11 @@ from sklearn.metrics import accuracy_score, make_scorer
 from sklearn.model_selection import KFold
 
 from skdptune import DomainError, DPGridSearchCV
-from skdptune._public import make_padding
 from skdptune._seeding import SeedPlan
 from skdptune.evaluation._batched import _utility
 from skdptune.evaluation._partitions import PartitionEvaluator
 from skdptune.evaluation._scores import check_bounded_scorer
+from skdptune.public import make_padding
 
 #: the batched path (diffprivlib LogisticRegression with data_norm) and the one-by-one path
 ESTIMATORS = {

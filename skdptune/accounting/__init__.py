@@ -40,6 +40,7 @@ from ._composition import (
 )
 from ._events import event_cost, privacy_report
 from ._gaussian import gdp_delta, gdp_epsilon
+from ._laws import truncated_negative_binomial_gamma, truncated_negative_binomial_mean
 from ._profiles import repetition_profile_delta, repetition_profile_epsilon
 from ._repetition import (
     repetition_cost,
@@ -47,8 +48,6 @@ from ._repetition import (
     repetition_lemma20_delta,
     repetition_pure_epsilon,
     repetition_rdp_epsilon,
-    truncated_negative_binomial_gamma,
-    truncated_negative_binomial_mean,
 )
 from ._report import (
     PrivacyComponent,

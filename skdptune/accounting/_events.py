@@ -23,7 +23,8 @@ from ._checks import _check_epsilon, _check_nonnegative, _check_probability
 from ._composition import self_composition_cost
 from ._decimal import to_float_up
 from ._gaussian import gdp_epsilon
-from ._repetition import _TNB, _repetition, _resolve_distribution
+from ._laws import _TNB, _resolve_distribution
+from ._repetition import _repetition
 from ._report import (
     PrivacyComponent,
     PrivacyReport,

@@ -40,6 +40,7 @@ from scipy.optimize import brentq
 
 from . import _decimal
 from ._checks import _check_epsilon, _check_positive_int, _check_probability
+from ._laws import _check_mean, _resolve_distribution, truncated_negative_binomial_gamma
 
 #: beyond this ``eps_0`` the profile is not evaluated (floats cannot resolve ``c = 1 / (1 +
 #: e^eps0)`` near their limit, and the decimals need hundreds of digits): the route reports its
@@ -174,12 +175,6 @@ class _Law:
 
 def _law(distribution: str, mean: float, eta: float | None, trials: int | None) -> _Law:
     """Validated law; the truncated negative binomial's ``gamma`` is the sampler's own."""
-    from ._repetition import (  # late import: _repetition uses this module
-        _check_mean,
-        _resolve_distribution,
-        truncated_negative_binomial_gamma,
-    )
-
     if distribution not in _LAWS:
         raise ValueError(f"distribution must be one of {_LAWS}; got {distribution!r}")
     if distribution == "binomial":

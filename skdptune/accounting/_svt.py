@@ -1,4 +1,8 @@
-"""The doubling-step sparse vector technique (seed papers 000 and 003)."""
+"""The doubling-step sparse vector technique.
+
+Of Ding, Wu, Xu & Pan, "Constant-overhead DP hyperparameter tuning", with the ``u >= 1`` guard
+of Ding & Wu, "Revisiting hyperparameter tuning with differential privacy".
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ import math
 from ._checks import _check_epsilon, _check_positive_int
 
 # --------------------------------------------------------------------------------------------
-# Doubling-step sparse vector technique (DESIGN.md 4.C)
+# Doubling-step sparse vector technique (docs/selection.md, section 3)
 # --------------------------------------------------------------------------------------------
 
 
@@ -19,8 +23,10 @@ def doubling_svt_epsilon(max_above: int, epsilon_round: float) -> float:
     round ``eps0 / 2``-DP; the ``u >= 1`` guard allows at most ``N`` above rounds and the step
     dynamics at most ``N + 1`` none rounds in every transcript, so the selector is pure
     ``(3N + 1) eps0 / 2``-DP whatever the data. Utilities of sensitivity ``Delta`` under
-    replace-one. Seeds: Ding et al. (000) Algorithm 1 with the guard of (003) line 29; the
-    per-transcript bound replaces their data-dependent accounting.
+    replace-one. Algorithm 1 of Ding, Wu, Xu & Pan ("Constant-overhead DP hyperparameter
+    tuning") with the guard of Ding & Wu ("Revisiting hyperparameter tuning with differential
+    privacy", line 29 of its algorithm); the per-transcript bound replaces their
+    data-dependent accounting.
 
     Parameters
     ----------

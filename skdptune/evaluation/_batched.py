@@ -121,8 +121,9 @@ def steps_give_dense_rows(steps, padding) -> bool:
     """Whether the data-independent ``steps`` before a model (an unfitted ``Pipeline``, not
     modified) turn the public padding rows, fitted and transformed alone, into a dense numeric
     array: the batched paths ask it of public rows so that whether they run, or hand every fit
-    to diffprivlib's own conversion one by one, is the same on every dataset (review
-    helper-43). Public."""
+    to diffprivlib's own conversion one by one, is the same on every dataset (an audit found
+    a choice made from the rows let one record move every partition: docs/grid_search.md).
+    Public."""
     if padding is None:
         return False
     if not steps.steps:

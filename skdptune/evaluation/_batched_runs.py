@@ -26,11 +26,12 @@ use (the same seed when the search is seeded, diffprivlib's secure generator oth
 they equal the one-by-one model's up to the optimiser's tolerance, with the same stopping rules
 (tests/test_batched_runs.py): both optimisers stop once the gradient is below ``tol``, at points
 about that far apart (at diffprivlib's default ``tol = 1e-4`` the two models' predictions agreed
-on at least 99.5 % of the rows in a review's trials; runs with ``tol`` above ``1e-3`` are fitted
-one by one, :func:`skdptune.evaluation._holdout._batchable`). The Laplace noise of the score
-and the selection are the one-by-one path's own code (:mod:`._holdout`), and so are the
-per-example utilities -- but for accuracy, where :func:`run_accuracies` computes ``predict``'s
-decision values of all runs in one matrix product.
+on at least 99.5 % of the rows in the trials measured, docs/random_search.md section 2.1; runs
+with ``tol`` above ``1e-3`` are fitted one by one,
+:func:`skdptune.evaluation._holdout._batchable`). The Laplace noise of the score and the
+selection are the one-by-one path's own code (:mod:`._holdout`), and so are the per-example
+utilities -- but for accuracy, where :func:`run_accuracies` computes ``predict``'s decision
+values of all runs in one matrix product.
 
 **Privacy.** The argument of :mod:`._holdout` is untouched: a run is a DP fit of the train rows
 (objective perturbation, whose guarantee, as diffprivlib's, is stated for the minimiser that
@@ -273,8 +274,8 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
     padding rows alone into a dense numeric array (a sparse or pandas output) return ``None``,
     and diffprivlib's own conversion decides every run, one by one. The two paths approximate
     the same minimiser but are not equal to the last decision, so which one the runs take must
-    not follow the private rows (review helper-43 found a grid search that let one record
-    decide it).
+    not follow the private rows (an audit found a grid search that let one record decide it;
+    docs/grid_search.md, "Partition fits that mimic the returned model").
     """
     final = pipelines[0].steps[-1][0]
     groups = {}

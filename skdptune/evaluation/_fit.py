@@ -7,7 +7,7 @@ Privacy obligations met here, for every inner fit of every search:
   noise (their own ``random_state`` is cleared; the search seeds them when it is seeded) and
   its ``verbose`` parameters are 0 (:func:`skdptune._estimators.for_inner_fits`);
 * a classifier's fit gets the public padding rows, one per declared class
-  (:class:`skdptune._public.Padding`): it cannot fail for lack of a class, and its
+  (:class:`skdptune.public.Padding`): it cannot fail for lack of a class, and its
   ``classes_`` is the declared label set;
 * diffprivlib's ``PrivacyLeakWarning`` becomes :class:`~skdptune.exceptions.PrivacyLeakError`
   *inside* the function, because warning filters do not travel to joblib worker processes;
@@ -354,7 +354,7 @@ def rows_of(X, y, rows, fit_params, *, padding=None):
 def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
     """Fit ``estimator`` on ``rows`` of ``(X, y)`` (``rows=None``: all rows) and return it.
 
-    ``padding`` (a :class:`skdptune._public.Padding`, for classifiers) appends the public rows,
+    ``padding`` (a :class:`skdptune.public.Padding`, for classifiers) appends the public rows,
     one per declared class. ``PrivacyLeakWarning`` raised by diffprivlib is turned into
     ``PrivacyLeakError``. The fit's own joblib calls run sequentially, in this thread. The
     diffprivlib components whose own fit is not sound are fitted by their sound subclass

@@ -1,7 +1,8 @@
 """Holdout evaluator: one private run = a DP fit on the train part + a noisy validation score.
 
-This is the base algorithm ``Q`` of randomized repetition (DESIGN.md 4.D; Papernot & Steinke
-2022). Privacy argument (replace-one neighbours, ``n`` public):
+This is the base algorithm ``Q`` of randomized repetition (docs/random_search.md, section 1;
+Papernot & Steinke, "Hyperparameter tuning with Renyi differential privacy", ICLR 2022).
+Privacy argument (replace-one neighbours, ``n`` public):
 
 * the rows are split once, independently of the data, into a train part and a validation part
   of ``m`` rows (sizes depend on ``n`` only); the split is shared by all runs, which is fine
@@ -28,7 +29,7 @@ deterministic function of its data (one class in the train part), outside its gu
 missing model or an ``error_score`` utility in its place reveals it (an audit measured a lower
 bound of 5 against a claim of 2). So failures are made impossible where they depend on the data:
 a classifier's fits get the public padding rows (every declared class is present), and the data
-domain is checked beforehand (:func:`skdptune._public.check_domain`). A failure that still
+domain is checked beforehand (:func:`skdptune.public.check_domain`). A failure that still
 happens is not turned into an output: the worker reports it, silenced, and the whole fit stops
 with :class:`~skdptune.exceptions.PrivateFitError` (fixed message, budget charged).
 """

@@ -1,4 +1,8 @@
-"""Subsample-and-aggregate evaluator (DESIGN.md 4.B; seed 000, Algorithm 1).
+"""Subsample-and-aggregate evaluator.
+
+Algorithm 1 of Ding, Wu, Xu & Pan, "Constant-overhead DP hyperparameter tuning"; the method is
+described in docs/grid_search.md ("The method") and the sensitivity ``1/k`` of its aggregate is
+proved in docs/selection.md, section 1.
 
 Privacy argument (replace-one neighbours, ``n`` public)
 -------------------------------------------------------
@@ -279,7 +283,9 @@ def transformed_units(template, X, y, units, padding):
     (:func:`~._batched.model_rows`) or of another width for validation than for training.
     Each unit's outcome depends on its own rows only: whether the units are batched was
     decided on public rows (:func:`~._batched.steps_give_dense_rows`), and one record, which
-    lies in one partition, must not move the others (review helper-43). PRIVATE. Runs silenced.
+    lies in one partition, must not move the others (an audit found a step whose output width
+    one record decided moving 59 of 60 partition utilities when the choice followed the rows:
+    docs/grid_search.md). PRIVATE. Runs silenced.
     """
     steps = instantiate(template)[:-1]
     by_width: dict[int, tuple[list, list, list]] = {}

@@ -1,4 +1,7 @@
-"""Bounded utilities: scores mapped to [0, 1] so that their sensitivity is known (DESIGN 4.A).
+"""Bounded utilities: scores mapped to [0, 1] so that their sensitivity is known.
+
+The sensitivity arguments that rely on them are in docs/selection.md (section 1, ``1/k`` over
+``k`` partitions) and docs/random_search.md (section 2.1, ``1/m`` over ``m`` validation rows).
 
 Two kinds, for two kinds of evaluators:
 

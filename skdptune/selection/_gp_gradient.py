@@ -1,12 +1,13 @@
 """The Gaussian-process model of DP-GIBO: gradient estimates and where to query next.
 
 Gradient-informative Bayesian optimisation (GIBO; Müller, von Rohr & Trimpe 2021; made private
-by the DP-GIBO paper, seed 002) follows the gradient of a GP posterior mean of the validation
-loss. This module holds the GP part. It never sees data: it takes query points and returns
-*weights*, and the private part (:mod:`skdptune.selection._noisy_gradient`) applies them to the
-per-example losses. So the acquisition -- which points to query next -- depends only on the
-kernel and on the points queried so far, which are themselves post-processing of released
-(noisy) gradients. It is data-independent, and a test swaps the dataset to show it.
+by the DP-GIBO paper on scalable differentially private Bayesian optimisation) follows the
+gradient of a GP posterior mean of the validation loss. This module holds the GP part. It
+never sees data: it takes query points and returns *weights*, and the private part
+(:mod:`skdptune.selection._noisy_gradient`) applies them to the per-example losses. So the
+acquisition -- which points to query next -- depends only on the kernel and on the points
+queried so far, which are themselves post-processing of released (noisy) gradients. It is
+data-independent, and a test swaps the dataset to show it.
 
 The GP
 ------

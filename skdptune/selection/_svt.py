@@ -1,4 +1,7 @@
-"""Doubling-step sparse vector selector (seed 000 Algorithm 1 with seed 003's ``u >= 1`` guard).
+"""Doubling-step sparse vector selector.
+
+Algorithm 1 of Ding, Wu, Xu & Pan, "Constant-overhead DP hyperparameter tuning", with the
+``u >= 1`` guard of Ding & Wu, "Revisiting hyperparameter tuning with differential privacy".
 
 Each round proposes a noisy threshold ``u + step * g + Lap(2 D / eps0)`` and asks the candidates,
 in order, whether their utility plus fresh ``Lap(4 D / eps0)`` noise reaches it (AboveThreshold).
@@ -53,7 +56,7 @@ _ORDERS = ("fixed", "shuffle")
 
 
 def _guard_reached(units: int, max_above: int) -> bool:
-    """The ``u >= 1`` guard of seed 003 (line 29), on integer granularity units.
+    """The ``u >= 1`` guard of Ding & Wu (line 29 of their algorithm), on integer units.
 
     ``u = u0 + units * g`` and ``units`` is an integer, so ``u >= 1`` (in exact arithmetic)
     is ``units >= (1 - u0) / g``, i.e. ``units >= N``. Every above round adds ``step >= 1``
@@ -66,9 +69,9 @@ def _guard_reached(units: int, max_above: int) -> bool:
 class DoublingSVT:
     """Private selection by the doubling-step sparse vector technique.
 
-    Seed 000's Algorithm 1 (AboveThreshold with a threshold that grows by doubling steps) with
-    the ``u >= 1`` termination guard of seed 003, accounted soundly: see the module docstring
-    and ``docs/selection.md``.
+    Algorithm 1 of Ding, Wu, Xu & Pan (AboveThreshold with a threshold that grows by doubling
+    steps) with the ``u >= 1`` termination guard of Ding & Wu, accounted soundly: see the
+    module docstring and ``docs/selection.md``.
 
     Parameters
     ----------
@@ -83,7 +86,7 @@ class DoublingSVT:
     utility_floor : float, default=0.5
         Starting threshold ``u0`` in [0, 1).
     order : {"fixed", "shuffle"}, default="fixed"
-        Query order in each round: the candidates' own order (as in the paper), or a fresh,
+        Query order in each round: the candidates' own order (as in Ding et al.), or a fresh,
         data-independent uniformly random permutation per round.
     random_state : None, int or numpy.random.RandomState, default=None
         ``None`` draws all noise from diffprivlib's cryptographically secure generator (use

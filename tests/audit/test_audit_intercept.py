@@ -30,10 +30,10 @@ from diffprivlib.models import LogisticRegression
 
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV, _sound_models
 from skdptune._logistic import logistic_regression_epsilon
-from skdptune._public import make_padding
 from skdptune.evaluation import _holdout
 from skdptune.evaluation._batched_runs import fit_runs
 from skdptune.evaluation._fit import candidate_template, fit_on_rows
+from skdptune.public import make_padding
 
 CLAIM = 1.0
 Y = np.array([1, 1])

@@ -11,7 +11,7 @@ data: ``LogisticRegression`` refuses a train part with a single class. Before th
 run became an output (utility ``error_score = 0`` before the noise, no model), so "a model is
 returned" revealed whether one record was in the data -- an audit measured ``P[model] = 0.79``
 on ``D`` against ``0.00`` on ``D'``, a lower bound of 5 against the claim of 2. The fix appends
-one public padding row per declared class to every fit (``skdptune._public.make_padding``) and
+one public padding row per declared class to every fit (``skdptune.public.make_padding``) and
 turns any failure that still happens into ``PrivateFitError`` for the whole fit.
 
 **The neighbouring pair** (replace-one, ``n = 50`` public). ``X``: 50 fixed rows, seeded uniform

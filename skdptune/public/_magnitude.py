@@ -29,13 +29,13 @@ receives (it depends on the noise), so it bounds what the transformer reads inst
    error (:func:`magnitude_limits`). A private transformer further down gets the bound
    computed from the largest value it receives. Every setting of the parameters that can
    change it is probed (:func:`bears_on_magnitude`, listed by
-   :func:`skdptune._public.model_input_settings`). Everything here is public: the
+   :func:`skdptune.public.model_input_settings`). Everything here is public: the
    configuration, the format of ``X``, synthetic rows. No limit works: a public
    ``ValueError`` before any data is read.
 
 3. **The domain.** The rows each such transformer reads (through the data-independent steps
    in front of it; every column of a composite's cut image) must lie within ``[-L, L]``
-   (:func:`skdptune._public.check_model_input`); a dataset with a larger value is refused with
+   (:func:`skdptune.public.check_model_input`); a dataset with a larger value is refused with
    the fixed ``DomainError``. The domain stays a set of rows.
 
 What the probe proves: that the steps after the transformer take any row of magnitude up to
@@ -54,9 +54,10 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import _num_samples
 
-from ._estimators import (
+from .._estimators import (
     _children,
     _deep_values,
     _holds_dp,
@@ -65,7 +66,10 @@ from ._estimators import (
     _steps_in_line,
     _with_children,
 )
-from ._params import get_params
+from .._params import get_params
+from ..exceptions import PrivacyLeakError
+from . import _dry_run
+from ._rows import _as_model_input, _n_features, _prefix_key
 
 __all__ = ["LIMITS", "bears_on_magnitude", "magnitude_limits", "output_magnitude"]
 
@@ -123,14 +127,11 @@ class _Extremes(TransformerMixin, BaseEstimator):
     limit, a search over them included). Its output width, names and float type are those of
     ``component`` fitted on the same (public) rows: a scaler keeps float32 input in float32,
     where ``M`` may overflow."""
-
     def __init__(self, component: Any = None, limit: float = 1.0):
         self.component = component
         self.limit = limit
 
     def fit(self, X, y=None):
-        from ._public import _as_model_input, _n_features
-
         values = _as_model_input(X)
         if values.size and not np.all(np.isfinite(values)):
             raise ValueError("a private transformer would receive a value that is not finite")
@@ -162,7 +163,6 @@ def _output_format(component: Any, X: Any, y: Any) -> tuple[Any, np.dtype]:
     a feature); other components are fitted, on a copy of a template's component, which
     holds a throwaway accountant already."""
     if _public_name(component) == "diffprivlib.models.StandardScaler":
-        from sklearn.preprocessing import StandardScaler
 
         fitted = StandardScaler().fit(X)
     else:
@@ -240,8 +240,6 @@ def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
     the clipping, ``LinearRegression(fit_intercept=False)``, belongs to a model refused as
     unsound: ``_estimators._UNSOUND_DP_MODELS``), so a grid of 400 trees costs four probe fits,
     not 1,600."""
-    from ._public import _prefix_key
-
     found: dict = {}
     limits = []
     for template in templates:
@@ -258,14 +256,13 @@ def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
 
 
 def _largest_limit(template: Any, synthetic: tuple) -> float:
-    from ._public import _dry_fit
-    from .exceptions import PrivacyLeakError
 
     failure: Exception | None = None
     for limit in LIMITS:
         try:
             with np.errstate(all="ignore"):
-                _dry_fit(_read_transformers_replaced(template, limit, True), 0, *synthetic)
+                probe = _read_transformers_replaced(template, limit, True)
+                _dry_run._dry_fit(probe, 0, *synthetic)
         except PrivacyLeakError:
             raise
         except Exception as exc:  # about probe rows: public
