@@ -40,7 +40,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from diffprivlib.models import DecisionTreeClassifier, LogisticRegression
 from diffprivlib.models.logistic_regression import validate_data  # diffprivlib's own, per sklearn
 from diffprivlib.validation import clip_to_norm
@@ -82,10 +81,9 @@ class InterceptColumnLogisticRegression(LogisticRegression):
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=float, order="C",
                              accept_large_sparse=True)
         q = float(self.data_norm)
+        # clip_to_norm refuses sparse rows, as in diffprivlib's own fit: the rows are dense
         rows = clip_to_norm(X, q)
-        column = np.full((rows.shape[0], 1), INTERCEPT_COLUMN)
-        rows = sp.hstack([rows, column], format="csr") if sp.issparse(rows) \
-            else np.hstack([rows, column])
+        rows = np.hstack([rows, np.full((rows.shape[0], 1), INTERCEPT_COLUMN)])
         params = get_params(self, deep=False)
         params.update(fit_intercept=False, data_norm=row_norm(q, True), warm_start=False)
         inner = LogisticRegression(**params)
