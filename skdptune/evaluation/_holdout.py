@@ -61,18 +61,26 @@ from ._fit import (
 )
 from ._scores import AccuracyScore
 
-__all__ = ["HoldoutEvaluator", "holdout_split", "runs_batched"]
+__all__ = ["HoldoutEvaluator", "holdout_sizes", "holdout_split", "runs_batched"]
 
 
-def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarray, np.ndarray]:
-    """Data-independent (train, validation) row indices; ``m = ceil(validation_size * n)``."""
-    order = rng.permutation(n_samples)
+def holdout_sizes(n_samples: int, validation_size: float) -> tuple[int, int]:
+    """``(train rows, validation rows m)`` of :func:`holdout_split`, ``m = ceil(validation_size
+    * n)``: public (``n`` and the parameter), so a split that would leave a part empty is
+    refused here, before the data is read."""
     m = int(np.ceil(validation_size * n_samples))
     if m < 1 or m >= n_samples:
         raise ValueError(
             f"validation_size={validation_size} leaves no rows for training or validation "
             f"with n_samples={n_samples}."
         )
+    return n_samples - m, m
+
+
+def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarray, np.ndarray]:
+    """Data-independent (train, validation) row indices; ``m = ceil(validation_size * n)``."""
+    order = rng.permutation(n_samples)
+    _, m = holdout_sizes(n_samples, validation_size)
     return np.sort(order[m:]), np.sort(order[:m])
 
 

@@ -16,8 +16,9 @@ configuration mistakes fail with their real message before anything is charged
 
 The modules, from the ground up: :mod:`._labels` (the declared label set), :mod:`._rows`
 (synthetic rows, padding, the rows a model receives), :mod:`._domain` (the domain checks),
-:mod:`._dry_run`, :mod:`._magnitude` (a public limit on the rows a private transformer reads)
-and :mod:`._model_input` (what the private models receive).
+:mod:`._dry_run`, :mod:`._magnitude` (a public limit on the rows a private transformer reads),
+:mod:`._model_input` (what the private models receive) and :mod:`._preflight`
+(:class:`Preflight`: all of it, in the order a search's ``fit`` needs, done once).
 """
 
 from ._domain import check_budget, check_domain, check_routed_metadata, check_weights_domain
@@ -25,6 +26,7 @@ from ._dry_run import choose_object_fill, dry_run, start_dry_run
 from ._labels import check_public_shapes, resolve_classes
 from ._magnitude import magnitude_limits
 from ._model_input import check_composites_readable, check_model_input, model_input_settings
+from ._preflight import Preflight, RoutedMetadata
 from ._rows import (
     Padding,
     PublicInfo,
@@ -37,7 +39,9 @@ from ._rows import (
 
 __all__ = [
     "Padding",
+    "Preflight",
     "PublicInfo",
+    "RoutedMetadata",
     "check_budget",
     "check_composites_readable",
     "check_domain",
