@@ -69,7 +69,8 @@ def run(tasks, reps, data_path):
                 for rep in range(reps):
                     for mode in ("with", "without"):
                         search = _search(kind, estimator, grid, rep)
-                        patch = (mock.patch("skdptune._base.magnitude_limits", _without_check)
+                        patch = (mock.patch("skdptune.public._preflight.magnitude_limits",
+                                            _without_check)
                                  if mode == "without" else contextlib.nullcontext())
                         with patch:
                             start = time.perf_counter()

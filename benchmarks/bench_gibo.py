@@ -35,6 +35,7 @@ epsilon) at every point of the GIBO trajectories and scores it on the test set.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 import numpy as np
@@ -72,11 +73,9 @@ class NonPrivateGIBO(DPGIBOSearchCV):
     gradients get no noise (an enormous ``mu``). Its ``privacy_spent_`` is meaningless.
     """
 
-    def _plan_costs(self):
-        costs = super()._plan_costs()
-        costs["epsilon_fit"] = self._budget()[1]
-        costs["mu"] = 1e9
-        return costs
+    def _plan_costs(self, space, box):
+        costs = super()._plan_costs(space, box)
+        return dataclasses.replace(costs, epsilon_fit=self._budget()[1], mu=1e9)
 
 
 #: the fixed ranges of Adult's numeric attributes in raw units (skdptune.datasets)

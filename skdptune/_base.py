@@ -4,24 +4,26 @@
 a step of it. In order:
 
 1. **Public checks, nothing read, nothing charged.** Validate the parameters
-   (``_parameter_constraints``); route the fit parameters to the estimator, the scorer and
-   the inner splitter (scikit-learn's metadata routing when enabled; scikit-learn's errors
-   for metadata nobody requested) and check their formats; check the estimator's
+   (``_parameter_constraints``) and the space (``_search_space``); route the fit parameters to
+   the estimator, the scorer and the inner splitter (scikit-learn's metadata routing when
+   enabled; scikit-learn's errors for metadata nobody requested); check the estimator's
    configuration (a diffprivlib model that would read its bounds off the data raises
-   ``PrivacyLeakError``); warn when the estimator
-   carries its own noise seed; resolve the public label set of a classifier (``classes``);
-   plan the tuning (``_plan_tuning``: data-independent settings); and **dry-run**
-   every candidate on a synthetic dataset with the public format of ``X`` and ``y``
-   (:func:`skdptune.public.dry_run`), so that an unknown parameter, a rejected input format
-   or a broken scorer fails here with its real message. With workers, the dry run's shares are
-   fitted in them while this process does the remaining public work of steps 1 and 2 (the
-   magnitude limits, the pricing); a failed dry run is still the error reported first.
-2. **Budget.** Compute the whole cost -- tuning plus returned model -- from data-independent
-   quantities only (:meth:`BaseDPSearchCV.planned_privacy`, public) and ``accountant.check``
-   it.
+   ``PrivacyLeakError``); warn when the estimator carries its own noise seed. Then the
+   :class:`~skdptune.public.Preflight` checks the formats of the rows and the metadata,
+   resolves the public label set of a classifier (``classes``) and builds the padding rows;
+   the search makes its **plan** from that public information (``_plan_tuning``: every
+   data-independent decision, its cost among them); and the preflight **dry-runs** every
+   candidate on a synthetic dataset with the public format of ``X`` and ``y``
+   (:func:`skdptune.public.dry_run`), so that an unknown parameter, a rejected input format or
+   a broken scorer fails here with its real message. With workers, the dry run's shares are
+   fitted in them while this process does the remaining public work (the magnitude limits,
+   the pricing of the plan); a failed dry run is still the error reported first.
+2. **Budget.** The whole cost -- tuning plus returned model -- is the plan's, from
+   data-independent quantities only (:meth:`BaseDPSearchCV.planned_privacy` reads the same
+   plan without data); ``accountant.check`` it.
 3. **Domain.** Refuse, with a fixed message and no charge, a dataset outside the declared
    domain (a label not in ``classes``, non-finite features the estimator rejects, a negative or
-   non-finite sample weight).
+   non-finite sample weight): :meth:`~skdptune.public.Preflight.check_domain`.
 4. **The private region** (:func:`skdptune._private.run_private`): tuning (``_run_tuning``)
    and refit, with the public padding rows in every fit of a classifier. Nothing leaves it but
    the private outputs: warnings are discarded, and a failure leaves as ``PrivateFitError``
@@ -35,11 +37,23 @@ a step of it. In order:
 The accountant is a shared ledger: :meth:`BaseDPSearchCV.__sklearn_clone__` keeps the same
 object in clones (``cross_val_score``, nested searches), so each fit of each clone charges it.
 
-A subclass provides ``_search_space()`` (for the cost of the returned model, maximised over the
-space), ``_tuning_events(n_samples)`` (the tuning's cost descriptions, a pure function of the
-parameters and ``n``), ``_plan_tuning(public, seeds)`` (data-independent: the scorers to dry-run
-and whatever the run needs) and ``_run_tuning(plan, X, y, fit_params, seeds)``, which returns a
-:class:`TuningResult` holding released information only.
+**A search** implements three hooks, in the spirit of scikit-learn's one ``_run_search``:
+
+* ``_search_space()`` declares its candidates (a :class:`SearchSpace`: the space the returned
+  model's cost is maximised over, and, where the default does not fit, the candidates of the
+  dry run and the settings of the steps in front of the model);
+* ``_plan_tuning(public, space)`` makes its plan, once per ``fit`` or ``planned_privacy``, from
+  public information only (:class:`~skdptune.public.PublicInfo`: ``n``, the label set, the
+  padding): a frozen :class:`TuningPlan` subclass that carries the tuning's cost descriptions,
+  the returned model's cost, the target delta, the scorers to dry-run and the fitted
+  attributes decided before the data, plus whatever its run needs;
+* ``_run_tuning(plan, X, y, metadata, seeds)`` runs the private tuning inside the private
+  region and returns a :class:`TuningResult` holding released information only.
+
+What is search-specific beyond that is declared, not computed: ``_raw_scoring`` (the search's
+metric names as scikit-learn scorers), ``_inner_splitter_param`` (the parameter that may hold a
+user's inner splitter) and ``_scorer_takes_metadata`` (whether routed metadata may reach the
+selecting scorer).
 """
 
 from __future__ import annotations
@@ -50,6 +64,7 @@ import numbers
 import warnings
 from abc import abstractmethod
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,12 +84,11 @@ from sklearn.utils.metadata_routing import (
     process_routing,
 )
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from ._estimators import (
     check_leak_free_configuration,
     check_private_components,
-    estimator_privacy,
     estimator_privacy_parts,
     is_listed,
     seeded_dp_components,
@@ -83,52 +97,90 @@ from ._estimators import (
 from ._private import one_fit_at_a_time, run_private
 from ._seeding import SeedPlan
 from .accounting import PrivacyReport, privacy_report
-from .evaluation._fit import (
-    candidate_templates,
-    fit_on_rows,
-    prepare_clone,
-    single_threaded_blas,
-)
+from .evaluation._fit import fit_on_rows, prepare_clone, single_threaded_blas
+from .evaluation._partitions import check_inner_splitter
 from .evaluation._scores import split_scoring
-from .events import EpsilonDeltaEvent, PrivacyEvent
-from .public import (
-    PublicInfo,
-    check_budget,
-    check_composites_readable,
-    check_domain,
-    check_model_input,
-    check_public_shapes,
-    check_routed_metadata,
-    check_rows,
-    check_weights_domain,
-    choose_object_fill,
-    magnitude_limits,
-    make_padding,
-    model_input_settings,
-    resolve_classes,
-    start_dry_run,
-)
+from .events import EpsilonDeltaEvent
+from .public import Preflight, PublicInfo, RoutedMetadata, check_budget, resolve_classes
 
-__all__ = ["BaseDPSearchCV", "TuningPlan", "TuningResult"]
+__all__ = ["BaseDPSearchCV", "SearchSpace", "TuningPlan", "TuningResult"]
 
 
-@dataclass
+@dataclass(frozen=True)
+class SearchSpace:
+    """A search's declaration of its candidates: public, a function of its parameters only.
+
+    Parameters
+    ----------
+    space : dict or list of dicts
+        The candidates as scikit-learn writes them (lists of values or distributions). The
+        configuration checks run on it, and the returned model's cost is maximised over it.
+    dry_run : list of dicts or None, default=None
+        The candidates fitted on synthetic rows before the data is read; ``None``: every point
+        of a sub-space made of lists, and ten seeded draws of any other sub-space.
+    model_input : list of dicts or None, default=None
+        The sub-spaces that may set the steps in front of the first private model
+        (:func:`~skdptune.public.model_input_settings`); ``None``: those of ``space``.
+    """
+
+    space: dict | list
+    dry_run: list | None = None
+    model_input: list | None = None
+
+    def sub_spaces(self) -> list[dict]:
+        """``space`` as a list of sub-spaces."""
+        return self.space if isinstance(self.space, list) else [self.space]
+
+    def dry_run_candidates(self) -> list[dict]:
+        """Candidates to try on synthetic data: a grid's points, or seeded draws (public)."""
+        if self.dry_run is not None:
+            return list(self.dry_run)
+        candidates = []
+        for sub in self.sub_spaces():
+            if all(is_listed(v) for v in sub.values()):
+                candidates += list(ParameterGrid(sub))
+            else:
+                candidates += list(ParameterSampler(sub, n_iter=10, random_state=0))
+        return candidates
+
+    def model_input_space(self) -> list[dict]:
+        """The sub-spaces for :func:`~skdptune.public.model_input_settings` (public)."""
+        return self.sub_spaces() if self.model_input is None else list(self.model_input)
+
+
+@dataclass(frozen=True, kw_only=True)
 class TuningPlan:
-    """What a search decided before seeing data: its run-time settings."""
+    """What a search decided before reading the data, from public information only.
 
-    settings: dict[str, Any] = field(default_factory=dict)
-    # the scorers the run will call, by name: dry-run on synthetic data before any data is read
-    scorers: dict[str, Any] = field(default_factory=dict)
-    # metadata for a user's inner splitter (``groups``, and with metadata routing whatever the
-    # splitter requests), for a search whose inner splitter uses it
-    split_params: dict = field(default_factory=dict)
-    # metadata for the selecting scorer (metadata routing: ``set_score_request``), for a
-    # search whose utilities stay bounded whatever it is (DPGridSearchCV)
-    score_params: dict = field(default_factory=dict)
-    # fitted attributes decided before the data is read (``scorer_``, the budget split ...):
-    # written on the search with the others once the fit has succeeded, so that a refused or
-    # failed fit leaves none of them behind
-    attributes: dict[str, Any] = field(default_factory=dict)
+    Made once per ``fit`` (and per ``planned_privacy``) by the search's ``_plan_tuning``; every
+    step of the fit reads this one object -- the report, the budget check, the dry run, the
+    run, the refit and the charge -- so they cannot disagree. Each search extends it with the
+    settings its run needs (:class:`~skdptune.grid.GridPlan`,
+    :class:`~skdptune.random.RandomPlan`, :class:`~skdptune.gibo.GIBOPlan`).
+    """
+
+    #: ``n``, the declared label set and the padding rows the plan was made for
+    public: PublicInfo
+    #: the tuning's lines of the privacy report: ``(name, event)`` or ``(name, event, parts)``
+    tuning: tuple
+    #: ``(epsilon, delta)`` of the returned model when ``refit=True``
+    model_cost: tuple[float, float]
+    #: whether the refit's DP epsilons are set so that it costs ``model_cost[0]`` (the budget
+    #: modes: each candidate priced at it, its ratios kept) rather than fitted as configured
+    refit_priced: bool = False
+    #: the delta at which the report states the total
+    delta: float = 0.0
+    #: the scorers the run will call, by name: dry-run on synthetic data before any data is read
+    scorers: Mapping[str, Any] = field(default_factory=dict)
+    #: fitted attributes decided before the data is read (``scorer_``, the budget split ...):
+    #: written on the search with the others once the fit has succeeded, so that a refused or
+    #: failed fit leaves none of them behind
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    #: data-independent warnings ``fit`` gives about the plan (not ``planned_privacy``)
+    warnings: tuple[Warning, ...] = ()
+    #: rows of the sample a user's inner splitter splits (a partition), for its trial on
+    #: synthetic rows before the data is read; ``None``: no inner splitter
+    inner_split_rows: int | None = None
 
 
 @dataclass
@@ -231,47 +283,59 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     # -- hooks ---------------------------------------------------------------------------------
     @abstractmethod
-    def _search_space(self):
-        """The parameter space (dict or list of dicts), used to maximise the model's cost."""
+    def _search_space(self) -> SearchSpace:
+        """The declaration of the candidates (public), checked with scikit-learn's messages."""
 
     @abstractmethod
-    def _tuning_events(self, n_samples: int) -> list[tuple[str, PrivacyEvent]]:
-        """Cost descriptions of the tuning: a pure function of the parameters and ``n``."""
+    def _plan_tuning(self, public: PublicInfo, space: SearchSpace) -> TuningPlan:
+        """The plan, from the parameters, ``space`` and ``public`` only: the tuning's cost
+        descriptions, the returned model's cost, the scorers, the settings of the run.
+
+        Also called by :meth:`planned_privacy`, without data: ``public.padding`` is then
+        ``None`` and ``public.classes`` the declared label set (``None`` when none is).
+        Must not warn (warnings go in ``TuningPlan.warnings``) and must draw no randomness
+        (the run draws from its seeds)."""
 
     @abstractmethod
-    def _plan_tuning(self, public: PublicInfo, seeds: SeedPlan) -> TuningPlan:
-        """Data-independent plan: scorers and settings for the run."""
-
-    @abstractmethod
-    def _run_tuning(self, plan: TuningPlan, X, y, fit_params, seeds: SeedPlan) -> TuningResult:
+    def _run_tuning(self, plan: TuningPlan, X, y, metadata: RoutedMetadata,
+                    seeds: SeedPlan) -> TuningResult:
         """Run the private tuning. Must return released information only."""
 
-    def _final_model_cost(self, n_samples: int) -> tuple[float, float]:
-        """(epsilon, delta) of the returned model: the estimator's own, max over the space
-        (budget modes override it; a pure function of the parameters and ``n``)."""
-        return estimator_privacy(self.estimator, self._search_space(),
-                                 n_classes=self._n_classes())
+    #: maps a search's own metric names to scikit-learn scorer names (``scorer_``, routing);
+    #: ``None``: they are scikit-learn's names
+    _raw_scoring = None
+
+    #: the parameter that may hold a user's inner splitter (metadata routing sends it
+    #: ``groups``); ``None``: the search has none
+    _inner_splitter_param: str | None = None
+
+    #: whether metadata routed to the scorer (``set_score_request``) may reach the selecting
+    #: scorer: only where the utilities stay bounded whatever it is (DPGridSearchCV)
+    _scorer_takes_metadata = False
+
+    def _classes_from_params(self) -> np.ndarray | None:
+        """The declared label set as the parameters give it (public); ``None`` when none is
+        declared yet (a classifier whose ``fit`` would ask for it) or for a non-classifier."""
+        try:
+            return resolve_classes(self.classes, self.estimator)
+        except ValueError:
+            return None
 
     def _n_classes(self) -> int | None:
         """The size of the declared label set (public), on which the cost of diffprivlib's
         ``LogisticRegression`` depends; ``None`` (every count) when none is declared yet."""
-        try:
-            classes = resolve_classes(self.classes, self.estimator)
-        except ValueError:
-            return None
+        classes = self._classes_from_params()
         return None if classes is None else len(classes)
 
     def _final_model_params(self, result: TuningResult) -> dict:
         return result.candidate_params[result.best_index]
 
-    #: whether :meth:`_refit_settings` prices each candidate at the model's budget
-    #: (``epsilon_total``, the budget modes) rather than fitting it as configured
-    _refit_sets_total = False
-
     def _refit_settings(self, plan: TuningPlan) -> dict:
-        """How to set the DP epsilons of the refitted model (budget modes): keyword arguments
-        of :func:`skdptune.evaluation._fit.instantiate` (``{}``: as configured)."""
-        return {}
+        """How to set the DP epsilons of the refitted model: keyword arguments of
+        :func:`skdptune.evaluation._fit.instantiate` (``{}``: as configured)."""
+        if not plan.refit_priced:
+            return {}
+        return {"epsilon_total": plan.model_cost[0], "n_classes": self._n_classes()}
 
     # -- helpers -------------------------------------------------------------------------------
     def _log(self, level: int, message: str) -> None:
@@ -344,15 +408,16 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             split_scoring(self.scoring, self.refit)
 
     def _check_score_params(self, score_params: dict) -> None:
-        """Refuse metadata routed to the scorer (before any data is read; nothing charged).
+        """Refuse metadata routed to the scorer (before any data is read; nothing charged),
+        unless the search declares that its scorer takes it (``_scorer_takes_metadata``).
 
-        Overridden by DPGridSearchCV, whose partition utilities may be weighted. Here the
-        validation score is a mean over the validation rows with noise calibrated to one row's
-        share of it (``1/m``): with weights, one record's weight can move a weighted mean by up
-        to the whole range, so no sensitivity below the range exists without a public bound on
-        the weights (and on their total).
+        DPGridSearchCV's partition utilities may be weighted. Elsewhere the validation score
+        is a mean over the validation rows with noise calibrated to one row's share of it
+        (``1/m``): with weights, one record's weight can move a weighted mean by up to the
+        whole range, so no sensitivity below the range exists without a public bound on the
+        weights (and on their total).
         """
-        if score_params:
+        if score_params and not self._scorer_takes_metadata:
             raise ValueError(
                 f"{type(self).__name__} cannot pass {sorted(score_params)} to its scorer: its "
                 "noisy validation score is a mean over the validation rows, and a weighted (or "
@@ -363,18 +428,10 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "False)); the estimator's fit can still receive sample_weight "
                 "(set_fit_request(sample_weight=True)). Nothing was charged.")
 
-    def _check_space(self) -> None:
-        """Validate the search space with scikit-learn's own messages (grid and distributions
-        searches override it; nothing here reads data)."""
-
     def _selection_scoring(self):
         """The ``scoring`` of the metric that selects (the refit metric of a multi-metric
         ``scoring``); see :func:`skdptune.evaluation._scores.split_scoring`."""
         return split_scoring(self.scoring, self.refit)[0]
-
-    #: maps a search's own metric names to scikit-learn scorer names (``scorer_``, routing);
-    #: ``None``: they are scikit-learn's names
-    _raw_scoring = None
 
     def _public_scorer(self, to_raw=None):
         """``scorer_``: scikit-learn scorer(s) for :meth:`score` on the caller's data.
@@ -392,19 +449,41 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
     def _inner_splitter(self):
         """The user's inner splitter that metadata can be routed to (``None``: none)."""
-        return None
+        if self._inner_splitter_param is None:
+            return None
+        splitter = getattr(self, self._inner_splitter_param)
+        return splitter if hasattr(splitter, "split") else None
 
-    def _check_split_params(self, split_params: dict, public: PublicInfo) -> None:
-        """Refuse splitter metadata (``groups``): only a search with a user's inner splitter can
-        use it."""
-        if split_params:
+    def _check_split_params(self, split_params: dict, plan: TuningPlan) -> None:
+        """Check the splitter metadata (``groups``) before any data is read; nothing charged.
+
+        A user's inner splitter is tried on a synthetic sample of ``plan.inner_split_rows``
+        rows (public: sizes, labels, which metadata was given; the values are not read), so
+        that one that cannot work -- a group splitter without ``groups`` -- fails here with its
+        own message. Without one, metadata for a splitter is refused: nothing could use it.
+        """
+        splitter = self._inner_splitter()
+        if splitter is not None:
+            # groups go to a user's inner splitter, inside each partition (sensitivity
+            # unchanged)
+            check_inner_splitter(splitter, plan.inner_split_rows, plan.public.classes,
+                                 split_params)
+            return
+        if not split_params:
+            return
+        name = self._inner_splitter_param
+        if name is not None:
             raise ValueError(
-                f"{type(self).__name__} got groups, but it has no splitter that could use "
-                "them: its validation rows are a data-independent holdout. For group-aware "
-                "validation use DPGridSearchCV with a group splitter as cv (e.g. "
-                "cv=GroupKFold(n_splits=3)), which splits inside each partition by groups; or "
-                "drop groups."
-            )
+                f"groups is used by the inner splitter only, and {name}="
+                f"{getattr(self, name)!r} splits without groups. Pass a group splitter, e.g. "
+                f"{name}=GroupKFold(n_splits=3), or drop groups.")
+        raise ValueError(
+            f"{type(self).__name__} got groups, but it has no splitter that could use "
+            "them: its validation rows are a data-independent holdout. For group-aware "
+            "validation use DPGridSearchCV with a group splitter as cv (e.g. "
+            "cv=GroupKFold(n_splits=3)), which splits inside each partition by groups; or "
+            "drop groups."
+        )
 
     # -- metadata routing ----------------------------------------------------------------------
     def _routing_scorer(self):
@@ -490,23 +569,6 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"and makes repeated runs dependent, so inside the search it is ignored: {how}.",
                 UserWarning, stacklevel=5)
 
-    def _model_input_space(self) -> list[dict]:
-        """The space as sub-spaces ``{name: list or distribution}``, for
-        :func:`~skdptune.public.model_input_settings` (public)."""
-        space = self._search_space()
-        return space if isinstance(space, list) else [space]
-
-    def _dry_run_candidates(self) -> list[dict]:
-        """Candidates to try on synthetic data: a grid's points, or seeded draws (public)."""
-        space = self._search_space()
-        candidates = []
-        for sub in space if isinstance(space, list) else [space]:
-            if all(is_listed(v) for v in sub.values()):
-                candidates += list(ParameterGrid(sub))
-            else:
-                candidates += list(ParameterSampler(sub, n_iter=10, random_state=0))
-        return candidates
-
     # -- fit -----------------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y=None, **fit_params):
@@ -540,121 +602,50 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         # that a NaN passed the dry run into the domain (measured: a NaN record made the
         # returned model all zeros 20 of 20 times, docs/sklearn_differences.md); the workers
         # inherit the setting
-        with one_fit_at_a_time(), self._memo_scope(), config_context(assume_finite=False):
+        with one_fit_at_a_time(), config_context(assume_finite=False):
             return self._fit(X, y, **fit_params)
-
-    @contextlib.contextmanager
-    def _memo_scope(self):
-        """One ``fit``'s (or ``planned_privacy``'s) memo of the public decisions that several
-        of its steps ask for (:meth:`_memoized`). Within one, neither the parameters nor the
-        estimator change (one fit at a time per process; scikit-learn's ``fit`` does not set
-        parameters), so each is taken once and every step (the budget check, the plan, the
-        charge) reads the same one -- also a decision that samples the space
-        (``DPRandomSearchCV``'s batched runs), which a distribution that ignores
-        ``random_state`` could otherwise change between steps. Dropped on leaving."""
-        if "_memo" in self.__dict__:  # already inside one
-            yield
-            return
-        self.__dict__["_memo"] = {}
-        try:
-            yield
-        finally:
-            del self.__dict__["_memo"]
-
-    def __getstate__(self):
-        # one fit's memo belongs to that fit, not to the object: a copy taken during it
-        # (pickle, deepcopy) asks afresh -- a copy that kept the memo was found holding a
-        # stale budget split after set_params. A copy of the state: the live fit keeps its own.
-        state = dict(super().__getstate__())
-        state.pop("_memo", None)
-        return state
-
-    def _memoized(self, key, compute):
-        """``compute()``, once per :meth:`_memo_scope` for ``key`` (afresh outside one).
-        For data-independent results only (they depend on the parameters and ``n``)."""
-        memo = self.__dict__.get("_memo")
-        if memo is None:
-            return compute()
-        if key not in memo:
-            memo[key] = compute()
-        return memo[key]
 
     def _fit(self, X, y=None, **fit_params):
         # 1. public checks: nothing is read, nothing is charged
         self._check_error_score()
         self._check_sklearn_options()
-        self._check_space()
+        space = self._search_space()  # checked with scikit-learn's own messages
         # scikit-learn's routing: the estimator's fit, the selecting scorer, the inner splitter
-        fit_params, score_params, split_params = self._route_fit_params(fit_params)
-        check_leak_free_configuration(self.estimator, self._search_space())
-        check_private_components(self.estimator, self._search_space())
+        metadata = RoutedMetadata(*self._route_fit_params(fit_params))
+        check_leak_free_configuration(self.estimator, space.space)
+        check_private_components(self.estimator, space.space)
         self._warn_seeded_estimator()
-        X, y = check_rows(X, y)
-        n_samples = _num_samples(X)  # n is public under replace-one neighbours
-        # formats and lengths (public); the weights' values are checked with the domain below
-        check_routed_metadata(fit_params, n_samples, "the estimator's fit", aligned=False)
-        check_routed_metadata(score_params, n_samples, "the scorer")
-        check_routed_metadata(split_params, n_samples, "the inner splitter")
-        candidates = self._dry_run_candidates()
-        # the space's values are set here (scikit-learn's error for one that does not fit)
-        templates = candidate_templates(self.estimator, candidates or [{}])
-        classes = resolve_classes(self.classes, self.estimator, templates)
-        y = check_public_shapes(X, y, classes, self.estimator)
-        fill = choose_object_fill(self.estimator, candidates[0] if candidates else {}, X, y,
-                                  classes, fit_params)
-        padding = make_padding(X, y, classes, fill)
+        # the rows' format, the metadata's, the declared classes, the padding (public)
+        preflight = Preflight(self.estimator, self.classes, space, X, y, metadata)
         seeds = SeedPlan(self.random_state)
-        public = PublicInfo(n_samples, classes, padding)
-        plan = self._plan_tuning(public, seeds)
-        self._check_split_params(split_params, public)
-        plan.split_params, plan.score_params = split_params, score_params
-        # the dry run's shares go to the workers; this process does the rest of the public
-        # work meanwhile, and the dry run's failure is still the one reported first
-        with start_dry_run(self.estimator, candidates, templates, X, y, classes, fit_params,
-                           _flat_scorers(plan.scorers), padding, fill,
-                           scorer_params={"scoring": score_params}, n_jobs=self.n_jobs) as dry:
-            try:
-                # every setting of the steps in front of the first private model, for the domain
-                input_templates = templates + candidate_templates(
-                    self.estimator,
-                    model_input_settings(self.estimator, self._model_input_space(), templates))
-                check_composites_readable(input_templates, X, y, classes, fill)
-                # the magnitude a private transformer followed by other steps may read (public)
-                with single_threaded_blas():  # tiny synthetic fits: single-threaded BLAS
-                    limits = magnitude_limits(input_templates, dry.synthetic)
-                # 2. the budget, from data-independent quantities
-                report = self._planned_report(n_samples)
-            except Exception as exc:  # held: a failed dry run is reported first
-                failed = exc
-            else:
-                failed = None
-            with single_threaded_blas():
-                domain = dry.finish()
-        if failed is not None:
-            raise failed
-        if any(limit is not None for limit in limits):
+        plan = self._plan_tuning(preflight.public, space)
+        for warning in plan.warnings:  # data-independent: about the plan
+            warnings.warn(warning, stacklevel=4)
+        self._check_split_params(metadata.split, plan)
+        # the dry run; beside it (its shares in the workers) the checks of the model input,
+        # the magnitude limits and 2. the budget, from the plan's data-independent costs. The
+        # dry run's failure is still the one reported first
+        report = preflight.dry_run(plan.scorers, lambda: self._planned_report(plan, space),
+                                   n_jobs=self.n_jobs)
+        if preflight.magnitude_limit is not None:
             self._log(1, "magnitude limit on the rows a private transformer reads: "
-                         f"{min(limit for limit in limits if limit is not None):g}")
+                         f"{preflight.magnitude_limit:g}")
         accountant = BudgetAccountant.load_default(self.accountant)
         check_budget(accountant, report.epsilon, report.delta)
         self._log(1, f"privacy budget checked: epsilon={report.epsilon:.4g}, "
                      f"delta={report.delta:.3g}")
 
-        # 3. the declared domain (fixed message, nothing charged)
-        # y's labels as the declared classes: classes_ of their dtype, whatever one row holds
-        y = check_domain(X, y, classes, allow_nan=domain.allow_nan)
-        check_model_input(input_templates, X, y, classes, allow_nan=domain.allow_nan,
-                          fill=fill, limits=limits)
-        check_weights_domain([fit_params.get("sample_weight"),
-                              score_params.get("sample_weight")])
+        # 3. the declared domain (fixed message, nothing charged); y's labels become the
+        # declared classes: classes_ of their dtype, whatever one row holds
+        preflight.check_domain()
 
         # 4. the private region; 5. charge once, also on failure (the data was read) -- a
         # PrivacyLeakError from here included: whether a component warns may depend on the data
         debug = self.error_score == "raise"
         try:
             with self._holding_lines(hold=not debug):
-                result, model = run_private(self._private_fit, plan, X, y, fit_params, seeds,
-                                            padding, debug=debug)
+                result, model = run_private(self._private_fit, plan, preflight.X, preflight.y,
+                                            metadata, seeds, debug=debug)
         except BaseException:
             accountant.spend(report.epsilon, report.delta)
             raise
@@ -666,7 +657,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.best_estimator_ = strip_nonprivate_attributes(model)
         else:  # no model this time (no runs, refit=False): not a model of an earlier fit's data
             self.__dict__.pop("best_estimator_", None)
-        self._declared_classes = classes
+        self._declared_classes = preflight.public.classes
         self.privacy_spent_ = report
         return self
 
@@ -676,7 +667,9 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         The privacy cost of a search is data-independent: it depends on its parameters, the
         estimator's privacy parameters (maximised over the space) and the number of rows only.
         This is the figure ``fit`` checks against the accountant before reading any data and
-        charges afterwards (``privacy_utility_front`` uses it to map a search's own settings).
+        charges afterwards (``privacy_utility_front`` uses it to map a search's own settings):
+        the report of the plan ``fit`` makes, made here for ``n_samples`` rows and the declared
+        label set.
 
         Parameters
         ----------
@@ -687,36 +680,42 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         -------
         PrivacyReport
             Total ``(epsilon, delta)`` and its components.
+
+        Raises
+        ------
+        ValueError
+            For a configuration that ``fit`` refuses before reading any data when it checks
+            the parameters, the space or the estimator, or makes its plan (e.g. a scoring the
+            search cannot bound, too few rows for the partitions or the validation part).
         """
         self._validate_params()
         self._check_sklearn_options()
-        check_leak_free_configuration(self.estimator, self._search_space())
-        check_private_components(self.estimator, self._search_space())
-        # the fit's lock: the settled decisions are the object's, one call at a time
-        with one_fit_at_a_time(), self._memo_scope():
-            return self._planned_report(int(n_samples))
+        space = self._search_space()
+        check_leak_free_configuration(self.estimator, space.space)
+        check_private_components(self.estimator, space.space)
+        # the fit's lock: one plan at a time, as in fit
+        with one_fit_at_a_time():
+            public = PublicInfo(int(n_samples), self._classes_from_params(), None)
+            return self._planned_report(self._plan_tuning(public, space), space)
 
-    def _planned_report(self, n_samples: int) -> PrivacyReport:
-        components = list(self._tuning_events(n_samples))
+    def _planned_report(self, plan: TuningPlan, space: SearchSpace) -> PrivacyReport:
+        """The plan's privacy report: its tuning lines, and the returned model's (refit)."""
+        components = list(plan.tuning)
         if self.refit:
-            eps_model, delta_model = self._final_model_cost(n_samples)
+            eps_model, delta_model = plan.model_cost
             # one line per DP step of the returned model: budget modes price each candidate
-            # so that it costs the model's budget (_refit_settings' total); otherwise the
+            # so that it costs the model's budget (the refit's settings); otherwise the
             # estimator as configured
-            if self._refit_sets_total:
-                parts = estimator_privacy_parts(self.estimator, self._search_space(),
-                                                epsilon_total=eps_model,
-                                                n_classes=self._n_classes())
-            else:
-                parts = estimator_privacy_parts(self.estimator, self._search_space(),
-                                                n_classes=self._n_classes())
+            priced = {"epsilon_total": eps_model} if plan.refit_priced else {}
+            parts = estimator_privacy_parts(self.estimator, space.space,
+                                            n_classes=self._n_classes(), **priced)
             components.append(("returned model (refit on all rows)",
                                EpsilonDeltaEvent(eps_model, delta_model, "refit"), parts))
-        return privacy_report(components, delta=self._target_delta())
+        return privacy_report(components, delta=plan.delta)
 
-    def _private_fit(self, plan, X, y, fit_params, seeds, padding):
+    def _private_fit(self, plan, X, y, metadata, seeds):
         """Tuning and refit: runs inside the private region. Returns released outputs only."""
-        result = self._run_tuning(plan, X, y, fit_params, seeds)
+        result = self._run_tuning(plan, X, y, metadata, seeds)
         if not self.refit:
             return result, result.best_estimator
         self._log(1, "refitting the selected candidate on all rows")
@@ -725,13 +724,10 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                             seed=seeds.seed("refit") if seeds.seeded else None,
                             **self._refit_settings(plan))
         with single_threaded_blas():  # tall, narrow arrays: one thread is faster here too
-            fit_on_rows(est, X, y, None, fit_params, padding=padding)
+            fit_on_rows(est, X, y, None, metadata.fit, padding=plan.public.padding)
         # no refit_time_: a fitted search is shared, and its refit's duration follows the data
         # (the solver's iterations); timing is outside the guarantee (docs/privacy.md)
         return result, est
-
-    def _target_delta(self) -> float:
-        return 0.0
 
     def _store_result(self, result: TuningResult) -> None:
         self.best_index_ = int(result.best_index)
@@ -883,15 +879,3 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"{type(self).__name__} has no classes_: it is not fitted, or its estimator is "
                 "not a classifier.")
         return classes
-
-
-
-def _flat_scorers(scorers: dict) -> dict:
-    """The plan's scorers with a dict of scorers (multi-metric ``scorer_``) listed one by one."""
-    flat = {}
-    for name, scorer in scorers.items():
-        if isinstance(scorer, dict):
-            flat.update({f"{name}[{key!r}]": value for key, value in scorer.items()})
-        else:
-            flat[name] = scorer
-    return flat

@@ -4,21 +4,23 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy.optimize import brentq
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseDPSearchCV, TuningPlan, TuningResult
+from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
 from ._estimators import estimator_privacy
 from ._params import get_params
 from ._space import EpsilonSplit, check_box_space
 from .accounting import event_cost, gdp_epsilon, self_composition_cost
 from .accounting._gaussian import float_gdp_epsilon
-from .evaluation._holdout import holdout_split
+from .evaluation._holdout import holdout_sizes, holdout_split
 from .evaluation._losses import LossEvaluator, train_chunks
 from .evaluation._scores import check_per_example_score, raw_scorer_name
-from .events import EpsilonDeltaEvent, ParallelEvent, SelfComposedEvent
+from .events import EpsilonDeltaEvent, ParallelEvent, PrivacyEvent, SelfComposedEvent
 from .selection._gp_gradient import RBFGradientModel
 from .selection._gradient_step import SignalToNoiseStep
 from .selection._noisy_gradient import NoisyGradient
@@ -247,22 +249,15 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         points = [np.full(box.n_dims, 0.5)] + box.share_extremes()
         space = [{name: [value] for name, value in box.from_unit(z).items()} for z in points]
         ranges = box.array_ranges()
-        return space + [{name: [ranges.get(name, values[0])] for name, values in sub.items()}
-                        for sub in (space if ranges else [])]
-
-    def _model_input_space(self):
-        # real ranges: a parameter of the steps in front of the model cannot be listed
-        return [self._box().dimension_of()]
-
-    def _dry_run_candidates(self):
-        box = self._box()
-        rng = np.random.RandomState(0)  # public, fixed: the dry run is data-independent
-        points = [np.full(box.n_dims, 0.5), np.zeros(box.n_dims), np.ones(box.n_dims)]
-        points += list(rng.uniform(size=(3, box.n_dims)))
-        return [box.from_unit(z) for z in points]
-
-    def _target_delta(self) -> float:
-        return float(self.delta)
+        priced = space + [{name: [ranges.get(name, values[0])] for name, values in sub.items()}
+                          for sub in (space if ranges else [])]
+        # the dry run: the centre, two corners and three public, fixed draws
+        rng = np.random.RandomState(0)
+        tried = [np.full(box.n_dims, 0.5), np.zeros(box.n_dims), np.ones(box.n_dims)]
+        tried += list(rng.uniform(size=(3, box.n_dims)))
+        # the steps in front of the model: real ranges (a parameter there cannot be listed)
+        return SearchSpace(priced, dry_run=[box.from_unit(z) for z in tried],
+                           model_input=[box.dimension_of()])
 
     # -- the plan (data-independent) ------------------------------------------------------------
     def _batch(self, n_dims: int) -> int:
@@ -278,15 +273,14 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         tuning = float(self.epsilon) * float(self.tuning_share)
         return tuning, float(self.epsilon) - tuning
 
-    def _plan_costs(self) -> dict:
+    def _plan_costs(self, space: SearchSpace, box) -> GIBOCosts:
         """mu, epsilon_fit, n_fits and the events, solved so that the total meets the budget."""
-        _, model_delta = estimator_privacy(self.estimator, self._search_space())
+        _, model_delta = estimator_privacy(self.estimator, space.space)
         if model_delta > 0:
             raise ValueError("DPGIBOSearchCV supports pure-DP estimators only (every "
                              "diffprivlib component with delta = 0): set the components' "
                              "delta to 0, or use DPRandomSearchCV or DPGridSearchCV, which "
                              "account for delta > 0.")
-        box = self._box()
         n_fits = self._n_fits(box.n_dims)
         tuning, _ = self._budget()
         delta = float(self.delta)
@@ -300,66 +294,60 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                 lambda e: self_composition_cost(e, 0.0, n_fits, delta)[0], tuning)
             train = SelfComposedEvent(EpsilonDeltaEvent(epsilon_fit, 0.0, "one fit"), n_fits,
                                       name=f"{n_fits} fits on the train rows")
-        noisy = NoisyGradient(mu, int(self.n_iter), float(self.clip))
-        tuning_event = ParallelEvent((train, noisy.privacy_event()),
-                                     name="train rows | validation rows")
-        return {"mu": mu, "epsilon_fit": epsilon_fit, "n_fits": n_fits, "train": train,
-                "validation": noisy.privacy_event(), "tuning": tuning_event}
+        validation = NoisyGradient(mu, int(self.n_iter), float(self.clip)).privacy_event()
+        return GIBOCosts(mu=mu, epsilon_fit=epsilon_fit, n_fits=n_fits, train=train,
+                         validation=validation,
+                         tuning=ParallelEvent((train, validation),
+                                              name="train rows | validation rows"))
 
-    def _tuning_events(self, n_samples):
-        return [("tuning: DP-GIBO (train rows | validation rows)", self._plan_costs()["tuning"])]
-
-    def _final_model_cost(self, n_samples):
-        return self._budget()[1], 0.0
-
-    _refit_sets_total = True
-
-    def _refit_settings(self, plan):
-        return {"epsilon_total": self._budget()[1], "n_classes": self._n_classes()}
-
-    def _plan_tuning(self, public, seeds):
+    def _plan_tuning(self, public, space):
         public_scorer = self._public_scorer()
         score = check_per_example_score(self._selection_scoring(), self.estimator,
                                         **({} if self.score_clip is None
                                            else {"clip": self.score_clip}))
-        costs = self._plan_costs()
         box = self._box()
-        train, validation = holdout_split(public.n_samples, self.validation_size,
-                                          seeds.rng("split"))
-        if self.train_split == "disjoint":
-            if len(train) < costs["n_fits"]:  # public: n, validation_size and the settings
-                raise ValueError(
-                    f"train_split='disjoint' splits the {len(train)} train rows into "
-                    f"{costs['n_fits']} chunks, one per fit, so some fits would get no rows. "
-                    "Use train_split='shared', fewer iterations or a smaller batch_size, or "
-                    "more rows. Nothing was charged.")
-            rows = train_chunks(train, costs["n_fits"], seeds.rng("partition"))
-        else:
-            rows = [train] * costs["n_fits"]
-        evaluator = LossEvaluator(self.estimator, score, epsilon_fit=costs["epsilon_fit"],
+        costs = self._plan_costs(space, box)
+        n_train, _ = holdout_sizes(public.n_samples, self.validation_size)
+        if self.train_split == "disjoint" and n_train < costs.n_fits:
+            # public: n, validation_size and the settings
+            raise ValueError(
+                f"train_split='disjoint' splits the {n_train} train rows into "
+                f"{costs.n_fits} chunks, one per fit, so some fits would get no rows. "
+                "Use train_split='shared', fewer iterations or a smaller batch_size, or "
+                "more rows. Nothing was charged.")
+        evaluator = LossEvaluator(self.estimator, score, epsilon_fit=costs.epsilon_fit,
                                   error_score=self.error_score, n_jobs=self.n_jobs,
                                   padding=public.padding, n_classes=self._n_classes())
         lengthscale = (0.3 * math.sqrt(box.n_dims) if self.lengthscale is None
                        else float(self.lengthscale))
-        return TuningPlan(
-            settings={"box": box, "rows": rows, "validation": validation, "evaluator": evaluator,
-                      "gp": RBFGradientModel(lengthscale, 1.0, float(self.noise)),
-                      "noisy": NoisyGradient(costs["mu"], int(self.n_iter), float(self.clip)),
-                      "batch": self._batch(box.n_dims)},
+        epsilon_model = self._budget()[1]
+        return GIBOPlan(
+            public=public,
+            tuning=(("tuning: DP-GIBO (train rows | validation rows)", costs.tuning),),
+            model_cost=(epsilon_model, 0.0), refit_priced=True, delta=float(self.delta),
             scorers={"scoring": score, "scorer_ (used by score)": public_scorer},
             attributes={"scorer_": public_scorer,
-                        "privacy_split_": _privacy_split(costs, self._budget()[1],
-                                                         float(self.delta))})
+                        "privacy_split_": _privacy_split(costs, epsilon_model,
+                                                         float(self.delta))},
+            box=box, n_fits=costs.n_fits, batch=self._batch(box.n_dims), evaluator=evaluator,
+            gp=RBFGradientModel(lengthscale, 1.0, float(self.noise)),
+            noisy=NoisyGradient(costs.mu, int(self.n_iter), float(self.clip)))
 
     def _step_rule(self, noise_scale: float):
         """The step rule; it sees only the released gradients and public constants."""
         return SignalToNoiseStep(float(self.learning_rate), noise_scale, float(self.momentum))
 
     # -- the private run ----------------------------------------------------------------------
-    def _run_tuning(self, plan, X, y, fit_params, seeds):
-        s = plan.settings
-        box, gp, noisy, batch = s["box"], s["gp"], s["noisy"], s["batch"]
-        rows, validation, evaluator = s["rows"], s["validation"], s["evaluator"]
+    def _run_tuning(self, plan, X, y, metadata, seeds):
+        box, gp, noisy, batch, evaluator = plan.box, plan.gp, plan.noisy, plan.batch, \
+            plan.evaluator
+        # data-independent: the validation rows, and the train rows of each fit
+        train, validation = holdout_split(plan.public.n_samples, self.validation_size,
+                                          seeds.rng("split"))
+        if self.train_split == "disjoint":
+            rows = train_chunks(train, plan.n_fits, seeds.rng("partition"))
+        else:
+            rows = [train] * plan.n_fits
         theta = _start(box, self.estimator)
         step = self._step_rule(noisy.noise_scale(len(validation)))
         points, losses = np.empty((0, box.n_dims)), None  # losses: PRIVATE, never stored
@@ -369,7 +357,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                 new = gp.acquire(theta, points, batch, seeds.rng("sampling", t))
                 settings = [box.from_unit(z) for z in new]
                 new_losses, _ = evaluator.losses(
-                    X, y, settings, rows[fit:fit + batch], validation, fit_params,
+                    X, y, settings, rows[fit:fit + batch], validation, metadata.fit,
                     [seeds.seed("fit", fit + j) if seeds.seeded else None for j in range(batch)])
                 fit += batch
                 # the GP sees the points of this and the previous iteration
@@ -388,11 +376,45 @@ class DPGIBOSearchCV(BaseDPSearchCV):
             model = None
             if not self.refit:
                 _, models = evaluator.losses(X, y, [final], rows[fit:fit + 1], validation,
-                                             fit_params,
+                                             metadata.fit,
                                              [seeds.seed("fit", fit) if seeds.seeded else None])
                 model = models[0]
         return TuningResult(candidate_params=[final], best_index=0, best_estimator=model,
                             attributes={"trajectory_": trajectory})
+
+
+@dataclass(frozen=True)
+class GIBOCosts:
+    """What the tuning spends, solved so that the total meets the budget (:meth:`_plan_costs`).
+
+    ``mu``: the GDP budget of the noisy gradients (validation rows); ``epsilon_fit``: each
+    fit's epsilon; ``n_fits``: the number ``M`` of fits on train rows; ``train`` and
+    ``validation``: the two sides' events; ``tuning``: both, in parallel (disjoint rows).
+    """
+
+    mu: float
+    epsilon_fit: float
+    n_fits: int
+    train: PrivacyEvent
+    validation: PrivacyEvent
+    tuning: PrivacyEvent
+
+
+@dataclass(frozen=True, kw_only=True)
+class GIBOPlan(TuningPlan):
+    """DPGIBOSearchCV's plan: the box, the fits and the noisy gradients."""
+
+    box: Any
+    #: fits on train rows (chunks of them with ``train_split="disjoint"``)
+    n_fits: int
+    #: query points per iteration
+    batch: int
+    #: fits the query points and records the per-example validation losses
+    evaluator: LossEvaluator
+    #: the Gaussian process with fixed, public hyperparameters (never fitted on losses)
+    gp: RBFGradientModel
+    #: the clipped, noisy gradient of each iteration
+    noisy: NoisyGradient
 
 
 def _start(box, estimator) -> np.ndarray:
@@ -425,8 +447,9 @@ def _solve_increasing(function, target: float, search=None) -> float:
     return root
 
 
-def _privacy_split(costs: dict, epsilon_model: float, delta: float) -> dict:
-    train = event_cost(costs["train"], delta)
-    validation = event_cost(costs["validation"], delta)
-    return {"mu": costs["mu"], "epsilon_fit": costs["epsilon_fit"], "n_fits": costs["n_fits"],
+def _privacy_split(costs: GIBOCosts, epsilon_model: float, delta: float) -> dict:
+    """``privacy_split_``: how the budget was spent (released, data-independent)."""
+    train = event_cost(costs.train, delta)
+    validation = event_cost(costs.validation, delta)
+    return {"mu": costs.mu, "epsilon_fit": costs.epsilon_fit, "n_fits": costs.n_fits,
             "train": train, "validation": validation, "refit": (epsilon_model, 0.0)}

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import numbers
-import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._base import BaseDPSearchCV, TuningPlan, TuningResult
+from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
 from ._estimators import estimator_privacy, space_sets_epsilon
-from .evaluation._partitions import PartitionEvaluator, auto_n_partitions, check_inner_splitter
+from .evaluation._partitions import PartitionEvaluator, auto_n_partitions
 from .evaluation._scores import check_bounded_scorer
 from .selection import DoublingSVT, PermuteAndFlipSelector
 from .selection._permute_and_flip import selection_error_bound
@@ -246,11 +248,26 @@ class DPGridSearchCV(BaseDPSearchCV):
         self.cv = cv
         self.pre_dispatch = pre_dispatch
 
-    def _search_space(self):
-        return self.param_grid
+    # a user's splitter as cv gets the metadata routed to a splitter (``groups``), inside each
+    # partition: the sensitivity is unchanged
+    _inner_splitter_param = "cv"
 
-    def _check_space(self):
+    # Metadata for the scorer is accepted: weighted partition utilities stay private.
+    # Privacy (replace-one; a record is its features, label *and* weight): partition ``i``'s
+    # utility is the selecting scorer's value on partition ``i``'s validation rows with *their*
+    # weights (and other row-aligned metadata) only, clipped to [0, 1] whatever the weights
+    # are. Replacing one record -- features, label and weight -- changes one partition's term
+    # by at most 1, hence the aggregate by at most ``1/k``: the sensitivity of the unweighted
+    # search, with no bound on the weights. The weights are checked (finite, non-negative, one
+    # per row) before any private computation; a partition whose weighted score fails (e.g. all
+    # its validation weights are 0) gets ``error_score`` like any failure. The weights reach
+    # the estimator's fit only if it requests them (``set_fit_request``), never because the
+    # scorer does.
+    _scorer_takes_metadata = True
+
+    def _search_space(self):
         ParameterGrid(self.param_grid)  # scikit-learn's checks and messages
+        return SearchSpace(self.param_grid)
 
     def _resolve_n_partitions(self, n_samples: int) -> int:
         if self.n_partitions == "auto":
@@ -278,16 +295,12 @@ class DPGridSearchCV(BaseDPSearchCV):
         low, high = _SHARE_LIMITS
         return min(high, max(low, needed / float(self.epsilon)))
 
-    def _budget(self, n_samples: int) -> dict:
-        """How ``epsilon`` is split: data-independent (parameters, estimator, ``n``); asked by
-        the plan, the tuning's cost and the model's, computed once per fit."""
-        return self._memoized(("budget", n_samples), lambda: self._split_budget(n_samples))
-
-    def _split_budget(self, n_samples: int) -> dict:
+    def _budget(self, n_samples: int) -> _Budget:
+        """How ``epsilon`` is split: data-independent (parameters, estimator, ``n``)."""
         total = float(self.epsilon)
         if not self.refit:  # no model is returned: the selection gets everything
-            return {"tuning_share": 1.0, "epsilon_tuning": total, "epsilon_model": 0.0,
-                    "model_settings": {"epsilon_scale": 1.0}, "delta_model": 0.0}
+            return _Budget(tuning_share=1.0, epsilon_tuning=total, epsilon_model=0.0,
+                           delta_model=0.0, model_settings={"epsilon_scale": 1.0})
         if space_sets_epsilon(self.param_grid):
             raise ValueError(
                 "epsilon is the total budget and sets the estimator's DP epsilons, but "
@@ -307,9 +320,9 @@ class DPGridSearchCV(BaseDPSearchCV):
         # a LogisticRegression's cost is not linear in its epsilon and differs with C and
         # data_norm, so one factor on every candidate would be set by the dearest
         model = (1.0 - share) * total
-        return {"tuning_share": share, "epsilon_tuning": total - model, "epsilon_model": model,
-                "model_settings": {"epsilon_total": model, "n_classes": n_classes},
-                "delta_model": delta_model}
+        return _Budget(tuning_share=share, epsilon_tuning=total - model, epsilon_model=model,
+                       delta_model=delta_model,
+                       model_settings={"epsilon_total": model, "n_classes": n_classes})
 
     def _make_selector(self, epsilon: float, sensitivity: float, seed):
         if self.selection == "svt":
@@ -318,93 +331,63 @@ class DPGridSearchCV(BaseDPSearchCV):
                                order=self.svt_order, random_state=seed)
         return PermuteAndFlipSelector(epsilon, sensitivity=sensitivity, random_state=seed)
 
-    def _tuning_events(self, n_samples):
-        k = self._resolve_n_partitions(n_samples)
-        budget = self._budget(n_samples)
-        event = self._make_selector(budget["epsilon_tuning"], 1.0 / k, None).privacy_event()
-        return [(f"tuning: {event.name}", event)]
-
-    def _final_model_cost(self, n_samples):
-        budget = self._budget(n_samples)
-        return budget["epsilon_model"], budget["delta_model"]
-
-    def _warn_hopeless_selection(self, n_candidates: int, k: int, epsilon: float) -> None:
+    def _hopeless_selection(self, n_candidates: int, k: int,
+                            epsilon: float) -> tuple[Warning, ...]:
         """Data-independent warning: the selection is close to a random pick."""
         error = selection_error_bound(n_candidates, 1.0 / k, epsilon)
         if n_candidates > 1 and error > HOPELESS_SELECTION_ERROR:
-            warnings.warn(
+            return (UserWarning(
                 f"DPGridSearchCV can barely select: with {k} partition(s), {n_candidates} "
                 f"candidates and a selection epsilon of {epsilon:.3g}, the selected candidate "
                 f"may be {error:.2f} below the best on the [0, 1] utility scale (95% bound; "
                 f"above {HOPELESS_SELECTION_ERROR}). Use more rows (more partitions), fewer "
-                "candidates, a larger epsilon or tuning_share, or DPRandomSearchCV.",
-                UserWarning, stacklevel=6)
+                "candidates, a larger epsilon or tuning_share, or DPRandomSearchCV."),)
+        return ()
 
-    def _plan_tuning(self, public, seeds):
-        candidates = list(ParameterGrid(self.param_grid))
+    def _plan_tuning(self, public, space):
+        candidates = list(ParameterGrid(space.space))
         k = self._resolve_n_partitions(public.n_samples)
         budget = self._budget(public.n_samples)
-        self._warn_hopeless_selection(len(candidates), k, budget["epsilon_tuning"])
+        hopeless = self._hopeless_selection(len(candidates), k, budget.epsilon_tuning)
         public_scorer = self._public_scorer()
         scorer = check_bounded_scorer(self._selection_scoring(), self.score_bounds,
                                       self.estimator)
-        evaluator = PartitionEvaluator(
-            self.estimator, scorer, n_partitions=k, cv=self.cv,
-            inner_epsilon=self.inner_epsilon, inner_params=self.inner_params,
-            epsilons=budget["model_settings"], n_jobs=self.n_jobs,
-            pre_dispatch=self.pre_dispatch, error_score=self.error_score, seeds=seeds,
-            padding=public.padding,
-        )
-        selector = self._make_selector(budget["epsilon_tuning"], evaluator.sensitivity,
-                                       seeds.noise_seed("selection"))
-        split = {name: budget[name]
-                 for name in ("tuning_share", "epsilon_tuning", "epsilon_model")}
-        return TuningPlan(
-            settings={"candidates": candidates, "evaluator": evaluator, "selector": selector},
+        event = self._make_selector(budget.epsilon_tuning, 1.0 / k, None).privacy_event()
+        return GridPlan(
+            public=public,
+            tuning=((f"tuning: {event.name}", event),),
+            model_cost=(budget.epsilon_model, budget.delta_model),
+            # each candidate priced at the model's share, as in the partition fits
+            refit_priced=True,
             scorers={"scoring": scorer, "scorer_ (used by score)": public_scorer},
-            attributes={"scorer_": public_scorer, "privacy_split_": split},
+            attributes={"scorer_": public_scorer,
+                        "privacy_split_": {"tuning_share": budget.tuning_share,
+                                           "epsilon_tuning": budget.epsilon_tuning,
+                                           "epsilon_model": budget.epsilon_model}},
+            warnings=hopeless,
+            inner_split_rows=public.n_samples // k,
+            candidates=tuple(candidates), n_partitions=k,
+            epsilon_tuning=budget.epsilon_tuning, model_settings=budget.model_settings,
+            scorer=scorer,
         )
 
-    def _inner_splitter(self):
-        return self.cv if hasattr(self.cv, "split") else None
-
-    def _check_split_params(self, split_params, public):
-        # groups go to a user's inner splitter, inside each partition (sensitivity unchanged)
-        if not hasattr(self.cv, "split"):
-            if split_params:
-                raise ValueError(
-                    f"groups is used by the inner splitter only, and cv={self.cv!r} splits "
-                    "without groups. Pass a group splitter, e.g. cv=GroupKFold(n_splits=3), or "
-                    "drop groups.")
-            return
-        n_rows = public.n_samples // self._resolve_n_partitions(public.n_samples)
-        check_inner_splitter(self.cv, n_rows, public.classes, split_params)
-
-    def _check_score_params(self, score_params):
-        """Accept metadata for the scorer: weighted partition utilities stay private.
-
-        Privacy (replace-one; a record is its features, label *and* weight): partition ``i``'s
-        utility is the selecting scorer's value on partition ``i``'s validation rows with
-        *their* weights (and other row-aligned metadata) only, clipped to [0, 1] whatever the
-        weights are. Replacing one record -- features, label and weight -- changes one
-        partition's term by at most 1, hence the aggregate by at most ``1/k``: the sensitivity
-        of the unweighted search, with no bound on the weights. The weights are checked
-        (finite, non-negative, one per row) before any private computation; a partition whose
-        weighted score fails (e.g. all its validation weights are 0) gets ``error_score`` like
-        any failure. The weights reach the estimator's fit only if it requests them
-        (``set_fit_request``), never because the scorer does.
-        """
-
-    def _run_tuning(self, plan, X, y, fit_params, seeds):
-        candidates = plan.settings["candidates"]
-        evaluator = plan.settings["evaluator"]
-        selector = plan.settings["selector"]
+    def _run_tuning(self, plan, X, y, metadata, seeds):
+        candidates = list(plan.candidates)
+        evaluator = PartitionEvaluator(
+            self.estimator, plan.scorer, n_partitions=plan.n_partitions, cv=self.cv,
+            inner_epsilon=self.inner_epsilon, inner_params=self.inner_params,
+            epsilons=plan.model_settings, n_jobs=self.n_jobs,
+            pre_dispatch=self.pre_dispatch, error_score=self.error_score, seeds=seeds,
+            padding=plan.public.padding,
+        )
+        selector = self._make_selector(plan.epsilon_tuning, evaluator.sensitivity,
+                                       seeds.noise_seed("selection"))
         self._log(1, f"fitting {len(candidates)} candidates x {evaluator.n_partitions} "
                      f"partitions = {len(candidates) * evaluator.n_partitions} fits")
         # exact utilities: private, handed straight to the selector and never kept
         selection = selector.select(evaluator.evaluate(
-            X, y, candidates, fit_params, split_params=plan.split_params,
-            score_params=plan.score_params))
+            X, y, candidates, metadata.fit, split_params=metadata.split,
+            score_params=metadata.score))
         self._log(1, f"selected candidate {selection.index} by {self.selection}"
                      + (" (fallback: nothing selected)" if selection.fallback else ""))
         attributes = {
@@ -417,9 +400,28 @@ class DPGridSearchCV(BaseDPSearchCV):
         return TuningResult(candidate_params=candidates, best_index=selection.index,
                             fallback=selection.fallback, attributes=attributes)
 
-    _refit_sets_total = True
 
-    def _refit_settings(self, plan):
-        # each candidate priced at the model's share, as in the partition fits (_budget)
-        return {"epsilon_total": plan.attributes["privacy_split_"]["epsilon_model"],
-                "n_classes": self._n_classes()}
+@dataclass(frozen=True)
+class _Budget:
+    """How ``epsilon`` is split between the selection and the returned model."""
+
+    tuning_share: float
+    epsilon_tuning: float
+    epsilon_model: float
+    delta_model: float
+    #: how the partition fits' DP epsilons are set (``PartitionEvaluator``'s ``epsilons``)
+    model_settings: Mapping[str, Any]
+
+
+@dataclass(frozen=True, kw_only=True)
+class GridPlan(TuningPlan):
+    """DPGridSearchCV's plan: the grid, the partitions and the selection's budget."""
+
+    #: the grid's points, in ``ParameterGrid`` order (``cv_results_["params"]``)
+    candidates: tuple[dict, ...]
+    n_partitions: int
+    epsilon_tuning: float
+    #: how every partition fit's DP epsilons are set (the model's share, or as configured)
+    model_settings: Mapping[str, Any]
+    #: the selecting scorer, on the bounded [0, 1] utility scale
+    scorer: Any

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
 from sklearn.model_selection import ParameterSampler
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._base import BaseDPSearchCV, TuningPlan, TuningResult
+from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
 from ._estimators import estimator_privacy, space_sets_epsilon
 from .accounting import PrivacyComponent, event_cost
-from .evaluation._holdout import HoldoutEvaluator, holdout_split, runs_batched
+from .evaluation._holdout import (
+    HoldoutEvaluator,
+    holdout_sizes,
+    holdout_split,
+    runs_batched,
+)
 from .evaluation._scores import check_validation_score, raw_scorer_name
+from .events import PrivacyEvent
 from .selection._repetition import RandomizedRepetition
 
 __all__ = ["DPRandomSearchCV"]
@@ -256,79 +263,67 @@ class DPRandomSearchCV(BaseDPSearchCV):
         self.score_clip = score_clip
 
     def _search_space(self):
-        return self.param_distributions
-
-    def _check_space(self):
         ParameterSampler(self.param_distributions, n_iter=1)  # scikit-learn's checks, messages
+        return SearchSpace(self.param_distributions)
 
-    def _target_delta(self) -> float:
-        return float(self.delta)
+    def _batched(self) -> bool:
+        """Whether the runs are fitted together: a public fact of the configuration, asked
+        once per plan (``runs_batched`` samples the space, and a distribution that ignores
+        ``random_state`` could answer differently twice)."""
+        return runs_batched(self.estimator, self.param_distributions, self.error_score)
 
-    def _repetition(self) -> RandomizedRepetition:
-        return RandomizedRepetition(self.distribution, self._expected_runs(), self.eta)
-
-    def _expected_runs(self) -> float:
+    def _expected_runs(self, batched: bool) -> float:
         """``n_iter``, or its default for ``distribution`` and the estimator (public facts)."""
         if self.n_iter is not None:
             return self.n_iter
         if self.distribution in ("poisson", "fixed"):
             return DEFAULT_N_ITER_COMPOSED
-        return DEFAULT_N_ITER_BATCHED if self._batched() else DEFAULT_N_ITER
+        return DEFAULT_N_ITER_BATCHED if batched else DEFAULT_N_ITER
 
-    def _validation_size(self) -> float:
+    def _validation_size(self, batched: bool) -> float:
         """``validation_size``, or its default for the estimator (public facts)."""
         if self.validation_size is not None:
             return float(self.validation_size)
-        return 0.0 if self._batched() else DEFAULT_VALIDATION_SIZE
+        return 0.0 if batched else DEFAULT_VALIDATION_SIZE
 
-    def _batched(self) -> bool:
-        """Whether the runs are fitted together: a public fact of the configuration, decided
-        once per ``fit`` or ``planned_privacy`` (:meth:`_memoized`: ``runs_batched`` samples
-        the space), afresh outside them."""
-        return self._memoized("batched", lambda: runs_batched(
-            self.estimator, self.param_distributions, self.error_score))
+    def _repetition(self, batched: bool | None = None) -> RandomizedRepetition:
+        """The law of the number of runs; ``batched``: the plan's decision (``None``: asked
+        afresh, :meth:`_batched`)."""
+        batched = self._batched() if batched is None else batched
+        return RandomizedRepetition(self.distribution, self._expected_runs(batched), self.eta)
 
-    def _model_privacy(self) -> tuple[float, float]:
-        """(eps, delta) of the model as configured: the largest over the space."""
-        return estimator_privacy(self.estimator, self._search_space(), n_classes=self._n_classes())
-
-    def _costs(self, epsilon_model: float | None = None, configured=None):
-        """(tuning event, run epsilon, model (eps, delta), score epsilon): with the model as
-        configured (``epsilon_model=None``) or every candidate priced at ``epsilon_model``
-        (budget mode; its delta is the configured one). ``configured``: :meth:`_model_privacy`,
-        when the caller has it."""
-        eps_model, delta_model = configured or self._model_privacy()
+    def _costs(self, repetition: RandomizedRepetition, on_fit_rows: bool,
+               configured: tuple[float, float], epsilon_model: float | None = None
+               ) -> _RunCosts:
+        """What one run and the tuning cost: with the model as configured (``configured``, its
+        cost maximised over the space; ``epsilon_model=None``) or every candidate priced at
+        ``epsilon_model`` (budget mode; its delta is the configured one). ``on_fit_rows``: no
+        validation part (every run scores the rows it was fitted on)."""
+        eps_model, delta_model = configured
         if epsilon_model is not None:
             eps_model = float(epsilon_model)
-        on_fit_rows = self._validation_size() == 0
         if self.epsilon_score is not None:
             eps_score = float(self.epsilon_score)
         else:
             eps_score = eps_model * (SCORE_SHARE_ON_FIT_ROWS if on_fit_rows else 1.0)
         # the score on the rows of the fit: sequential composition; on a disjoint part: parallel
         eps_run = eps_model + eps_score if on_fit_rows else max(eps_model, eps_score)
-        event = self._repetition().privacy_event(eps_run, delta_model)
-        return event, eps_run, (eps_model, delta_model), eps_score
+        return _RunCosts(event=repetition.privacy_event(eps_run, delta_model),
+                         epsilon_run=eps_run, epsilon_model=eps_model, delta_model=delta_model,
+                         epsilon_score=eps_score)
 
-    def _total_epsilon(self, epsilon_model: float, configured) -> float:
-        event, _, (eps_model, _), _ = self._costs(epsilon_model, configured)
-        tuning, _ = event_cost(event, delta=self.delta)
-        return tuning + (eps_model if self.refit else 0.0)
-
-    def _budget_model(self) -> float | None:
-        """The model cost that makes the total equal ``epsilon`` (budget mode), else ``None``."""
+    def _budget_model(self, repetition: RandomizedRepetition, on_fit_rows: bool,
+                      configured: tuple[float, float]) -> float | None:
+        """The model cost that makes the total equal ``epsilon`` (budget mode), else ``None``
+        (arguments: :meth:`_costs`)."""
         if self.epsilon is None:
             return None
-        if space_sets_epsilon(self.param_distributions):
-            raise ValueError(
-                "epsilon (budget mode) sets the estimator's DP epsilons, but the search space "
-                "sets an epsilon itself; give epsilon=None or remove epsilon from the space."
-            )
         target = float(self.epsilon)
-        configured = self._model_privacy()
 
         def total(epsilon_model):
-            return self._total_epsilon(epsilon_model, configured)
+            costs = self._costs(repetition, on_fit_rows, configured, epsilon_model)
+            tuning, _ = event_cost(costs.event, delta=self.delta)
+            return tuning + (costs.epsilon_model if self.refit else 0.0)
 
         # the total is continuous and non-decreasing in the model's cost: bracket, then solve
         lo, hi = 1e-9, 1.0
@@ -350,18 +345,10 @@ class DPRandomSearchCV(BaseDPSearchCV):
             epsilon_model *= 1 - 1e-12
         return epsilon_model
 
-    def _final_model_cost(self, n_samples):
-        return self._costs(self._budget_model())[2]
-
-    def _tuning_events(self, n_samples):
-        event, eps_run, (eps_model, delta_model), eps_score = self._costs(self._budget_model())
-        return [(f"tuning: {event.name}", event, self._run_parts(eps_run, eps_model,
-                                                                  delta_model, eps_score))]
-
-    def _run_parts(self, eps_run, eps_model, delta_model, eps_score):
+    def _run_parts(self, costs: _RunCosts, on_fit_rows: bool):
         """The breakdown of the tuning line: what one run of ``Q`` spends on what (informative;
         the line's figure is the repetition's cost of ``(eps_run, delta_model)``-DP runs)."""
-        if self._validation_size() == 0:
+        if on_fit_rows:
             fit_rows, score_rows = "all rows", "all rows"
             how = "the sum of the two below (both read all rows: sequential composition)"
         else:
@@ -370,38 +357,53 @@ class DPRandomSearchCV(BaseDPSearchCV):
         scaled = (" (each candidate's set to cost this: budget mode)"
                   if self.epsilon is not None else "")
         return (
-            PrivacyComponent("per run (the base mechanism Q)", eps_run, delta_model, how),
-            PrivacyComponent(f"per run: the model, fitted on {fit_rows}", eps_model,
-                             delta_model, f"the estimator's DP epsilons{scaled}"),
+            PrivacyComponent("per run (the base mechanism Q)", costs.epsilon_run,
+                             costs.delta_model, how),
+            PrivacyComponent(f"per run: the model, fitted on {fit_rows}", costs.epsilon_model,
+                             costs.delta_model, f"the estimator's DP epsilons{scaled}"),
             PrivacyComponent(f"per run: the noisy score, on {score_rows}",
-                             eps_score, 0.0, "Laplace noise on the score"),
+                             costs.epsilon_score, 0.0, "Laplace noise on the score"),
         )
 
-    def _plan_tuning(self, public, seeds):
+    def _plan_tuning(self, public, space):
         public_scorer = self._public_scorer()
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
         score = check_validation_score(self._selection_scoring(), self.estimator,
                                        public.classes, **clip)
-        epsilon_model = self._budget_model()
-        _, eps_run, (eps_model, _), eps_score = self._costs(epsilon_model)
-        validation_size = self._validation_size()
-        if validation_size == 0:  # every run fits and scores all rows
-            split = (np.arange(public.n_samples),) * 2
-        else:
-            split = holdout_split(public.n_samples, validation_size, seeds.rng("split"))
+        if self.epsilon is not None and space_sets_epsilon(self.param_distributions):
+            raise ValueError(
+                "epsilon (budget mode) sets the estimator's DP epsilons, but the search space "
+                "sets an epsilon itself; give epsilon=None or remove epsilon from the space."
+            )
+        # the model as configured: the largest cost over the space
+        configured = estimator_privacy(self.estimator, space.space, n_classes=self._n_classes())
+        batched = self._batched()
+        repetition = self._repetition(batched)
+        validation_size = self._validation_size(batched)
+        on_fit_rows = validation_size == 0  # every run fits and scores all rows
+        epsilon_model = self._budget_model(repetition, on_fit_rows, configured)
+        costs = self._costs(repetition, on_fit_rows, configured, epsilon_model)
+        if not on_fit_rows:  # the sizes are public: refused before the data is read
+            holdout_sizes(public.n_samples, validation_size)
         evaluator = HoldoutEvaluator(
-            self.estimator, score, epsilon_score=eps_score,
+            self.estimator, score, epsilon_score=costs.epsilon_score,
             epsilons=self._run_settings(epsilon_model), error_score=self.error_score,
             n_jobs=self.n_jobs, padding=public.padding,
-            expected_runs=self._repetition().mean, batched=self._batched(),
+            expected_runs=repetition.mean, batched=batched,
         )
-        return TuningPlan(settings={"split": split, "evaluator": evaluator},
-                          scorers={"scoring": score, "scorer_ (used by score)": public_scorer},
-                          attributes={"scorer_": public_scorer, "epsilon_model_": eps_model,
-                                      "epsilon_run_": eps_run})
+        return RandomPlan(
+            public=public,
+            tuning=((f"tuning: {costs.event.name}", costs.event,
+                     self._run_parts(costs, on_fit_rows)),),
+            model_cost=(costs.epsilon_model, costs.delta_model),
+            refit_priced=self.epsilon is not None, delta=float(self.delta),
+            scorers={"scoring": score, "scorer_ (used by score)": public_scorer},
+            attributes={"scorer_": public_scorer, "epsilon_model_": costs.epsilon_model,
+                        "epsilon_run_": costs.epsilon_run},
+            repetition=repetition, validation_size=validation_size, evaluator=evaluator)
 
-    def _run_tuning(self, plan, X, y, fit_params, seeds):
-        repetition = self._repetition()
+    def _run_tuning(self, plan, X, y, metadata, seeds):
+        repetition = plan.repetition
         n_runs = repetition.sample(seeds.rng("sampling"))  # never released
         # independent draws (with replacement): the runs of Q must be i.i.d. for the analysis,
         # so ParameterSampler's without-replacement mode for all-list spaces is avoided
@@ -416,8 +418,12 @@ class DPRandomSearchCV(BaseDPSearchCV):
             return TuningResult(candidate_params=candidates[:1], best_index=0, fallback=True,
                                 extra_results={"noisy_score": np.array([np.nan])},
                                 attributes={"no_runs_": True, "best_score_": np.nan})
-        scores, models = plan.settings["evaluator"].run(
-            X, y, candidates, plan.settings["split"], fit_params, seeds)
+        n_samples = plan.public.n_samples
+        if plan.validation_size == 0:  # every run fits and scores all rows
+            split = (np.arange(n_samples),) * 2
+        else:  # data-independent, shared by the runs (the analysis holds for any fixed split)
+            split = holdout_split(n_samples, plan.validation_size, seeds.rng("split"))
+        scores, models = plan.evaluator.run(X, y, candidates, split, metadata.fit, seeds)
         best = repetition.select(scores)
         # release the winner only: its parameters, noisy score and model
         return TuningResult(
@@ -427,16 +433,31 @@ class DPRandomSearchCV(BaseDPSearchCV):
             best_estimator=models[best],
         )
 
-    @property
-    def _refit_sets_total(self):
-        return self.epsilon is not None
-
     def _run_settings(self, epsilon_model: float | None) -> dict:
-        """How every run's model (and the refit) is set up: as configured, or, in budget mode,
-        priced at ``epsilon_model`` (:meth:`_budget_model`) for the declared label set."""
+        """How every run's model is set up: as configured, or, in budget mode, priced at
+        ``epsilon_model`` (:meth:`_budget_model`) for the declared label set."""
         if self.epsilon is None:
             return {}
         return {"epsilon_total": epsilon_model, "n_classes": self._n_classes()}
 
-    def _refit_settings(self, plan):
-        return self._run_settings(plan.attributes["epsilon_model_"])
+
+@dataclass(frozen=True)
+class _RunCosts:
+    """The cost of one run of ``Q`` and of the repetition of it (:meth:`_costs`)."""
+
+    event: PrivacyEvent
+    epsilon_run: float
+    epsilon_model: float
+    delta_model: float
+    epsilon_score: float
+
+
+@dataclass(frozen=True, kw_only=True)
+class RandomPlan(TuningPlan):
+    """DPRandomSearchCV's plan: the law of the number of runs and how each run is made."""
+
+    repetition: RandomizedRepetition
+    #: share of the rows in the validation part; ``0``: every run fits and scores all rows
+    validation_size: float
+    #: fits and scores the runs (priced, with the padding rows)
+    evaluator: HoldoutEvaluator

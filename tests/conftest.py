@@ -10,9 +10,9 @@ def unforeseen_failures(monkeypatch):
     *inside* the private part: the exit of last resort (``PrivateFitError``, error_score, the
     charge) stays tested for failures no domain check foresees (a composite first step, a
     failure after a private step)."""
-    from skdptune import _base
+    from skdptune.public import _preflight
 
-    monkeypatch.setattr(_base, "check_model_input", lambda *args, **kwargs: None)
+    monkeypatch.setattr(_preflight, "check_model_input", lambda *args, **kwargs: None)
 
 
 @pytest.fixture

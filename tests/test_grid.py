@@ -156,9 +156,13 @@ def test_hopeless_selection_warns_before_data_is_read(data):
     assert "1 partition(s)" in str(record[0].message)
     assert "DPRandomSearchCV" in str(record[0].message)
     big = DPGridSearchCV(nb(), GRID, epsilon=2.0, classes=[0, 1])
+    assert big._hopeless_selection(3, 1000, 1.0) == ()  # 2 ln(60) / 1000 = 0.008: no warning
+    assert len(big._hopeless_selection(3, 1, 1.0)) == 1
+    # the warning is fit's: planned_privacy of the same configuration plans silently
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        big._warn_hopeless_selection(3, 1000, 1.0)  # 2 ln(60) / 1000 = 0.008: no warning
+        DPGridSearchCV(nb(), GRID, epsilon=2.0, classes=[0, 1],
+                       min_partition_size=100).planned_privacy(150)
 
 
 def test_partition_fits_are_the_returned_model_in_miniature(monkeypatch):
@@ -493,7 +497,7 @@ def test_dry_run_failure_is_reported_before_the_public_work_done_meanwhile(data,
 
     X, y = data
 
-    def unpriceable(self, n_samples):
+    def unpriceable(self, plan, space):
         raise RuntimeError("pricing failed")
 
     with monkeypatch.context() as patch:
@@ -551,7 +555,7 @@ def test_interrupt_during_the_overlapped_work_is_not_held(data, dry_fits, monkey
     X, y = data
     here = dry_fits
 
-    def interrupted(self, n_samples):
+    def interrupted(self, plan, space):
         raise KeyboardInterrupt
 
     acc = BudgetAccountant()
@@ -631,25 +635,58 @@ def test_dry_run_fallback_fits_the_shares_on_dispatch(data, monkeypatch):
         assert not isinstance(pending, list) and list(pending) == [None, None]
 
 
-def test_copies_taken_during_a_fit_do_not_keep_its_memo():
-    """The budget split is computed once per fit (a memo living for the fit); a copy taken
-    during the fit (pickle, deepcopy) does not carry it, so after ``set_params`` the copy
-    prices its own parameters (it kept the fit's split, review helper-55), while the fit
-    keeps its memo."""
+def test_the_budget_split_is_made_once_per_fit_and_not_kept(data, monkeypatch):
+    """The budget split is computed once per fit, into its plan (the plan, the tuning's cost
+    and the model's cost all read it: one pricing of the space); the plan belongs to that fit,
+    not to the object, so a copy taken during the fit (pickle, deepcopy) prices its own
+    parameters after ``set_params`` (a copy that kept the fit's split was found, review
+    helper-55), while the fit charges its own plan."""
     import copy
 
+    from skdptune import grid as grid_module
+    from skdptune._base import TuningPlan
+
+    X, y = data
+    pricings, copies = [], []
+    real_pricing, real_plan = grid_module.estimator_privacy, DPGridSearchCV._plan_tuning
+
+    def planning(self, public, space):
+        plan = real_plan(self, public, space)
+        copies.extend([copy.deepcopy(self), pickle.loads(pickle.dumps(self))])
+        return plan
+
+    acc = BudgetAccountant()
     search = DPGridSearchCV(lr(), {"C": [0.1, 1.0]}, epsilon=1.0, classes=[0, 1],
-                            accountant=BudgetAccountant())
-    with search._memo_scope():
-        first = search._budget(1000)
-        assert search._budget(1000) is first  # computed once within the scope
-        for other in (copy.deepcopy(search), pickle.loads(pickle.dumps(search))):
-            assert "_memo" not in other.__dict__
-            other.set_params(epsilon=8.0)
-            assert other.planned_privacy(1000).epsilon == pytest.approx(8.0)
-        assert search._budget(1000) is first
-    assert "_memo" not in search.__dict__
+                            accountant=acc, random_state=0)
+    with monkeypatch.context() as patch:
+        patch.setattr(grid_module, "estimator_privacy",
+                      lambda *a, **k: pricings.append(1) or real_pricing(*a, **k))
+        patch.setattr(DPGridSearchCV, "_plan_tuning", planning)
+        search.fit(X, y)
+        assert len(pricings) == 1  # computed once within the fit
+        assert search.planned_privacy(1000).epsilon == pytest.approx(1.0)
+        assert len(pricings) == 2
+    assert acc.spent_budget == [(pytest.approx(1.0), 0.0)]
+    for other in [search, *copies]:
+        assert not [v for v in vars(other).values() if isinstance(v, TuningPlan)]
+    for other in copies:
+        other.set_params(epsilon=8.0)
+        assert other.planned_privacy(1000).epsilon == pytest.approx(8.0)
     assert search.planned_privacy(1000).epsilon == pytest.approx(1.0)
+
+
+def test_a_plan_is_frozen():
+    """A plan is not changed once made: every step of a fit reads the one it was given."""
+    from skdptune.public import PublicInfo
+
+    search = DPGridSearchCV(lr(), {"C": [0.1, 1.0]}, epsilon=1.0, classes=[0, 1])
+    plan = search._plan_tuning(PublicInfo(1000, np.array([0, 1]), None),
+                               search._search_space())
+    with pytest.raises(AttributeError):
+        plan.epsilon_tuning = 0.0
+    with pytest.raises(AttributeError):
+        plan.model_cost = (0.0, 0.0)
+    assert plan.model_cost[0] + plan.epsilon_tuning == pytest.approx(1.0)
 
 
 def test_parallel_dry_run_sees_the_scikit_learn_configuration(data):

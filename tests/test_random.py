@@ -257,8 +257,14 @@ def test_default_validation_size_fits_the_runs_on_every_row(data, monkeypatch,
 
 
 def test_the_batched_decision_does_not_outlive_its_fit(data, monkeypatch):
-    """The decision settled for one fit or planned_privacy is asked once there and forgotten
-    afterwards, also when the fit fails: a new configuration is decided afresh."""
+    """The decision settled for one fit or planned_privacy is asked once there, into its plan,
+    and forgotten afterwards (the plan is not kept on the search), also when the fit fails: a
+    new configuration is decided afresh."""
+    from skdptune._base import TuningPlan
+
+    def kept_plans(s):
+        return [v for v in vars(s).values() if isinstance(v, TuningPlan)]
+
     X, y = data
     asked = []
     real = random_module.runs_batched
@@ -266,14 +272,20 @@ def test_the_batched_decision_does_not_outlive_its_fit(data, monkeypatch):
                         lambda *a: asked.append(1) or real(*a))
     s = search(estimator=lr(data_norm=2.0), space={"C": [0.1, 1.0]}, n_iter=3, epsilon=1.0)
     s.fit(X, y)
-    assert len(asked) == 1 and "_memo" not in vars(s)
+    assert len(asked) == 1 and not kept_plans(s)
     assert "all rows" in s.planned_privacy(len(y)).components[0].parts[1].name
-    assert len(asked) == 2 and "_memo" not in vars(s)
+    assert len(asked) == 2 and not kept_plans(s)
     s.set_params(estimator=nb(), param_distributions=SPACE)
     assert "train part" in s.planned_privacy(len(y)).components[0].parts[1].name
+    assert len(asked) == 3
     with pytest.raises(ValueError):
-        s.fit(X, y[:-1])  # fails after settling
-    assert "_memo" not in vars(s)
+        s.fit(X, y[:-1])  # fails before the plan is made
+    assert len(asked) == 3 and not kept_plans(s)
+    outside = y.copy()
+    outside[0] = 7  # not a declared label: refused after the plan, by the domain check
+    with pytest.raises(ValueError):
+        s.fit(X, outside)
+    assert len(asked) == 4 and not kept_plans(s)
 
 
 def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):

@@ -955,12 +955,12 @@ def test_a_private_transformer_no_limit_can_protect_is_refused_before_any_data(m
     rows: public ValueErrors before the data is read, nothing charged."""
     from diffprivlib.models import PCA, DecisionTreeClassifier, StandardScaler
 
-    import skdptune._base
+    import skdptune.public._preflight
 
     def no_reading(*args, **kwargs):
         raise AssertionError("the data was read")
 
-    monkeypatch.setattr(skdptune._base, "check_domain", no_reading)
+    monkeypatch.setattr(skdptune.public._preflight, "check_domain", no_reading)
     X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
     y = (np.arange(300) % 2).astype(int)
     whitened = Pipeline([("pca", PCA(n_components=2, epsilon=0.5, bounds=(-1.0, 1.0),
@@ -1092,7 +1092,7 @@ def test_every_value_of_a_step_in_front_of_the_model_is_checked(degree):
     search = rand(estimator=_poly_pipe(), space=space, random_state=0)
     if not hasattr(degree, "dist"):  # a list, an unfrozen rv_discrete
         # the point of the test: the dry run's draws miss the degree that overflows
-        assert {c["poly__degree"] for c in search._dry_run_candidates()} == {1}
+        assert {c["poly__degree"] for c in search._search_space().dry_run_candidates()} == {1}
     X2 = X.copy()
     X2[7, 0] = 1e110  # finite; its square is too, its cube is not
     assert_refused_on_the_neighbour(search, X, X2, y)
@@ -1129,7 +1129,7 @@ def test_a_step_that_a_replacement_puts_in_front_of_the_model_is_checked(make):
                  "lr__C": stats.loguniform(0.1, 10.0)}
     search = make(estimator=pipe, space=space, random_state=0)
     if make is rand:  # the point of the test: no dry-run candidate puts poly in front
-        assert all(c["s1"] != "passthrough" for c in search._dry_run_candidates())
+        assert all(c["s1"] != "passthrough" for c in search._search_space().dry_run_candidates())
     X2 = X.copy()
     X2[7, 0] = 1e110
     assert_refused_on_the_neighbour(search, X, X2, y)
@@ -1150,7 +1150,7 @@ def test_a_range_or_any_sequence_is_a_list_of_values():
         rand(estimator=_poly_pipe(), space=space, random_state=0).fit(X, y)
     search = grid(estimator=_poly_pipe(), space={"poly__degree": range(1, 4),
                                                  "lr__C": [0.1, 1.0, 10.0, 100.0]})
-    assert len(search._dry_run_candidates()) == 12
+    assert len(search._search_space().dry_run_candidates()) == 12
 
 
 @pytest.mark.parametrize("make", ["random", "gibo"])

@@ -64,7 +64,7 @@ thin margin (unit) with 10^5 releases.
 ``M`` fits, ``eps_fit``-DP each, with ``self_composition_cost`` (the smaller of basic and
 Kairouz--Oh--Viswanath optimal composition), and ``DPGIBOSearchCV._plan_costs`` solves
 ``eps_fit`` so that the train side meets the tuning budget ``(tuning_share * epsilon, delta)``
-(checked here with ``event_cost(costs["train"], delta)``).
+(checked here with ``event_cost(costs.train, delta)``).
 
 * *Base mechanism*: binary randomized response with parameter ``eps_fit`` -- the dominating
   pair of every ``eps_fit``-DP mechanism (KOV 2015), so its ``M``-fold composition is the worst
@@ -194,8 +194,8 @@ def noisy_gradient(setting: str) -> NoisyGradient:
     if setting == "unit":
         return NoisyGradient(2.0, n_steps=4, clip=CLIP)  # mu_step = 1
     s = search()  # epsilon 2, delta 1e-6, T = 10: the mu the search would use
-    costs = s._plan_costs()
-    return NoisyGradient(costs["mu"], n_steps=int(s.n_iter), clip=float(s.clip))
+    costs = s._plan_costs(s._search_space(), s._box())
+    return NoisyGradient(costs.mu, n_steps=int(s.n_iter), clip=float(s.clip))
 
 
 def claim_point(noisy: NoisyGradient, point: str) -> tuple[float, float]:
@@ -372,11 +372,11 @@ FAST_CONFIGS = ["M=20 (defaults, eps 2)", "M=40 (T 10, b 4, eps 4)"]
 def plan(config: str) -> dict:
     """The search's train-side plan and claim: ``eps_fit``, ``M``, ``T``, ``(eps, delta)``."""
     s = search(**CONFIGS[config])
-    costs = s._plan_costs()
+    costs = s._plan_costs(s._search_space(), s._box())
     claim = float(s.epsilon) * (float(s.tuning_share) if s.refit else 1.0)
-    return {"epsilon_fit": costs["epsilon_fit"], "n_fits": costs["n_fits"],
+    return {"epsilon_fit": costs.epsilon_fit, "n_fits": costs.n_fits,
             "n_iter": int(s.n_iter), "claim": claim, "delta": float(s.delta),
-            "train": costs["train"]}
+            "train": costs.train}
 
 
 def solve_epsilon_fit(tuning: float, count: int, delta: float) -> float:

@@ -96,8 +96,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from threadpoolctl import threadpool_limits
 
-import skdptune._base
 import skdptune.evaluation._holdout as holdout
+import skdptune.public._preflight
 from skdptune import DPRandomSearchCV
 from skdptune._seeding import SeedPlan
 from skdptune.exceptions import PrivateFitError
@@ -254,7 +254,7 @@ def _patch(mp: pytest.MonkeyPatch, variant: str) -> None:
     if name == "sound":
         return
     # both broken variants: no padding rows, so a train part with one class fails to fit
-    mp.setattr(skdptune._base, "make_padding", lambda *args, **kwargs: None)
+    mp.setattr(skdptune.public._preflight, "make_padding", lambda *args, **kwargs: None)
     if name == "failure_as_output":
         mp.setattr(holdout, "_noisy_run", _noisy_run_failure_as_output(holdout._noisy_run))
         mp.setattr(holdout, "_noisy_runs_batched",
