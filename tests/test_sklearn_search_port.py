@@ -66,7 +66,8 @@ NOT_APPLICABLE = {
     "test_search_cv_sample_weight_equivalence": "diffprivlib models ignore sample_weight",
     "test_stochastic_gradient_loss_param": "SGDClassifier-specific",
     "test_custom_run_search / test__custom_fit_no_run_search": "the private searches are "
-    "extended through _plan_tuning/_run_tuning, not _run_search (docs/sklearn_differences.md)",
+    "extended through _search_space/_plan_tuning/_run_tuning, not _run_search "
+    "(docs/sklearn_differences.md)",
     "test_search_cv_results_rank_tie_breaking / test_grid_search_correct_score_results": "they "
     "read exact scores, which are never released",
     "test_search_cv_using_minimal_compatible_estimator": "the minimal estimators are not "
