@@ -373,9 +373,14 @@ def test_the_number_of_joblib_tasks_does_not_tell_the_number_of_runs(monkeypatch
     candidate drawn in a batched space sends a task one by one. A task per run, a group count
     cut by K, a layout or a function chosen by the drawn candidates, fails."""
     from skdptune.evaluation import _holdout
+    from skdptune.public import _dry_run
 
     monkeypatch.setattr(_holdout, "RUNS_PER_GROUP", 4)  # E[K] = 8: two groups when batched
-    rare = {"C": np.logspace(-3, 3, 600).tolist(), "tol": [1e-4] * 30 + [1e-2]}
+    # not what this test watches: the dry run's 200 fits of the large grid, at every seed
+    monkeypatch.setattr(_dry_run, "DRY_RUN_MAX_FITS", 8)
+    # 651 candidates: above CHECKED_GRID (512), so the public decision checks 32 fixed draws,
+    # all tight here (batched); 1 in 31 candidates is loose (600 values of C took 27 s)
+    rare = {"C": np.logspace(-3, 3, 21).tolist(), "tol": [1e-4] * 30 + [1e-2]}
     spaces = {"batched": (lr(), SPACE),
               "one_by_one": (GaussianNB(bounds=(-1.0, 1.0)), {"var_smoothing": [1e-9, 1e-6]}),
               "some_batchable": (lr(), {"C": [0.1, 1.0, 10.0, 3.0, 0.3], "tol": [1e-4] * 9
