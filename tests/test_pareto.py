@@ -505,6 +505,9 @@ def test_unknown_scorer_with_explicit_anti_ideal_utility(data):
 
 
 # -- DPareto against random sampling on a real DP model ---------------------------------------
+# slow (16 s, 120 cross-validated fits): the default suite compares them on a smooth trade-off
+# (test_bo_beats_random_sampling_on_a_smooth_trade_off)
+@pytest.mark.slow
 def test_bo_front_beats_random_sampling_on_logistic_regression():
     rng = np.random.default_rng(0)
     X = np.clip(rng.normal(size=(1500, 5)), -2, 2) / 2
