@@ -4,6 +4,11 @@ Each script runs in a fresh interpreter with the Agg backend, from the ``example
 without ``__file__`` (as sphinx-gallery executes it), under a timeout. The gallery's promise is
 under a minute each on a two-core machine; the timeout is looser because the machines that run
 the suite are shared. Examples that cannot keep the promise are marked ``slow``.
+
+The default suite runs the longer examples as *smoke runs*: the same script with its loops and
+data shrunk by the text replacements of :data:`SMOKE` (each must occur in the script, so an
+edited example fails here rather than silently running in full). Their full runs are ``slow``
+(``make test-slow``); ``make docs`` runs every gallery example in full too.
 """
 
 from __future__ import annotations
@@ -18,6 +23,21 @@ import pytest
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 TIMEOUT = 240  # seconds; the target is 60 on an idle two-core machine
 SLOW: set[str] = set()  # file names of examples that need more than a minute
+#: file name -> (text, replacement) pairs that shrink the example for its smoke run
+SMOKE: dict[str, list[tuple[str, str]]] = {
+    "plot_why_tuning_leaks.py": [("N_PAIRS = 30", "N_PAIRS = 2"),
+                                 ("EPSILONS = [0.1, 0.5, 2.0, 8.0]", "EPSILONS = [2.0]")],
+    "plot_methods_side_by_side.py": [("TOTALS = (0.5, 2.0, 8.0)", "TOTALS = (2.0,)"),
+                                     ("SEEDS = range(5)", "SEEDS = range(1)")],
+    "plot_pipeline_replacement.py": [("train_size=12000, test_size=8000",
+                                      "train_size=3000, test_size=1000")],
+    "plot_pareto_front.py": [("n_repeats=3,", "n_repeats=1,"),
+                             ("n_initial=8, n_iter=16,", "n_initial=3, n_iter=1,")],
+    "plot_random_search.py": [("n_iter=10, cv=5,", "n_iter=2, cv=2,"),
+                              ("n_iter=10, epsilon=1.0,", "n_iter=2, epsilon=1.0,")],
+    "plot_gibo_bounds.py": [("n_samples=10000,", "n_samples=3000,"), ("n_iter=8,", "n_iter=2,"),
+                            ("for seed in range(3):", "for seed in range(1):")],
+}
 
 RUN_AS_THE_GALLERY = (
     "import sys; path = sys.argv[1]; sys.argv = [path]; "
@@ -29,13 +49,29 @@ RUN_AS_THE_GALLERY = (
 def example_params() -> list:
     params = []
     for path in sorted(EXAMPLES.glob("*.py")):
-        marks = [pytest.mark.slow] if path.name in SLOW else []
-        params.append(pytest.param(path, id=path.stem, marks=marks))
+        if path.name in SMOKE:
+            params.append(pytest.param(path, True, id=f"{path.stem}-smoke"))
+        slow = path.name in SLOW or path.name in SMOKE
+        params.append(pytest.param(path, False, id=path.stem,
+                                   marks=[pytest.mark.slow] if slow else []))
     return params
 
 
-@pytest.mark.parametrize("path", example_params())
-def test_example_runs(path):
+def smoke_version(path: Path, folder: Path) -> Path:
+    """``path`` with :data:`SMOKE`'s replacements made, written into ``folder``."""
+    code = path.read_text(encoding="utf-8")
+    for text, replacement in SMOKE[path.name]:
+        assert text in code, f"{path.name} no longer contains {text!r}: update SMOKE"
+        code = code.replace(text, replacement)
+    smoke = folder / path.name
+    smoke.write_text(code, encoding="utf-8")
+    return smoke
+
+
+@pytest.mark.parametrize("path, smoke", example_params())
+def test_example_runs(path, smoke, tmp_path):
+    if smoke:
+        path = smoke_version(path, tmp_path)  # still run from examples/, as the gallery does
     env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONWARNINGS": "ignore::DeprecationWarning"}
     result = subprocess.run([sys.executable, "-c", RUN_AS_THE_GALLERY, str(path)], cwd=EXAMPLES,
                             env=env, capture_output=True, text=True, timeout=TIMEOUT)
