@@ -386,7 +386,17 @@ def test_the_audit_places_the_record_where_the_split_puts_it():
     assert special_record(12345, "validation") in validation
 
 
-@pytest.mark.parametrize("path", ["", "/one_by_one", "/pipeline", "/fit_rows"])
+#: the default suite audits the default path (batched runs); the other paths, 200 runs a side
+#: too but ~9-20 s each, run with the slow suite
+OTHER_PATHS = ("/one_by_one", "/pipeline", "/fit_rows")
+
+
+def _slow_unless_default_path(variant: str):
+    path = variant[variant.index("/"):] if "/" in variant else ""
+    return pytest.param(variant, marks=pytest.mark.slow) if path in OTHER_PATHS else variant
+
+
+@pytest.mark.parametrize("path", [_slow_unless_default_path(p) for p in ("", *OTHER_PATHS)])
 @pytest.mark.parametrize("placement", ["train", "validation"])
 def test_sound_search_is_within_its_claim(placement, path):
     sound = "sound" + path
@@ -402,7 +412,8 @@ def test_sound_search_is_within_its_claim(placement, path):
         assert result.family.epsilon_lb > 0.0
 
 
-@pytest.mark.parametrize("variant", [v for v in VARIANTS if not v.startswith("sound")])
+@pytest.mark.parametrize("variant", [_slow_unless_default_path(v) for v in VARIANTS
+                                     if not v.startswith("sound")])
 def test_failure_side_channel_is_flagged(variant):
     result = audit(variant, "train", N_FAST)
     assert result.family.epsilon_lb > result.claim
