@@ -28,6 +28,7 @@ import pytest
 from _audit import epsilon_lower_bound
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import LogisticRegression
+from threadpoolctl import threadpool_limits
 
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV, _sound_models
 from skdptune._logistic import logistic_regression_epsilon
@@ -90,7 +91,8 @@ def test_the_pair_is_priced_at_the_claim():
 
 @pytest.mark.parametrize("path, runs", [(_one_by_one, 1000), (_batched, 2500)])
 def test_the_fit_with_an_intercept_meets_its_charge(path, runs):
-    assert _bound(path, runs) <= CLAIM
+    with threadpool_limits(limits=1, user_api="blas"):  # tiny fits: one BLAS thread is faster
+        assert _bound(path, runs) <= CLAIM
 
 
 @pytest.mark.slow
