@@ -5,7 +5,7 @@ without ``__file__`` (as sphinx-gallery executes it), under a timeout. The galle
 under a minute each on a two-core machine; the timeout is looser because the machines that run
 the suite are shared. Examples that cannot keep the promise are marked ``slow``.
 
-The default suite runs the longer examples as *smoke runs*: the same script with its loops and
+The default suite runs the examples as *smoke runs*: the same script with its loops and
 data shrunk by the text replacements of :data:`SMOKE` (each must occur in the script, so an
 edited example fails here rather than silently running in full). Their full runs are ``slow``
 (``make test-slow``); ``make docs`` runs every gallery example in full too.
@@ -26,17 +26,23 @@ SLOW: set[str] = set()  # file names of examples that need more than a minute
 #: file name -> (text, replacement) pairs that shrink the example for its smoke run
 SMOKE: dict[str, list[tuple[str, str]]] = {
     "plot_why_tuning_leaks.py": [("N_PAIRS = 30", "N_PAIRS = 2"),
-                                 ("EPSILONS = [0.1, 0.5, 2.0, 8.0]", "EPSILONS = [2.0]")],
-    "plot_methods_side_by_side.py": [("TOTALS = (0.5, 2.0, 8.0)", "TOTALS = (2.0,)"),
-                                     ("SEEDS = range(5)", "SEEDS = range(1)")],
+                                 ("EPSILONS = [0.1, 0.5, 2.0, 8.0]", "EPSILONS = [2.0]"),
+                                 ("Parallel(n_jobs=2)", "Parallel(n_jobs=1)")],
+    "plot_methods_side_by_side.py": [("SIZES = (300, 2000)", "SIZES = (300, 600)"),
+                                     ("TOTALS = (0.5, 2.0, 8.0)", "TOTALS = (2.0,)"),
+                                     ("SEEDS = range(5)", "SEEDS = range(1)"),
+                                     ("Parallel(n_jobs=2)", "Parallel(n_jobs=1)")],
     "plot_pipeline_replacement.py": [("train_size=12000, test_size=8000",
-                                      "train_size=3000, test_size=1000")],
+                                      "train_size=3000, test_size=1000"),
+                                     ("grid, cv=5)", "grid, cv=2)")],
     "plot_pareto_front.py": [("n_repeats=3,", "n_repeats=1,"),
                              ("n_initial=8, n_iter=16,", "n_initial=3, n_iter=1,")],
     "plot_random_search.py": [("n_iter=10, cv=5,", "n_iter=2, cv=2,"),
                               ("n_iter=10, epsilon=1.0,", "n_iter=2, epsilon=1.0,")],
     "plot_gibo_bounds.py": [("n_samples=10000,", "n_samples=3000,"), ("n_iter=8,", "n_iter=2,"),
                             ("for seed in range(3):", "for seed in range(1):")],
+    "quickstart.py": [("cv=5)", "cv=2)"),
+                      ('grid = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}', 'grid = {"C": [0.1, 10.0]}')],
 }
 
 RUN_AS_THE_GALLERY = (

@@ -170,7 +170,7 @@ def _toy_oracles():
     return privacy_of, utility_of
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_bo_beats_random_sampling_on_a_smooth_trade_off(seed):
     box = BoxSpace({"epsilon": (0.01, 10.0, "log"), "C": (1e-3, 1e2, "log")})
     privacy_of, utility_of = _toy_oracles()

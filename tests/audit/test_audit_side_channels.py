@@ -386,14 +386,16 @@ def test_the_audit_places_the_record_where_the_split_puts_it():
     assert special_record(12345, "validation") in validation
 
 
-#: the default suite audits the default path (batched runs); the other paths, 200 runs a side
-#: too but ~9-20 s each, run with the slow suite
+#: the default suite audits the default path (batched runs), and flags the broken twin of the
+#: original finding (failure as an output, without padding); the other paths and the other
+#: twin, 200 runs a side too but ~9-20 s each, run with the slow suite
 OTHER_PATHS = ("/one_by_one", "/pipeline", "/fit_rows")
 
 
 def _slow_unless_default_path(variant: str):
     path = variant[variant.index("/"):] if "/" in variant else ""
-    return pytest.param(variant, marks=pytest.mark.slow) if path in OTHER_PATHS else variant
+    slow = path in OTHER_PATHS or variant.startswith("no_padding")
+    return pytest.param(variant, marks=pytest.mark.slow) if slow else variant
 
 
 @pytest.mark.parametrize("path", [_slow_unless_default_path(p) for p in ("", *OTHER_PATHS)])
