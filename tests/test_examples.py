@@ -78,7 +78,10 @@ def smoke_version(path: Path, folder: Path) -> Path:
 def test_example_runs(path, smoke, tmp_path):
     if smoke:
         path = smoke_version(path, tmp_path)  # still run from examples/, as the gallery does
-    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONWARNINGS": "ignore::DeprecationWarning"}
+    # the checkout's skdptune, also where the interpreter's is installed from another one
+    path_entries = [str(EXAMPLES.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "MPLBACKEND": "Agg", "PYTHONWARNINGS": "ignore::DeprecationWarning",
+           "PYTHONPATH": os.pathsep.join(path_entries)}
     result = subprocess.run([sys.executable, "-c", RUN_AS_THE_GALLERY, str(path)], cwd=EXAMPLES,
                             env=env, capture_output=True, text=True, timeout=TIMEOUT)
     assert result.returncode == 0, result.stderr[-3000:]
