@@ -141,8 +141,11 @@ def _model_charge(search) -> float:
     return search.privacy_spent_.components[-1].epsilon
 
 
+# _gibo is also `slowest` (~19 min; make test-slow runs it, CI does not): its refit gets the same
+# seed, epsilon and rows as _grid's, and the event reads the refit alone, so its counts are
+# _grid's (docs/audits.md)
 @pytest.mark.slow
-@pytest.mark.parametrize("make", [_random, _grid, _gibo])
+@pytest.mark.parametrize("make", [_random, _grid, pytest.param(_gibo, marks=pytest.mark.slowest)])
 def test_each_search_meets_its_charge_and_the_old_fit_is_flagged(make, monkeypatch):
     runs = 4000
     with warnings.catch_warnings():
