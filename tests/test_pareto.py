@@ -170,7 +170,7 @@ def _toy_oracles():
     return privacy_of, utility_of
 
 
-@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow)])
 def test_bo_beats_random_sampling_on_a_smooth_trade_off(seed):
     box = BoxSpace({"epsilon": (0.01, 10.0, "log"), "C": (1e-3, 1e2, "log")})
     privacy_of, utility_of = _toy_oracles()
@@ -505,6 +505,9 @@ def test_unknown_scorer_with_explicit_anti_ideal_utility(data):
 
 
 # -- DPareto against random sampling on a real DP model ---------------------------------------
+# slow (16 s, 120 cross-validated fits): the default suite compares them on a smooth trade-off
+# (test_bo_beats_random_sampling_on_a_smooth_trade_off)
+@pytest.mark.slow
 def test_bo_front_beats_random_sampling_on_logistic_regression():
     rng = np.random.default_rng(0)
     X = np.clip(rng.normal(size=(1500, 5)), -2, 2) / 2

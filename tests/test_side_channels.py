@@ -72,6 +72,18 @@ def rand(**kw):
     return DPRandomSearchCV(kw.pop("estimator", lr()), kw.pop("space", SPACE), **kw)
 
 
+def gibo(**kw):
+    """``DPGIBOSearchCV`` on the box each listed parameter spans (log scale; one value: a
+    factor of 2 either side), so that the tests written with grid spaces run it too."""
+    kw.setdefault("classes", [0, 1])
+    kw.setdefault("accountant", BudgetAccountant())
+    kw.setdefault("n_iter", 2)
+    space = {name: (min(values), max(values), "log") if len(values) > 1
+             else (values[0] / 2, values[0] * 2, "log")
+             for name, values in kw.pop("space", SPACE).items()}
+    return DPGIBOSearchCV(kw.pop("estimator", lr()), space, **kw)
+
+
 def released(search):
     """What a fitted search exposes, reduced to what must not differ in kind on D and D'."""
     model = search.best_estimator_ if hasattr(search, "best_estimator_") else None
@@ -104,7 +116,7 @@ def test_item1_repetition_returns_a_model_on_both_neighbours(seed):
 
 
 # -- item 2: exceptions escape fit and carry data ----------------------------------------------
-@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("make", [grid, rand, gibo])
 def test_item2_no_exception_on_either_neighbour(make):
     X, y_d, y_n = neighbours(600)
     on_d = fit_recording(make(random_state=0), X, y_d)
@@ -129,7 +141,7 @@ def _failing_pipe():
 
 
 @pytest.mark.usefixtures("unforeseen_failures")
-@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("make", [grid, rand, gibo])
 def test_a_failure_inside_leaves_as_a_fixed_error_and_charges(make):
     X, y, _ = neighbours(300, seed=1)
     X[:, -1] = np.where(np.arange(300) % 2 == 0, 1.0, 0.0)  # the refit surely fails
@@ -142,8 +154,8 @@ def test_a_failure_inside_leaves_as_a_fixed_error_and_charges(make):
     assert err.__cause__ is None and err.__context__ is None
     frames = "".join(traceback.format_tb(err.__traceback__))
     assert "_fails_on_private_rows" not in frames and "evaluation" not in frames
-    planned = make(random_state=0).fit(X, y).privacy_spent_.epsilon  # same cost, no failure
-    assert acc.spent_budget == [(planned, 0.0)]
+    planned = make(random_state=0).fit(X, y).privacy_spent_  # same cost, no failure
+    assert acc.spent_budget == [(planned.epsilon, planned.delta)]
 
 
 def _warns_on_marked_rows(X):
@@ -157,7 +169,7 @@ def _warns_on_marked_rows(X):
 
 @pytest.mark.usefixtures("unforeseen_failures")
 @pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
-@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("make", [grid, rand, gibo])
 def test_a_leak_found_after_the_data_was_read_is_charged(make):
     """Neighbours that differ in one marked row: one fits, the other stops with
     ``PrivacyLeakError`` -- and both charge the same planned cost (the leak is data-dependent
@@ -195,7 +207,7 @@ def test_error_score_raise_lets_the_original_out_for_debugging():
 
 # -- item 3: warnings depend on the data -------------------------------------------------------
 @pytest.mark.parametrize("make, kw", [(grid, {"cv": 3}), (grid, {"cv": 0.25}),
-                                      (rand, {"n_iter": 4})])
+                                      (rand, {"n_iter": 4}), (gibo, {"n_iter": 3})])
 def test_item3_no_warning_leaves_fit(make, kw):
     X, y_d, y_n = neighbours(600)
     on_d = fit_recording(make(random_state=0, **kw), X, y_d)
@@ -373,9 +385,14 @@ def test_the_number_of_joblib_tasks_does_not_tell_the_number_of_runs(monkeypatch
     candidate drawn in a batched space sends a task one by one. A task per run, a group count
     cut by K, a layout or a function chosen by the drawn candidates, fails."""
     from skdptune.evaluation import _holdout
+    from skdptune.public import _dry_run
 
     monkeypatch.setattr(_holdout, "RUNS_PER_GROUP", 4)  # E[K] = 8: two groups when batched
-    rare = {"C": np.logspace(-3, 3, 600).tolist(), "tol": [1e-4] * 30 + [1e-2]}
+    # not what this test watches: the dry run's 200 fits of the large grid, at every seed
+    monkeypatch.setattr(_dry_run, "DRY_RUN_MAX_FITS", 8)
+    # 651 candidates: above CHECKED_GRID (512), so the public decision checks 32 fixed draws,
+    # all tight here (batched); 1 in 31 candidates is loose (600 values of C took 27 s)
+    rare = {"C": np.logspace(-3, 3, 21).tolist(), "tol": [1e-4] * 30 + [1e-2]}
     spaces = {"batched": (lr(), SPACE),
               "one_by_one": (GaussianNB(bounds=(-1.0, 1.0)), {"var_smoothing": [1e-9, 1e-6]}),
               "some_batchable": (lr(), {"C": [0.1, 1.0, 10.0, 3.0, 0.3], "tol": [1e-4] * 9
@@ -477,7 +494,7 @@ def test_private_fits_never_run_in_threads(monkeypatch):
 
 
 # -- item 4: the label set leaks ---------------------------------------------------------------
-@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("make", [grid, rand, gibo])
 @pytest.mark.parametrize("estimator", [lr(), GaussianNB(bounds=(-1.0, 1.0))],
                          ids=["logistic", "naive_bayes"])
 def test_item4_classes_and_shapes_are_the_declared_set(make, estimator):
@@ -505,7 +522,7 @@ def test_item4_string_labels_and_pandas():
     assert set(search.predict(frame)) <= {"no", "yes"}
 
 
-@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("make", [grid, rand, gibo])
 def test_item4_undeclared_label_is_refused_with_a_fixed_message(make):
     X, y_d, _ = neighbours(600, new_label=7)
     acc = BudgetAccountant()
@@ -1643,7 +1660,7 @@ def test_item5_grid_verbose_is_data_independent():
 
 
 # -- item 6: a seeded estimator fixes the noise -------------------------------------------------
-@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("make", [grid, rand, gibo])
 def test_item6_estimator_seed_is_ignored_with_a_warning(make):
     X, y_d, _ = neighbours(600)
     y_d[::2] = 1
@@ -1659,7 +1676,7 @@ def test_item6_estimator_seed_is_ignored_with_a_warning(make):
 
 
 # -- item 7: the accountant is lost on clone -----------------------------------------------------
-@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("make", [grid, rand, gibo])
 def test_item7_cross_val_score_charges_the_users_accountant_per_fold(make):
     X, y_d, _ = neighbours(900)
     y_d[::2] = 1
@@ -1698,7 +1715,7 @@ def _wrong_signature_scorer(y_true, y_pred):
     return float(np.mean(y_true == y_pred))
 
 
-@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("make", [grid, rand, gibo])
 @pytest.mark.parametrize("mistake", ["unknown key", "no y", "sparse", "scorer"])
 def test_item8_configuration_mistakes_charge_nothing(make, mistake):
     X, y_d, _ = neighbours(600)
@@ -1706,7 +1723,7 @@ def test_item8_configuration_mistakes_charge_nothing(make, mistake):
     acc = BudgetAccountant()
     kw, fit_X, fit_y = {}, X, y_d
     if mistake == "unknown key":
-        kw["space"] = {"C": [1.0], "no_such_parameter": [1]}
+        kw["space"] = {"C": [1.0], "no_such_parameter": [1.0]}
     elif mistake == "no y":
         fit_y = None
     elif mistake == "sparse":
@@ -1714,7 +1731,7 @@ def test_item8_configuration_mistakes_charge_nothing(make, mistake):
     elif make is grid:
         kw.update(scoring=_wrong_signature_scorer, score_bounds=(0, 1))
     else:
-        pytest.skip("DPRandomSearchCV takes named per-example scores only")
+        pytest.skip("DPRandomSearchCV and DPGIBOSearchCV take named per-example scores only")
     with pytest.raises(ValueError):
         make(accountant=acc, **kw).fit(fit_X, fit_y)
     assert acc.spent_budget == []
@@ -1722,7 +1739,8 @@ def test_item8_configuration_mistakes_charge_nothing(make, mistake):
 
 # -- the planned cost is public ------------------------------------------------------------------
 @pytest.mark.parametrize("make, kw", [(grid, {}), (grid, {"selection": "svt", "refit": False}),
-                                      (rand, {"epsilon": 1.5}), (rand, {"delta": 1e-6})])
+                                      (rand, {"epsilon": 1.5}), (rand, {"delta": 1e-6}),
+                                      (gibo, {}), (gibo, {"refit": False, "epsilon": 1.5})])
 def test_planned_privacy_is_what_fit_charges_and_reads_no_data(make, kw):
     X, y_d, _ = neighbours(600)
     y_d[::2] = 1
@@ -1736,7 +1754,7 @@ def test_planned_privacy_is_what_fit_charges_and_reads_no_data(make, kw):
 
 
 # -- the returned model carries nothing its DP mechanism does not cover ---------------------------
-@pytest.mark.parametrize("make", [grid, rand])
+@pytest.mark.parametrize("make", [grid, rand, gibo])
 @pytest.mark.parametrize("refit", [True, False])
 def test_returned_model_has_no_optimiser_iteration_count(make, refit):
     X, y_d, _ = neighbours(600)
@@ -2138,8 +2156,10 @@ def test_nan_in_sparse_rows_is_asked_of_the_pipeline_as_in_dense_rows(container)
                      ("clf", LogisticRegression(epsilon=1.0, data_norm=2.0))])
     for A in (X, X_nan):
         acc = BudgetAccountant()
+        # n_iter=4: the NaN question is asked before any run (E[K] = 2000 by default here,
+        # every run fitted one by one on sparse rows: 10-16 s a container)
         search = DPRandomSearchCV(pipe, {"clf__C": [0.5, 1.0]}, epsilon=1.0, classes=[0, 1],
-                                  accountant=acc, random_state=0)
+                                  n_iter=4, accountant=acc, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             search.fit(wrap(A), y)

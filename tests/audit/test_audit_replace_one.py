@@ -172,19 +172,22 @@ def test_decision_tree_costs_twice_its_epsilon():
     assert _bound(_counts(event(CLAIM), X, y, y_other, runs), runs) > CLAIM
 
 
-def test_logistic_regression_costs_its_objective_perturbation_bound():
+@pytest.mark.parametrize("runs, margin", [
+    (500, 0.0), pytest.param(3000, 0.5, marks=pytest.mark.slow)])
+def test_logistic_regression_costs_its_objective_perturbation_bound(runs, margin):
     """diffprivlib's ``LogisticRegression`` keeps ``epsilon - 2 ln(1 + data_norm C / 4)`` for its
     noise, but a row's curvature is ``data_norm^2 / 4``: for ``data_norm > 1`` the claim is too
     small (docs/privacy.md, "diffprivlib's LogisticRegression"). Neighbours: one row at
     ``x = data_norm`` or at 0, the others 0; the event ``|coef| < 0.02``, where the row's
     curvature makes the output ``1 + data_norm (exp(e/4) - 1)`` times denser. At
     ``data_norm = 100`` and a claim of 1, diffprivlib's own epsilon is flagged far above it; the
-    epsilon that skdptune charges 1 for (0.065) stays below."""
+    epsilon that skdptune charges 1 for (0.065) stays below. Measured bounds: 1.56 (broken)
+    and 0 (sound) at 500 fits a side, the default suite's; 3,000 in the slow suite."""
     from diffprivlib.models import LogisticRegression
 
     from skdptune._estimators import set_total_epsilon
 
-    norm, n, runs = 100.0, 20, 3000
+    norm, n = 100.0, 20
     X = np.zeros((n, 1))
     X[0, 0] = norm
     y = np.arange(n) % 2
@@ -205,4 +208,4 @@ def test_logistic_regression_costs_its_objective_perturbation_bound():
     assert estimator_privacy(model, n_classes=2)[0] <= CLAIM
     assert 0.05 < model.epsilon < 0.08
     assert bound(model.epsilon) < CLAIM
-    assert bound(CLAIM) > CLAIM + 0.5  # diffprivlib's own epsilon as the cost: flagged
+    assert bound(CLAIM) > CLAIM + margin  # diffprivlib's own epsilon as the cost: flagged
