@@ -17,8 +17,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import train_test_split
 
-from skdptune._estimators import set_total_epsilon
 from skdptune.datasets import load_classification
+from skdptune.estimators import set_total_epsilon
 from skdptune.public import make_padding
 
 #: environment variable naming another results folder (the smoke test's)

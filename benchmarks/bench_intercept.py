@@ -3,7 +3,7 @@ against the constant-column reformulation, at equal charge.
 
 diffprivlib fits ``fit_intercept=True`` with the intercept unregularised; where its mechanism
 adds no ridge (``epsilon > 2 ln(1 + sqrt(q^2 + 1) C / 4)``) no finite epsilon bounds that model
-(skdptune._logistic). The reformulation fits ``fit_intercept=False`` on
+(skdptune.estimators.models._logistic). The reformulation fits ``fit_intercept=False`` on
 ``[clip_to_norm(X, q), c]`` (a public constant column ``c``) at ``data_norm = hypot(q, c)``;
 ``coef_ = w[:d]``, ``intercept_ = c w[d]``. Its intercept is regularised as
 ``b^2 / (2 C n c^2)`` and it costs what a model without intercept at ``hypot(q, c)`` costs.
@@ -45,7 +45,7 @@ from sklearn.linear_model import LogisticRegression as NonPrivateLogisticRegress
 from sklearn.utils.parallel import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from skdptune._logistic import logistic_regression_epsilon
+from skdptune.estimators.models._logistic import logistic_regression_epsilon
 
 from ._common import DEFAULT_DATA, markdown_table, write_result
 from ._tasks import TASKS

@@ -59,7 +59,7 @@ from benchmarks._common import (
 )
 from benchmarks._tasks import CROSSOVER_TASK, TASKS, VARIANTS, default_params, search_grid
 from skdptune import DPGridSearchCV, DPRandomSearchCV
-from skdptune._estimators import set_total_epsilon
+from skdptune.estimators import set_total_epsilon
 from skdptune.evaluation import _holdout
 from skdptune.random import SCORE_SHARE_ON_FIT_ROWS
 
@@ -163,7 +163,7 @@ class PricedLogisticRegression(LogisticRegression):
     (docs/privacy.md), and the searches charge what it costs: a reference fitted at
     ``epsilon = total`` would spend more than the searches it is compared with. ``fit`` sets
     ``epsilon`` to the largest value whose cost, for the two classes of these tasks, is at most
-    ``cost`` (``skdptune._estimators.set_total_epsilon``), for each candidate of L separately.
+    ``cost`` (``skdptune.estimators.set_total_epsilon``), for each candidate of L separately.
     """
 
     def __init__(self, cost=1.0, data_norm=None, C=1.0, random_state=None, accountant=None):

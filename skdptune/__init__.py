@@ -6,9 +6,9 @@ choosing the hyperparameters and training the returned model -- is differentiall
 with diffprivlib models as the private base estimators.
 """
 
-from ._estimators import estimator_privacy
 from ._space import ArrayRange, EpsilonSplit
 from .accounting import PrivacyReport
+from .estimators import estimator_privacy
 from .exceptions import DomainError, NonPrivateComponentError, PrivacyLeakError, PrivateFitError
 from .gibo import DPGIBOSearchCV
 from .grid import DPGridSearchCV

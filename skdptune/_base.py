@@ -86,7 +86,10 @@ from sklearn.utils.metadata_routing import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._estimators import (
+from ._private import one_fit_at_a_time, run_private
+from ._seeding import SeedPlan
+from .accounting import PrivacyReport, privacy_report
+from .estimators import (
     check_leak_free_configuration,
     check_private_components,
     estimator_privacy_parts,
@@ -94,9 +97,6 @@ from ._estimators import (
     seeded_dp_components,
     strip_nonprivate_attributes,
 )
-from ._private import one_fit_at_a_time, run_private
-from ._seeding import SeedPlan
-from .accounting import PrivacyReport, privacy_report
 from .evaluation._fit import fit_on_rows, prepare_clone, single_threaded_blas
 from .evaluation._partitions import check_inner_splitter
 from .evaluation._scores import split_scoring

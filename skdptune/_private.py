@@ -33,7 +33,7 @@ skdptune's own code:
 
 * every filter list ``fit`` installs has the error filter for ``PrivacyLeakWarning`` in front
   (:func:`run_private`, :func:`silenced`, the dry run,
-  :func:`~skdptune._estimators.leak_warnings_as_errors`), so a list restored by any of them
+  :func:`~skdptune.estimators.leak_warnings_as_errors`), so a list restored by any of them
   still turns the warning into an error;
 * one search's ``fit`` at a time per process (:func:`one_fit_at_a_time`): searches fitted in
   several threads run their ``fit`` one after the other, so one cannot restore, mid-fit of
@@ -49,21 +49,22 @@ skdptune's own code:
 
 What is left is code outside skdptune that enters ``catch_warnings`` in another thread of the
 same process while a search fits. The primary guard does not depend on filters:
-:func:`~skdptune._estimators.check_leak_free_configuration` refuses a leaky configuration
+:func:`~skdptune.estimators.check_leak_free_configuration` refuses a leaky configuration
 before the data is read; the filters are its safety net.
 
 **Processes.** Unseeded, some diffprivlib code draws public randomness from numpy's *global*
 generator (diffprivlib's own ``DecisionTreeClassifier`` its structure and the class of an
 empty leaf; skdptune fits that model with generators of the fit's own instead:
-:mod:`skdptune._tree`). A worker process forked by a fork-based pool (joblib's
-``multiprocessing`` backend) starts with a copy of the parent's generator, so runs fitted in
-two workers, and the refit in the parent, drew the same values: measured, 36 of 80 runs
-shared another run's tree structure and the refit repeated a run's in 10 of 10 fits
-(docs/privacy.md). The analyses of repetition and composition assume independent randomness.
-So a worker task that runs in a process other than the one running ``fit`` reseeds numpy's
-global generator from the operating system on entering :func:`silenced`; the process that
-runs ``fit`` never has its generator touched (a user's ``np.random.seed`` stream stays
-theirs), and seeded components never read the global generator.
+:class:`~skdptune.estimators.models.SeparateStreamsDecisionTreeClassifier`). A worker process
+forked by a fork-based pool (joblib's ``multiprocessing`` backend) starts with a copy of the
+parent's generator, so runs fitted in two workers, and the refit in the parent, drew the same
+values: measured, 36 of 80 runs shared another run's tree structure and the refit repeated a
+run's in 10 of 10 fits (docs/privacy.md). The analyses of repetition and composition assume
+independent randomness. So a worker task that runs in a process other than the one running
+``fit`` reseeds numpy's global generator from the operating system on entering
+:func:`silenced`; the process that runs ``fit`` never has its generator touched (a user's
+``np.random.seed`` stream stays theirs), and seeded components never read the global
+generator.
 
 Printing is handled where it starts: the searches' ``verbose`` messages are fixed texts and
 counts known before the data is read, and every ``verbose`` parameter of the inner estimators
@@ -81,6 +82,7 @@ from typing import Any
 
 import numpy as np
 from diffprivlib.utils import PrivacyLeakWarning
+from joblib.parallel import get_active_backend
 
 from .exceptions import PrivacyLeakError, PrivateFitError
 
@@ -131,8 +133,6 @@ def discard_all_but_leaks() -> None:
 
 def uses_threads() -> bool:
     """Whether joblib's active backend runs tasks in threads of this process."""
-    from joblib.parallel import get_active_backend
-
     return bool(getattr(get_active_backend()[0], "uses_threads", False))
 
 
@@ -149,7 +149,7 @@ def private_n_jobs(n_jobs):
 @contextlib.contextmanager
 def silenced() -> Iterator[None]:
     """Discard every warning raised inside, but raise diffprivlib's ``PrivacyLeakWarning``
-    (the fits' :func:`~skdptune._estimators.leak_warnings_as_errors` turns it into
+    (the fits' :func:`~skdptune.estimators.leak_warnings_as_errors` turns it into
     ``PrivacyLeakError``).
 
     Enter it in the function that runs in a joblib worker, around everything that touches the
@@ -183,7 +183,7 @@ def run_private(function: Callable[..., Any], *args: Any, debug: bool = False,
     PrivacyLeakError
         Raised afresh (same message, no chained exception or inner frames); also for a
         ``PrivacyLeakWarning`` raised outside a fit's
-        :func:`~skdptune._estimators.leak_warnings_as_errors`. Its message is ``LEAK_MESSAGE``
+        :func:`~skdptune.estimators.leak_warnings_as_errors`. Its message is ``LEAK_MESSAGE``
         (fixed) either way.
     """
     leaked = False

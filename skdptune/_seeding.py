@@ -146,7 +146,7 @@ def seed_sequence_first_words(entropy: np.ndarray) -> np.ndarray:
 
 
 def derived_seeds(seeds: np.ndarray, path: str = "") -> np.ndarray:
-    """``_estimators._derived_seed(s, path)`` (the seed of the component at ``path`` of an
+    """``skdptune.estimators.derived_seed(s, path)`` (the seed of the component at ``path`` of an
     estimator seeded with ``s``; ``""``: the estimator itself) for every ``s`` in ``seeds``
     (int64 array)."""
     seeds = np.asarray(seeds, dtype=np.int64)

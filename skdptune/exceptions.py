@@ -20,8 +20,8 @@ class PrivacyLeakError(ValueError):
     diffprivlib emits :class:`diffprivlib.utils.PrivacyLeakWarning` and then computes, e.g.,
     ``bounds`` or ``data_norm`` from the data it is fitted on; its differential-privacy guarantee
     no longer holds. skdptune refuses such configurations before any budget is charged (see
-    :func:`skdptune._estimators.check_leak_free_configuration`) and turns the warning into this
-    error if it is raised anyway (:func:`skdptune._estimators.leak_warnings_as_errors`).
+    :func:`skdptune.estimators.check_leak_free_configuration`) and turns the warning into this
+    error if it is raised anyway (:func:`skdptune.estimators.leak_warnings_as_errors`).
 
     Examples
     --------
@@ -39,7 +39,7 @@ class PrivacyLeakError(ValueError):
 class NonPrivateComponentError(ValueError):
     """An estimator contains a component that learns from the data without differential privacy.
 
-    Raised by :func:`skdptune._estimators.estimator_privacy` with a message that names the
+    Raised by :func:`skdptune.estimators.estimator_privacy` with a message that names the
     component by its path (its scikit-learn nested parameter name, e.g. ``"preprocess__scaler"``)
     and suggests a private replacement.
 

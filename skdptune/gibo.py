@@ -12,11 +12,11 @@ from scipy.optimize import brentq
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
-from ._estimators import estimator_privacy
 from ._params import get_params
 from ._space import EpsilonSplit, check_box_space
 from .accounting import event_cost, gdp_epsilon, self_composition_cost
 from .accounting._gaussian import float_gdp_epsilon
+from .estimators import estimator_privacy
 from .evaluation._holdout import holdout_sizes, holdout_split
 from .evaluation._losses import LossEvaluator, train_chunks
 from .evaluation._scores import check_per_example_score, raw_scorer_name
@@ -244,7 +244,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         # place: a GaussianNB's bounds are then priced over the whole box (refused, before any
         # data is read, where the box lets a lower bound reach its upper bound: a point there
         # would have no price), and each step's line holds its largest share, at the split's
-        # extremes too (_estimators._budget_versions)
+        # extremes too (skdptune.estimators._pricing, the budget versions)
         box = self._box()
         points = [np.full(box.n_dims, 0.5)] + box.share_extremes()
         space = [{name: [value] for name, value in box.from_unit(z).items()} for z in points]

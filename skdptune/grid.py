@@ -11,7 +11,7 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
-from ._estimators import estimator_privacy, space_sets_epsilon
+from .estimators import estimator_privacy, space_sets_epsilon
 from .evaluation._partitions import PartitionEvaluator, auto_n_partitions
 from .evaluation._scores import check_bounded_scorer
 from .selection import DoublingSVT, PermuteAndFlipSelector

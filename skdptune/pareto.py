@@ -29,19 +29,19 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples, indexable
 
 from ._base import BaseDPSearchCV
-from ._estimators import (
+from ._params import get_params, set_params
+from ._pareto_math import hvpoi, hypervolume, pareto_mask, probability_of_improvement
+from ._seeding import SeedPlan
+from ._space import BoxSpace, check_box_space
+from .estimators import (
     check_leak_free_configuration,
     check_sound_components,
     clone_with_throwaway_accountants,
     estimator_privacy,
     for_inner_fits,
     seed_dp_components,
+    switch_to_sound_fits,
 )
-from ._params import get_params, set_params
-from ._pareto_math import hvpoi, hypervolume, pareto_mask, probability_of_improvement
-from ._seeding import SeedPlan
-from ._sound_models import switch_to_sound_fits
-from ._space import BoxSpace, check_box_space
 from .evaluation._fit import single_threaded_blas
 from .evaluation._scores import check_bounded_scorer
 
@@ -564,7 +564,7 @@ class _UtilityOracle:
         elif seed is not None:
             seed_dp_components(est, seed)
         # fitted as the searches fit it, and priced as such (cross_val_score's clones keep
-        # the class): skdptune._sound_models
+        # the class): skdptune.estimators.switch_to_sound_fits
         switch_to_sound_fits(est)
         return est
 

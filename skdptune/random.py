@@ -11,8 +11,8 @@ from sklearn.model_selection import ParameterSampler
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
-from ._estimators import estimator_privacy, space_sets_epsilon
 from .accounting import PrivacyComponent, event_cost
+from .estimators import estimator_privacy, space_sets_epsilon
 from .evaluation._holdout import (
     HoldoutEvaluator,
     holdout_sizes,

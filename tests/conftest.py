@@ -20,10 +20,9 @@ def stand_in_regressor(monkeypatch):
     """Admit diffprivlib's ``LinearRegression`` for the test: it is refused as unsound
     (docs/privacy.md), and no other diffprivlib regressor exists, so the searches' regression
     paths (scores, target domain, refusals) are tested with it standing in for a sound one."""
-    from skdptune import _estimators
+    from skdptune.estimators.models._refused import LinearRegressionAdapter
 
-    monkeypatch.delitem(_estimators._UNSOUND_DP_MODELS,
-                        "diffprivlib.models.linear_regression.LinearRegression")
+    monkeypatch.setattr(LinearRegressionAdapter, "unsound", None)
 
 
 @pytest.fixture(autouse=True)

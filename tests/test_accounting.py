@@ -759,7 +759,7 @@ def test_privacy_report_with_estimator_parts_end_to_end():
     from sklearn.pipeline import make_pipeline
 
     from skdptune import estimator_privacy
-    from skdptune._estimators import estimator_privacy_parts
+    from skdptune.estimators import estimator_privacy_parts
 
     pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0, 1)),
                          LogisticRegression(epsilon=1.0, data_norm=1.0))

@@ -16,7 +16,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer, Normalizer, OneHotEncoder, PolynomialFeatures
 
 from skdptune._seeding import SeedPlan
-from skdptune._sound_models import sound_fitting
+from skdptune.estimators import sound_fitting
 from skdptune.evaluation import _batched, _partitions
 from skdptune.evaluation._batched import (
     _Problems,
@@ -77,7 +77,7 @@ def _problems(blocks):
         y[p, :n] = b["y"]
         w[p, :n] = b["row_weights"]
         quad[p, :d] = b["l2"] + b["delta"]
-        # the intercept is a regularised weight (skdptune._sound_models)
+        # the intercept is a regularised weight (InterceptColumnLogisticRegression)
         quad[p, d] = b["l2"] + b["delta"] if b["intercept"] else 1.0
         linear[p, :len(b["beta"])] = b["beta"] / b["noise_rows"]
     return _Problems(X, y, w, quad, linear, np.array([b["tol"] for b in blocks]),
@@ -455,7 +455,7 @@ def _reference_utilities(evaluator, X, y, candidates, miniature, solved=None):
     (``X[train]`` then the padding), clipped, a fresh diffprivlib ``Vector`` per binary
     problem drawing from ``RandomState`` of the fit's seed, then the same stacked solve and the
     same utility. Shape ``(len(candidates), k)``."""
-    from skdptune._estimators import _derived_seed
+    from skdptune.estimators import derived_seed as _derived_seed
     from skdptune.evaluation._batched import _utility
     from skdptune.evaluation._partitions import _fit_units
 

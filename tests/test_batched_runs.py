@@ -17,7 +17,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, PolynomialFeatures
 
 from skdptune import DPRandomSearchCV
-from skdptune._estimators import strip_nonprivate_attributes
+from skdptune.estimators import strip_nonprivate_attributes
 from skdptune.evaluation import _batched_runs, _holdout
 from skdptune.evaluation._batched_runs import _SharedRows, fit_runs, run_accuracies
 from skdptune.evaluation._fit import (
@@ -53,7 +53,7 @@ def _one_by_one(template, seed, X, y, train, padding, scale=0.7):
 
 def _assert_same_model(model, alone, X, atol):
     """The same model up to the optimiser: equal coefficients and intercepts. (Every objective
-    has a ridge on the intercept too, so none runs away: skdptune._sound_models.)"""
+    has a ridge on the intercept too, so none runs away: InterceptColumnLogisticRegression.)"""
     assert model.coef_.shape == alone.coef_.shape
     assert np.isfinite(alone.intercept_).all() and np.abs(alone.intercept_).max() < 1e3
     np.testing.assert_allclose(model.coef_, alone.coef_, atol=atol)

@@ -41,7 +41,7 @@ from sklearn.preprocessing import (
 )
 
 from skdptune import DPGridSearchCV, DPRandomSearchCV
-from skdptune._estimators import (
+from skdptune.estimators import (
     check_leak_free_configuration,
     clone_with_throwaway_accountants,
     estimator_privacy,
@@ -53,7 +53,7 @@ from skdptune._estimators import (
     set_total_epsilon,
     with_throwaway_accountants,
 )
-from skdptune._logistic import logistic_regression_epsilon
+from skdptune.estimators.models._logistic import logistic_regression_epsilon
 from skdptune.exceptions import NonPrivateComponentError, PrivacyLeakError
 
 BOUNDS = (0.0, 1.0)
@@ -670,7 +670,7 @@ def _scaler_lr(eps_scaler=0.5, eps_lr=1.0):
 
 
 def test_parts_list_each_pipeline_step_and_add_up_to_the_cost():
-    from skdptune._estimators import estimator_privacy_parts
+    from skdptune.estimators import estimator_privacy_parts
 
     pipe = _scaler_lr()
     parts = estimator_privacy_parts(pipe)
@@ -689,7 +689,7 @@ def test_parts_list_each_pipeline_step_and_add_up_to_the_cost():
 
 
 def test_parts_say_when_epsilon_is_the_maximum_over_the_space():
-    from skdptune._estimators import estimator_privacy_parts
+    from skdptune.estimators import estimator_privacy_parts
 
     pipe = _scaler_lr()
     space = {"logisticregression__epsilon": [0.1, 2.0], "logisticregression__C": [1, 10]}
@@ -710,7 +710,7 @@ def test_parts_say_when_epsilon_is_the_maximum_over_the_space():
 
 
 def test_parts_when_different_candidates_maximise_different_steps():
-    from skdptune._estimators import estimator_privacy_parts
+    from skdptune.estimators import estimator_privacy_parts
 
     pipe = _scaler_lr()
     space = [{"standardscaler__epsilon": [2.0], "logisticregression__epsilon": [0.5]},
@@ -726,7 +726,7 @@ def test_parts_in_budget_mode_are_the_priced_steps_costs():
     as its fits are (``set_total_epsilon``). Scaling each step's cost by the candidate's
     factor understated a ``LogisticRegression`` at ``data_norm = 10`` (its cost is affine in
     its epsilon there, not proportional) and overstated the scaler."""
-    from skdptune._estimators import estimator_privacy_parts
+    from skdptune.estimators import estimator_privacy_parts
 
     pipe = make_pipeline(DPScaler(bounds=BOUNDS, epsilon=0.5),
                          DPLR(epsilon=1.0, data_norm=10.0))
@@ -743,7 +743,7 @@ def test_parts_in_budget_mode_are_the_priced_steps_costs():
 
 
 def test_parts_nonprivate_and_the_estimator_untouched():
-    from skdptune._estimators import estimator_privacy_parts
+    from skdptune.estimators import estimator_privacy_parts
 
     pipe = _scaler_lr()
     leaky = make_pipeline(StandardScaler(), DPLR(epsilon=1.0, data_norm=1.0))
@@ -759,7 +759,7 @@ def test_inner_fits_silence_composites_with_a_bool():
     """Pipeline, ColumnTransformer and FeatureUnion take a bool verbose (0 is refused)."""
     from sklearn.pipeline import Pipeline
 
-    from skdptune._estimators import for_inner_fits
+    from skdptune.estimators import for_inner_fits
 
     columns = ColumnTransformer([("keep", "passthrough", [0])], verbose=True)
     pipe = Pipeline([("columns", columns), ("model", DPLR(epsilon=1.0, data_norm=1.0,
@@ -780,7 +780,7 @@ def test_inner_fits_silence_composites_with_a_bool():
     (([0.0, -2.0], [0.0, 2.0]), Fraction(4, 3) + Fraction(2, 3) * Fraction(1, 4)),  # 0 feature
 ])
 def test_gaussian_nb_pays_for_a_replaced_label(bounds, factor):
-    from skdptune._estimators import replace_one_factor
+    from skdptune.estimators import replace_one_factor
 
     model = DPNB(epsilon=0.9, bounds=bounds)
     assert replace_one_factor(model) == factor
@@ -790,7 +790,7 @@ def test_gaussian_nb_pays_for_a_replaced_label(bounds, factor):
 
 
 def test_tree_pays_twice_and_the_others_once():
-    from skdptune._estimators import replace_one_factor
+    from skdptune.estimators import replace_one_factor
 
     assert estimator_privacy(DPTree(epsilon=0.7, bounds=BOUNDS, classes=[0, 1])) == (1.4, 0.0)
     for model in (DPLR(epsilon=0.7, data_norm=1.0), DPScaler(epsilon=0.7, bounds=BOUNDS),
@@ -838,7 +838,7 @@ def _nb_box(lower_low, lower_high, upper_low, upper_high):
     (([-2.0], [-1.0], [1.0], [2.0]), Fraction(4, 3) + Fraction(2, 3) * Fraction(2, 3)),
 ])
 def test_gaussian_nb_bounds_from_a_box_cost_the_box_worst_point(box, factor):
-    from skdptune._estimators import replace_one_factor
+    from skdptune.estimators import replace_one_factor
 
     space = {"bounds": _nb_box(*box)}
     model = DPNB(epsilon=0.6, bounds=(-1.0, 1.0))
@@ -851,7 +851,7 @@ def test_gaussian_nb_bounds_from_a_box_cost_the_box_worst_point(box, factor):
 def test_the_box_factor_is_the_supremum_of_its_points():
     """Brute force: no point of a fine grid of the box, nor any draw, costs more than the
     factor, and the grid's corners attain it (it is the supremum, not a loose bound)."""
-    from skdptune._estimators import replace_one_factor
+    from skdptune.estimators import replace_one_factor
 
     rng = np.random.default_rng(0)
     for _ in range(40):
@@ -883,7 +883,7 @@ def test_gaussian_nb_bounds_from_a_box_without_a_worst_point_are_refused(box):
         DPRandomSearchCV(DPNB(bounds=(-1.0, 1.0)), space, epsilon=1.0,
                          classes=[0, 1]).planned_privacy(100)
     from skdptune import ArrayRange
-    from skdptune._estimators import replace_one_factor
+    from skdptune.estimators import replace_one_factor
 
     not_a_pair = ArrayRange(low=[0.0, 1.0, 2.0], high=[0.5, 1.5, 2.5])
     with pytest.raises(ValueError, match="pair \\(lower, upper\\) along its first axis"):
@@ -896,7 +896,7 @@ def test_budget_mode_lines_bound_each_step_share_over_the_box():
     at the box's worst point, the scaler's where the model's factor is smallest. Each report
     line must hold the largest share any draw gives its step (2,000 draws priced one by one),
     and the model's line is attained (its worst point)."""
-    from skdptune._estimators import estimator_privacy_parts
+    from skdptune.estimators import estimator_privacy_parts
 
     box = _nb_box([0.0] * 3, [4.0] * 3, [10.0] * 3, [1e3] * 3)
     pipe = make_pipeline(DPScaler(epsilon=0.5, bounds=(0.0, 20.0)),
@@ -928,7 +928,7 @@ def test_budget_mode_lines_hold_every_draw_to_the_last_ulp(n_boxes, widest):
     The default suite checks 20 nearly flat boxes (widths 1e-15 to 1e-14), where the
     exceedances are: with the lines not rounded up, draws of 5 of them exceed their line (of
     the 300 boxes of the slow version, 5)."""
-    from skdptune._estimators import estimator_privacy_parts
+    from skdptune.estimators import estimator_privacy_parts
 
     rng = np.random.RandomState(0)
     for _ in range(n_boxes):
@@ -949,7 +949,7 @@ def test_budget_mode_lines_hold_every_draw_to_the_last_ulp(n_boxes, widest):
 def test_budget_mode_lines_with_two_drawn_models():
     """Two GaussianNBs drawn from boxes: each one's share is largest at its own worst point
     with the other at its least, which pricing both at their worst (0.5 / 0.5 here) missed."""
-    from skdptune._estimators import estimator_privacy_parts
+    from skdptune.estimators import estimator_privacy_parts
 
     box = _nb_box([0.0], [9.0], [10.0], [11.0])  # factors from 4/3 + (2/3)(11/11) to 8
     union = make_union(DPNB(epsilon=0.5, bounds=(-1.0, 1.0)),

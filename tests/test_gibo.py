@@ -284,8 +284,8 @@ def test_report_lines_cover_the_split_and_the_box_together():
     from sklearn.base import clone
     from sklearn.pipeline import make_pipeline
 
-    from skdptune._estimators import set_total_epsilon
     from skdptune._space import ArrayRange, BoxSpace, EpsilonSplit
+    from skdptune.estimators import set_total_epsilon
 
     pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0.0, 20.0)),
                          GaussianNB(epsilon=0.5, bounds=(-3.0, 3.0)))

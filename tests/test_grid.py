@@ -57,7 +57,7 @@ def dry_fits(monkeypatch):
 
 def nb(cost=1.0):
     """A GaussianNB that costs ``cost``: with bounds (-1, 1) it pays 5/3 of its epsilon under
-    replace-one (skdptune._estimators.replace_one_factor)."""
+    replace-one (skdptune.estimators.replace_one_factor)."""
     return GaussianNB(epsilon=cost * 3 / 5, bounds=(-1.0, 1.0))
 
 

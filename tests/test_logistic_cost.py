@@ -1,7 +1,7 @@
-"""The cost skdptune charges for diffprivlib's LogisticRegression (skdptune._logistic,
-docs/privacy.md "diffprivlib's LogisticRegression"): closed forms, and the properties the
-searches rely on (never below diffprivlib's epsilon, nondecreasing in epsilon, suprema over the
-class count and over C)."""
+"""The cost skdptune charges for diffprivlib's LogisticRegression
+(skdptune.estimators.models._logistic, docs/privacy.md "diffprivlib's LogisticRegression"):
+closed forms, and the properties the searches rely on (never below diffprivlib's epsilon,
+nondecreasing in epsilon, suprema over the class count and over C)."""
 
 import math
 
@@ -11,8 +11,8 @@ import scipy.stats as st
 from diffprivlib.models import LogisticRegression
 
 from skdptune import estimator_privacy
-from skdptune._estimators import set_total_epsilon
-from skdptune._logistic import logistic_regression_epsilon as cost
+from skdptune.estimators import set_total_epsilon
+from skdptune.estimators.models._logistic import logistic_regression_epsilon as cost
 
 
 def test_closed_forms():

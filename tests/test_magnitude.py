@@ -18,11 +18,11 @@ from sklearn.metrics import get_scorer
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import PolynomialFeatures
 
+from skdptune.estimators.models._scaler import SCALE_FLOOR
 from skdptune.evaluation._fit import candidate_templates
 from skdptune.public import dry_run, make_padding
 from skdptune.public._magnitude import (
     LIMITS,
-    SCALE_FLOOR,
     _Extremes,
     bears_on_magnitude,
     magnitude_limits,

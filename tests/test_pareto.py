@@ -17,7 +17,6 @@ from sklearn.pipeline import Pipeline
 
 from skdptune import DPRandomSearchCV, ParetoFront, privacy_utility_front
 from skdptune import pareto as pareto_module
-from skdptune._logistic import logistic_regression_epsilon
 from skdptune._pareto_math import (
     hvpoi,
     hypervolume,
@@ -27,6 +26,7 @@ from skdptune._pareto_math import (
 )
 from skdptune._seeding import SeedPlan
 from skdptune._space import BoxSpace
+from skdptune.estimators.models._logistic import logistic_regression_epsilon
 from skdptune.evaluation._fit import single_threaded_blas
 from skdptune.pareto import NotPrivateWarning, _optimise, _propose
 

@@ -29,8 +29,6 @@ from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline
 
 from skdptune import DPRandomSearchCV, estimator_privacy
-from skdptune._estimators import set_total_epsilon
-from skdptune._logistic import logistic_regression_epsilon
 from skdptune.accounting import (
     kov_optimal_composition_epsilon,
     repetition_epsilon,
@@ -38,6 +36,8 @@ from skdptune.accounting import (
     repetition_pure_epsilon,
     repetition_rdp_epsilon,
 )
+from skdptune.estimators import set_total_epsilon
+from skdptune.estimators.models._logistic import logistic_regression_epsilon
 
 SPACE = {"var_smoothing": loguniform(1e-9, 1.0)}
 EPS_MODEL = 0.7  # the model's cost under replace-one
@@ -45,7 +45,7 @@ EPS_MODEL = 0.7  # the model's cost under replace-one
 
 def nb(cost):
     """A GaussianNB that costs ``cost`` under replace-one: with bounds (-1, 1) it pays 5/3 of
-    its epsilon (skdptune._estimators.replace_one_factor)."""
+    its epsilon (skdptune.estimators.replace_one_factor)."""
     return GaussianNB(epsilon=cost * 3 / 5, bounds=(-1.0, 1.0))
 
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from skdptune._estimators import _derived_seed
 from skdptune._seeding import SeedPlan, derived_seeds
+from skdptune.estimators import derived_seed as _derived_seed
 
 
 @pytest.mark.parametrize("random_state", [0, 7, 2**31 - 1, None])
@@ -78,7 +78,7 @@ def test_the_returned_model_does_not_carry_the_seed_of_its_noise(index):
     still reproducible: the parameters are the same, the seeds are gone."""
     from sklearn.base import clone
 
-    from skdptune._estimators import iter_dp_components
+    from skdptune.estimators import iter_dp_components
 
     rng = np.random.RandomState(0)
     X = rng.uniform(-1, 1, size=(200, 3))

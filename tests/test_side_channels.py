@@ -36,7 +36,7 @@ from skdptune import (
     DPRandomSearchCV,
     estimator_privacy,
 )
-from skdptune._estimators import leak_warnings_as_errors
+from skdptune.estimators import leak_warnings_as_errors
 from skdptune.exceptions import (
     DomainError,
     NonPrivateComponentError,
@@ -1207,7 +1207,7 @@ def test_a_composite_first_step_is_cut_at_its_private_components():
     from sklearn.pipeline import FeatureUnion
     from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures
 
-    from skdptune._estimators import free_image
+    from skdptune.estimators import free_image
 
     ct = ColumnTransformer([
         ("num", Pipeline([("poly", PolynomialFeatures(2)), ("scale", _dp_scaler()),
@@ -1353,7 +1353,7 @@ def test_a_typical_mixed_type_pipeline_still_fits():
 def test_which_parameters_shape_what_the_first_private_model_receives():
     from sklearn.preprocessing import PolynomialFeatures
 
-    from skdptune._estimators import shapes_model_input
+    from skdptune.estimators import shapes_model_input
 
     nested = Pipeline([("prep", Pipeline([("poly", PolynomialFeatures())])),
                        ("model", Pipeline([("scale", PolynomialFeatures()), ("lr", lr())]))])

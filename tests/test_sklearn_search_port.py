@@ -50,6 +50,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV, NonPrivateComponentError
 from skdptune._base import _param_arrays
+from skdptune.estimators.models._registry import _BY_CLASS
 
 #: scikit-learn tests that no differentially private estimator can exercise (not counted as
 #: ported): name -> reason
@@ -142,8 +143,9 @@ def data():
 
 def _dp_double(base, **checks):
     """A subclass of a diffprivlib model that asserts what reaches ``fit`` (like scikit-learn's
-    ``CheckingClassifier``). Its module is set under ``diffprivlib.`` so that the search treats
-    it as the diffprivlib component it is (the fit is the parent's DP fit)."""
+    ``CheckingClassifier``), registered as its parent's model family so that the search treats
+    it as the diffprivlib component it is (the fit is the parent's DP fit). Where the family fits
+    with a sound subclass (``sound_fit``), the double's family fits with a double of that one."""
 
     def fit(self, X, y=None, sample_weight=None, **fit_params):
         if "check_X" in checks:
@@ -165,10 +167,17 @@ def _dp_double(base, **checks):
             assert not hasattr(self, "has_been_fit_"), "fitted twice"
             self.has_been_fit_ = True
         self.fit_params_ = {k: v for k, v in fit_params.items() if np.isscalar(v)}
-        return base.fit(self, X, y) if y is not None else base.fit(self, X)
+        parent = type(self).__mro__[1]  # ``base``, or the family's sound subclass
+        return parent.fit(self, X, y) if y is not None else parent.fit(self, X)
 
     cls = type(f"Checking{base.__name__}", (base,), {"fit": fit})
-    cls.__module__ = "diffprivlib.models._test_double"
+    # skdptune finds a model's family by its exact class: the double belongs to its parent's
+    family = _BY_CLASS[base]
+    if family.sound_fit is not None:
+        sound = type(f"Checking{family.sound_fit.__name__}", (family.sound_fit,), {"fit": fit})
+        family = type(f"Checking{type(family).__name__}", (type(family),),
+                      {"sound_fit": sound})()
+    _BY_CLASS[cls] = family
     return cls
 
 
@@ -647,7 +656,7 @@ def test_search_with_2d_array(data):
 # ==============================================================================================
 
 @pytest.mark.parametrize("kind", ["grid", "random"])
-def test_SearchCV_with_fit_params(kind):
+def test_SearchCV_with_fit_params(kind, stand_in_regressor):
     """Port of test_SearchCV_with_fit_params (a regressor: see the padding test below).
 
     ADAPTED: a missing or misaligned fit parameter is found by the dry run on synthetic data:

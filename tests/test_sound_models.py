@@ -1,4 +1,5 @@
-"""skdptune._sound_models: diffprivlib's models fitted soundly, switched in for a fit."""
+"""The sound fits of skdptune.estimators.models, switched in for a fit
+(skdptune.estimators.sound_fitting)."""
 
 import math
 import warnings
@@ -11,17 +12,18 @@ from diffprivlib import BudgetAccountant
 from diffprivlib.models import DecisionTreeClassifier, GaussianNB, LogisticRegression
 from diffprivlib.utils import PrivacyLeakWarning
 from diffprivlib.validation import clip_to_norm
+from sklearn.base import clone
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV, estimator_privacy
-from skdptune._logistic import INTERCEPT_COLUMN, logistic_regression_epsilon
-from skdptune._sound_models import (
+from skdptune.estimators import sound_fitting, switch_to_sound_fits
+from skdptune.estimators.models import (
+    INTERCEPT_COLUMN,
     InterceptColumnLogisticRegression,
-    sound_fitting,
-    switch_to_sound_fits,
+    SeparateStreamsDecisionTreeClassifier,
 )
-from skdptune._tree import SeparateStreamsDecisionTreeClassifier
+from skdptune.estimators.models._logistic import logistic_regression_epsilon
 
 
 def _data(n=300, d=3, classes=2, seed=0):
@@ -137,15 +139,16 @@ def test_the_switch_covers_pipelines_restores_the_class_and_keeps_the_parameters
         raise RuntimeError
     assert type(tree) is DecisionTreeClassifier
     nb = GaussianNB(bounds=(-5, 5))
-    assert switch_to_sound_fits(nb) == [] and type(nb) is GaussianNB
+    assert switch_to_sound_fits(nb) is nb and type(nb) is GaussianNB
+    switch_to_sound_fits(pipe)  # for good: what a throwaway clone keeps
+    assert type(pipe[-1]) is InterceptColumnLogisticRegression
+    assert type(clone(pipe)[-1]) is InterceptColumnLogisticRegression
 
 
 @pytest.mark.parametrize("search", ["grid", "random", "gibo"])
 def test_every_search_returns_the_users_class_fitted_soundly(search, monkeypatch):
     """Every fit of a search (dry run, tuning, refit) goes through the sound class, and the
     returned model is the user's diffprivlib class with a finite intercept."""
-    from skdptune import _sound_models
-
     fitted = []
     real = InterceptColumnLogisticRegression.fit
 
@@ -153,7 +156,7 @@ def test_every_search_returns_the_users_class_fitted_soundly(search, monkeypatch
         fitted.append(type(self))
         return real(self, X, y, sample_weight=sample_weight)
 
-    monkeypatch.setattr(_sound_models.InterceptColumnLogisticRegression, "fit", spy)
+    monkeypatch.setattr(InterceptColumnLogisticRegression, "fit", spy)
     X, y = _data(n=600)
     est = LogisticRegression(epsilon=1.0, data_norm=2.0)
     kw = {"classes": [0, 1], "random_state": 0, "accountant": BudgetAccountant()}

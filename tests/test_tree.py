@@ -1,5 +1,5 @@
-"""skdptune._tree: diffprivlib's decision tree with separate generators for its structure,
-its non-empty leaves (permute-and-flip) and its empty leaves."""
+"""skdptune.estimators.models._tree: diffprivlib's decision tree with separate generators for
+its structure, its non-empty leaves (permute-and-flip) and its empty leaves."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from diffprivlib.models import DecisionTreeClassifier
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 from scipy import stats
 
-from skdptune import _tree
-from skdptune._tree import SeparateStreamsDecisionTreeClassifier
+from skdptune.estimators.models import SeparateStreamsDecisionTreeClassifier, _tree
 
 N_FEATURES = 4
 BOUNDS = (np.zeros(N_FEATURES), np.ones(N_FEATURES))

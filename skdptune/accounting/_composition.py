@@ -6,6 +6,7 @@ import math
 from decimal import Decimal
 
 import numpy as np
+from dp_accounting import RandomizedResponseDpEvent
 from scipy.special import gammaln
 
 from . import _decimal
@@ -160,8 +161,6 @@ def self_composition_cost(epsilon: float, base_delta: float, count: int,
 
 def _randomized_response_event(epsilon: float):
     """dp-accounting's binary randomized response with likelihood ratio ``e^epsilon``."""
-    from dp_accounting import RandomizedResponseDpEvent
-
     return RandomizedResponseDpEvent(noise_parameter=_rr_noise_parameter(epsilon), num_buckets=2)
 
 

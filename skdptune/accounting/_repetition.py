@@ -6,6 +6,10 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from dp_accounting import NeighboringRelation
+from dp_accounting.dp_event import RepeatAndSelectDpEvent
+from dp_accounting.rdp import RdpAccountant
+from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 
 from ._checks import (
     _check_base_delta,
@@ -351,8 +355,6 @@ def _randomized_response_rdp(epsilon: float, orders: np.ndarray) -> np.ndarray:
 
 def _rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
     """Monotone envelope in the order, then dp-accounting's RDP -> (eps, delta) conversion."""
-    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
-
     envelope = np.minimum.accumulate(rdp[::-1])[::-1]  # D_a <= D_b for a <= b
     return float(compute_epsilon(orders, envelope, delta)[0])
 
@@ -360,10 +362,6 @@ def _rdp_to_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> float:
 def _dp_accounting_repeat_and_select(epsilon: float, mean: float, shape: float,
                                      delta: float) -> float:
     """dp-accounting's RDP accountant (replace-one, our orders) on a repeat-and-select event."""
-    from dp_accounting import NeighboringRelation
-    from dp_accounting.dp_event import RepeatAndSelectDpEvent
-    from dp_accounting.rdp import RdpAccountant
-
     accountant = RdpAccountant(orders=list(_RDP_ORDERS),
                                neighboring_relation=NeighboringRelation.REPLACE_ONE)
     accountant.compose(RepeatAndSelectDpEvent(_randomized_response_event(epsilon), mean, shape))

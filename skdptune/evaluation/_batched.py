@@ -10,7 +10,7 @@ vectorised pass over all rows, fits every partition at once.
 What each partition model is: the candidate fitted on the partition's training rows plus the
 public padding rows, with diffprivlib's objective
 (``diffprivlib.models.logistic_regression._logistic_regression_path``) with the intercept as
-skdptune fits it (:mod:`skdptune._sound_models`: a weight of a constant column ``c``,
+skdptune fits it (:func:`skdptune.estimators.sound_fitting`: a weight of a constant column ``c``,
 regularised like the others)
 
     mean_i logloss(y_i, x_i . w + c v) + ||theta||^2 / (2 C N) + (beta . theta) / N
@@ -53,45 +53,48 @@ import copy
 import numpy as np
 import scipy.sparse as sp
 from diffprivlib.mechanisms import Vector
-from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
 from sklearn import get_config
 from sklearn.utils import check_array
 from sklearn.utils.validation import _check_method_params, _get_feature_names
 
-from .._estimators import final_step_after_free_steps, iter_dp_components
-from .._logistic import INTERCEPT_COLUMN, row_norm
 from .._private import LEAKS, silenced
 from .._seeding import derived_seeds
+from ..estimators import final_step_after_free_steps, iter_dp_components
+from ..estimators.models import INTERCEPT_COLUMN, adapter_for, row_norm
 from . import _scores
 from ._fit import fitting, instantiate
 
 __all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "model_path",
-           "model_rows", "numeric_frame", "plain_model_rows", "steps_give_dense_rows",
-           "supports_batched_fits"]
+           "model_rows", "numeric_frame", "plain_model_rows", "solves_in_batches",
+           "steps_give_dense_rows", "supports_batched_fits"]
 
 
 def batched_model(template, *, pipelines=False):
     """The diffprivlib ``LogisticRegression`` the batched fits solve for ``template``, or
     ``None``.
 
-    A plain ``LogisticRegression`` (not a subclass) with a public ``data_norm`` and no
-    ``warm_start``; with ``pipelines``, also such a model as the last step of a ``Pipeline``
-    whose other components are data-independent transformers
-    (:func:`skdptune._estimators.final_step_after_free_steps`).
+    A model its family says the batched solvers fit
+    (:meth:`~skdptune.estimators.models.ModelAdapter.batched`: a plain ``LogisticRegression``,
+    not a subclass, with a public ``data_norm`` and no ``warm_start``); with ``pipelines``,
+    also such a model as the last step of a ``Pipeline`` whose other components are
+    data-independent transformers (:func:`skdptune.estimators.final_step_after_free_steps`).
     """
     model = template
-    if pipelines and not isinstance(template, LogisticRegression):
+    if pipelines and adapter_for(template) is None:
         model = final_step_after_free_steps(template)
-    if type(model) is LogisticRegression and model.data_norm is not None \
-            and not model.warm_start:
-        return model
-    return None
+    return model if solves_in_batches(model) else None
+
+
+def solves_in_batches(model) -> bool:
+    """Whether the batched solvers fit ``model`` itself (:func:`batched_model`)."""
+    family = adapter_for(model)
+    return family is not None and family.batched(model)
 
 
 def model_path(template) -> str:
     """The path of :func:`batched_model` in ``template``, from which its seed is derived
-    (:func:`skdptune._estimators.seed_dp_components`): ``""`` for the model itself."""
+    (:func:`skdptune.estimators.seed_dp_components`): ``""`` for the model itself."""
     ((path, _),) = iter_dp_components(template)
     return path
 

@@ -19,7 +19,7 @@ exponentials: the blocks halved the time of ``n_iter=1000`` on Adult).
 one-by-one path would fit (the same :func:`~._fit.instantiate`: the same parameters, seed and
 epsilon scale), with the fitted attributes diffprivlib's ``fit`` sets (``classes_``, ``coef_``,
 ``intercept_``, ``n_features_in_``; ``n_iter_`` is not set: a released model never carries it,
-:func:`skdptune._estimators.strip_nonprivate_attributes`) and its throwaway accountant charged as
+:func:`skdptune.estimators.strip_nonprivate_attributes`) and its throwaway accountant charged as
 diffprivlib's ``fit`` charges it. The coefficients minimise the same objective with the same
 noise -- drawn by diffprivlib's ``Vector`` mechanism from the generator the one-by-one fit would
 use (the same seed when the search is seeded, diffprivlib's secure generator otherwise) -- so
@@ -48,7 +48,8 @@ after the shared solve -- it stopped at the iteration limit or on the relative d
 solved again alone by ``scipy.optimize.fmin_l_bfgs_b`` with diffprivlib's settings, on the
 same objective: where the optimiser's stopping decides the model, it is the optimiser
 diffprivlib uses that decides it. (Every objective has a ridge on every coordinate, the
-intercept's included -- :mod:`skdptune._sound_models` -- so each has a unique minimiser.)
+intercept's included -- :func:`skdptune.estimators.sound_fitting` -- so each has a unique
+minimiser.)
 
 **Failures.** When the train rows cannot be fitted -- fewer than two classes or non-finite
 values, where diffprivlib's ``fit`` raises -- every run fails as one by one, and the evaluator
@@ -62,12 +63,11 @@ from __future__ import annotations
 import copy
 
 import numpy as np
-from diffprivlib.models import LogisticRegression
 from diffprivlib.validation import clip_to_norm
 from scipy import optimize
 
-from .._logistic import INTERCEPT_COLUMN
 from .._private import LEAKS
+from ..estimators.models import INTERCEPT_COLUMN
 from ._batched import (
     _Rows,
     lbfgs,
@@ -75,6 +75,7 @@ from ._batched import (
     model_rows,
     perturbation,
     predicted_indices,
+    solves_in_batches,
     steps_give_dense_rows,
     vector_mechanism,
 )
@@ -102,7 +103,7 @@ class _SharedRows:
     ``X``: the rows ``(m, d)`` scaled to unit norm, and ``row_norms`` their L2 norms (zero
     rows, and rows whose norm overflows, are zero with norm 0); problem ``p`` sees
     them clipped to ``norms[p]`` (``clip_to_norm`` scales a row by ``min(1, norm / ||x||)``)
-    and the constant column of :data:`~skdptune._logistic.INTERCEPT_COLUMN` when
+    and the constant column of :data:`~skdptune.estimators.models.INTERCEPT_COLUMN` when
     ``intercept[p]`` (zeros otherwise: the problem's unit quadratic term keeps that coordinate
     at 0). ``clipped[(norm, intercept)]``: those rows with
     that column, when the settings are few (:data:`CLIPPED_BYTES`): the problems of one setting
@@ -236,7 +237,7 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
     keys = keys or [None] * len(templates)
     try:
         estimators = _instantiated(templates, fit_seeds, epsilons, keys)
-        if all(type(est) is LogisticRegression for est in estimators):
+        if all(solves_in_batches(est) for est in estimators):
             return _fit_runs(estimators, X, y, train, padding, keys)
         return _fit_pipeline_runs(estimators, X, y, train, padding, keys)
     except LEAKS:
@@ -424,7 +425,7 @@ def run_accuracies(models, X_val, y_val):
     exact utilities.
     """
     fitted = [m for m in models if m is not None]
-    if (not fitted or any(type(m) is not LogisticRegression for m in fitted)
+    if (not fitted or not all(solves_in_batches(m) for m in fitted)
             or type(X_val) is not np.ndarray or X_val.ndim != 2
             or not (X_val.dtype.kind in "biu"
                     or (X_val.dtype.kind == "f" and X_val.dtype.itemsize <= 8))

@@ -5,7 +5,7 @@ Privacy obligations met here, for every inner fit of every search:
 * the clone gets fresh throwaway ``BudgetAccountant`` objects, so an inner fit never charges the
   user's accountant (the search charges its total once); its diffprivlib components draw fresh
   noise (their own ``random_state`` is cleared; the search seeds them when it is seeded) and
-  its ``verbose`` parameters are 0 (:func:`skdptune._estimators.for_inner_fits`);
+  its ``verbose`` parameters are 0 (:func:`skdptune.estimators.for_inner_fits`);
 * a classifier's fit gets the public padding rows, one per declared class
   (:class:`skdptune.public.Padding`): it cannot fail for lack of a class, and its
   ``classes_`` is the declared label set;
@@ -34,9 +34,11 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_method_params
 from threadpoolctl import ThreadpoolController
 
-from .._estimators import (
-    _derived_seed,
+from .._params import get_params, set_params
+from .._private import FAILURE_MESSAGE, LEAKS, silenced
+from ..estimators import (
     clone_with_throwaway_accountants,
+    derived_seed,
     for_inner_fits,
     iter_dp_components,
     leak_warnings_as_errors,
@@ -44,10 +46,8 @@ from .._estimators import (
     scale_dp_epsilons,
     seed_dp_components,
     set_total_epsilon,
+    sound_fitting,
 )
-from .._params import get_params, set_params
-from .._private import FAILURE_MESSAGE, LEAKS, silenced
-from .._sound_models import sound_fitting
 from ..exceptions import PrivateFitError
 
 __all__ = [
@@ -154,7 +154,7 @@ def candidate_template(estimator, params):
     """Unfitted clone of ``estimator`` with ``params`` set, ready for a fit inside a search.
 
     Fresh throwaway accountants, unseeded diffprivlib components, silent (see
-    :func:`skdptune._estimators.for_inner_fits`). Built once per candidate;
+    :func:`skdptune.estimators.for_inner_fits`). Built once per candidate;
     :func:`instantiate` copies it for every fit.
     """
     est = clone_with_throwaway_accountants(estimator)
@@ -264,7 +264,7 @@ def instantiate(template, *, seed=None, epsilon_scale=None, epsilon_total=None, 
     row_factor : float or None
         ``n / n_rows`` for a fit on ``n_rows`` rows that stands in for a model on ``n`` rows:
         multiplies the parameters whose meaning depends on the row count
-        (:func:`skdptune._estimators.rescale_row_dependent_params`). Only for fits that are
+        (:func:`skdptune.estimators.rescale_row_dependent_params`). Only for fits that are
         never released.
     """
     est = copy.deepcopy(template)
@@ -313,7 +313,7 @@ class PreparedTemplate:
         est = copy.deepcopy(self.estimator, memo)
         if seed is not None:
             for component, path in self._seeded:
-                memo[id(component)].random_state = _derived_seed(seed, path)
+                memo[id(component)].random_state = derived_seed(seed, path)
         return est
 
 
@@ -358,7 +358,7 @@ def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
     one per declared class. ``PrivacyLeakWarning`` raised by diffprivlib is turned into
     ``PrivacyLeakError``. The fit's own joblib calls run sequentially, in this thread. The
     diffprivlib components whose own fit is not sound are fitted by their sound subclass
-    (:func:`skdptune._sound_models.sound_fitting`) and returned in their own class.
+    (:func:`skdptune.estimators.sound_fitting`) and returned in their own class.
     """
     X_rows, y_rows, params = rows_of(X, y, rows, fit_params, padding=padding)
     with fitting(), sound_fitting(estimator):

@@ -14,8 +14,8 @@ import scipy.sparse as sp
 from sklearn.base import is_classifier
 from sklearn.utils.validation import column_or_1d
 
-from .._estimators import iter_dp_components
 from .._params import get_params
+from ..estimators import iter_dp_components
 
 __all__ = ["check_public_shapes", "resolve_classes"]
 

@@ -8,18 +8,13 @@ failure is released (``PrivateFitError``). The domain check cannot read what the
 receives (it depends on the noise), so it bounds what the transformer reads instead:
 
 1. **A public bound on the output.** On rows with entries of magnitude at most ``L``, whatever
-   the noise (:func:`output_magnitude`):
-
-   * ``StandardScaler``: ``|x - mean_| / scale_ <= (L + b) / (10 eps)``. diffprivlib draws
-     ``mean_`` with a truncated Laplace mechanism on ``[lower, upper]``, so ``|mean_| <= b``,
-     the largest magnitude of the bounds; ``scale_`` is the square root of a variance drawn on
-     ``[0, (upper - lower)^2 / 4]``, and scikit-learn replaces a scale below ``10 eps``
-     (float64's machine epsilon) by 1. Without centring ``b`` is 0, without scaling the
-     divisor is 1.
-   * ``PCA`` (not whitened): ``|(x - mean_) . v| <= ||x - mean_||_2 <= sqrt(d) (L + b)`` for
-     the unit components ``v``; ``mean_`` is drawn like the scaler's (``b = 0`` when
-     ``centered``). A whitened ``PCA`` divides by noisy variances that can be arbitrarily
-     small: no public number bounds it, and it is refused when a step reads its output.
+   the noise (:func:`output_magnitude`), from the transformer's family
+   (:meth:`~skdptune.estimators.models.ModelAdapter.output_bound`): ``(L + b) * gain``, ``b``
+   the largest magnitude of the bounds when it subtracts a mean drawn within them. A
+   ``StandardScaler``'s gain is ``1 / (10 eps)`` (scikit-learn replaces a smaller scale by 1), a
+   ``PCA``'s ``sqrt(d)``; a whitened ``PCA`` divides by noisy variances that can be
+   arbitrarily small: no public number bounds it, and it is refused when a step reads its
+   output.
 
 2. **A public limit, chosen on probe rows.** ``L`` is the largest of :data:`LIMITS` for which
    the estimator, every read private transformer replaced by a stand-in (:class:`_Extremes`)
@@ -48,25 +43,24 @@ the free branches of a composite, which the probe feeds with synthetic rows.
 from __future__ import annotations
 
 import copy
-import math
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
 from sklearn.utils.validation import _num_samples
 
-from .._estimators import (
-    _children,
-    _deep_values,
-    _holds_dp,
-    _is_dp_component,
-    _public_name,
-    _steps_in_line,
-    _with_children,
-)
 from .._params import get_params
+from ..estimators import (
+    children,
+    deep_values,
+    holds_dp,
+    is_dp_component,
+    public_name,
+    steps_in_line,
+    with_children,
+)
+from ..estimators.models import adapter_for
 from ..exceptions import PrivacyLeakError
 from . import _dry_run
 from ._rows import _as_model_input, _n_features, _prefix_key
@@ -75,9 +69,6 @@ __all__ = ["LIMITS", "bears_on_magnitude", "magnitude_limits", "output_magnitude
 
 #: the limits tried on the rows a read private transformer receives, largest first
 LIMITS = (1e100, 1e50, 1e30, 1e20, 1e15, 1e10, 1e6)
-
-#: the smallest ``scale_`` of a scaler: scikit-learn replaces smaller ones by 1
-SCALE_FLOOR = 10 * np.finfo(np.float64).eps
 
 #: slack for the rounding of a subtraction, a division or a dot product
 _ROUNDING = 1 + 1e-6
@@ -98,18 +89,12 @@ def output_magnitude(component: Any, magnitude: float, n_features: int,
     when no public number bounds it (an unknown private transformer, a whitened ``PCA``,
     bounds left to the data). ``centre_at_least``: a magnitude of the centre (the mean) to
     assume when the bounds give less -- so that one bound covers every bounds up to it."""
-    name = _public_name(component)
+    family = adapter_for(component)
     params = get_params(component, deep=False)
-    if name == "diffprivlib.models.StandardScaler":
-        # |x - mean_| / scale_, the mean within the bounds, the scale at least its floor
-        subtracts_mean = params["with_mean"]
-        gain = 1 / SCALE_FLOOR if params["with_std"] else 1.0
-    elif name == "diffprivlib.models.PCA" and not params["whiten"]:
-        # |(x - mean_) . v| <= ||x - mean_||_2 for a unit component v
-        subtracts_mean = not params["centered"]
-        gain = math.sqrt(max(n_features, 1))
-    else:
+    bound = None if family is None else family.output_bound(params, n_features)
+    if bound is None:
         return None
+    subtracts_mean, gain = bound
     centre = 0.0
     if subtracts_mean:
         bounds = _bounds_magnitude(params["bounds"])
@@ -139,7 +124,7 @@ class _Extremes(TransformerMixin, BaseEstimator):
         self.magnitude_ = output_magnitude(self.component, reach, _n_features(X), self.limit)
         if self.magnitude_ is None:
             raise ValueError(
-                f"no public number bounds the output of {_public_name(self.component)} (a "
+                f"no public number bounds the output of {public_name(self.component)} (a "
                 "whitened PCA divides by noisy variances; bounds left to the data are not "
                 "public)")
         names, self.dtype_ = _output_format(self.component, X, y)
@@ -158,13 +143,13 @@ class _Extremes(TransformerMixin, BaseEstimator):
 
 def _output_format(component: Any, X: Any, y: Any) -> tuple[Any, np.dtype]:
     """The output feature names and float type of ``component`` fitted on the (public) rows
-    ``X``. A scaler's are those of scikit-learn's scaler, whose ``transform`` diffprivlib's
-    uses, fitted without drawing noise (diffprivlib draws it feature by feature: about 0.5 ms
-    a feature); other components are fitted, on a copy of a template's component, which
-    holds a throwaway accountant already."""
-    if _public_name(component) == "diffprivlib.models.StandardScaler":
-
-        fitted = StandardScaler().fit(X)
+    ``X``: those of its family's noise-free twin where it has one
+    (:attr:`~skdptune.estimators.models.ModelAdapter.format_twin`: a scaler's are scikit-learn's
+    scaler's), fitted without drawing noise; other components are fitted, on a copy of a
+    template's component, which holds a throwaway accountant already."""
+    twin = adapter_for(component).format_twin
+    if twin is not None:
+        fitted = twin().fit(X)
     else:
         fitted = copy.deepcopy(component).fit(X, y)
     out = fitted.transform(X)
@@ -175,28 +160,28 @@ def _output_format(component: Any, X: Any, y: Any) -> tuple[Any, np.dtype]:
 def _read_transformers_replaced(step: Any, limit: float, last: bool) -> Any:
     """``step`` with every private component whose output another step reads -- all but the
     final step in line (``last``) -- replaced by an :class:`_Extremes` stand-in."""
-    if _is_dp_component(step):
+    if is_dp_component(step):
         if last:
             return step
         stand_in = _Extremes(step, limit)
         config = getattr(step, "_sklearn_output_config", {}).get("transform")
         return stand_in.set_output(transform=config) if config else stand_in
-    children = _children(step)
-    if children is None:
+    kids = children(step)
+    if kids is None:
         return step
     # only a pipeline's final step is in line with the final step of the whole
-    final = len(children) - 1 if last and isinstance(step, Pipeline) else None
-    return _with_children(copy.copy(step), [_read_transformers_replaced(sub, limit, i == final)
-                                            for i, (_, sub, _) in enumerate(children)])
+    final = len(kids) - 1 if last and isinstance(step, Pipeline) else None
+    return with_children(copy.copy(step), [_read_transformers_replaced(sub, limit, i == final)
+                                           for i, (_, sub, _) in enumerate(kids)])
 
 
 def reads_private_output(template: Any) -> bool:
     """Whether a step of ``template`` reads what a private component outputs: a private
     component anywhere but as the final step in line (the components
     :func:`_read_transformers_replaced` replaces)."""
-    steps = _steps_in_line(template)
-    return (any(_holds_dp(step) for step in steps[:-1])
-            or (_holds_dp(steps[-1]) and not _is_dp_component(steps[-1])))
+    steps = steps_in_line(template)
+    return (any(holds_dp(step) for step in steps[:-1])
+            or (holds_dp(steps[-1]) and not is_dp_component(steps[-1])))
 
 
 #: parameters of a private transformer that its probed bound does not depend on: the bound
@@ -219,13 +204,13 @@ def bears_on_magnitude(template: Any, name: str) -> bool:
         owner = template if not owner_path else get_params(template)[owner_path]
     except Exception:
         return True
-    steps = _steps_in_line(template)
-    first = next(j for j, step in enumerate(steps) if _holds_dp(step))
+    steps = steps_in_line(template)
+    first = next(j for j, step in enumerate(steps) if holds_dp(step))
     # the model ends the path; a final composite (a search over transformers) is on it
-    path = steps[first:] if not _is_dp_component(steps[-1]) else steps[first:-1]
-    if not any(owner is obj for step in path for obj in (step, *_deep_values(step))):
+    path = steps[first:] if not is_dp_component(steps[-1]) else steps[first:-1]
+    if not any(owner is obj for step in path for obj in (step, *deep_values(step))):
         return False
-    return not (_is_dp_component(owner) and last in _BOUND_FREE)
+    return not (is_dp_component(owner) and last in _BOUND_FREE)
 
 
 def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
@@ -238,16 +223,16 @@ def magnitude_limits(templates: list, synthetic: tuple) -> list[float | None]:
     the limit of the first of them: an accepted diffprivlib model validates its rows, converts
     and clips them the same way whatever its own parameters (the one setting found that skips
     the clipping, ``LinearRegression(fit_intercept=False)``, belongs to a model refused as
-    unsound: ``_estimators._UNSOUND_DP_MODELS``), so a grid of 400 trees costs four probe fits,
-    not 1,600."""
+    unsound: the refused families of :mod:`skdptune.estimators.models`), so a grid of 400 trees
+    costs four probe fits, not 1,600."""
     found: dict = {}
     limits = []
     for template in templates:
         if not reads_private_output(template):
             limits.append(None)
             continue
-        steps = _steps_in_line(template)
-        key = _prefix_key((steps[:-1], type(steps[-1])) if _is_dp_component(steps[-1])
+        steps = steps_in_line(template)
+        key = _prefix_key((steps[:-1], type(steps[-1])) if is_dp_component(steps[-1])
                           else template, len(found))
         if key not in found:
             found[key] = _largest_limit(template, synthetic)

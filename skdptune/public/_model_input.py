@@ -14,17 +14,18 @@ from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
 
-from .._estimators import (
-    _is_dp_component,
+from .._private import silenced
+from ..estimators import (
     free_image,
+    is_dp_component,
     is_listed,
     iter_dp_components,
     leading_free_steps,
     shapes_model_input,
+    sound_fitting,
     structure_variants,
 )
-from .._private import silenced
-from .._sound_models import sound_fitting
+from ..estimators.models import adapter_for
 from ..exceptions import DomainError
 from ._magnitude import bears_on_magnitude
 from ._rows import _as_model_input, _prefix_key, synthetic_dataset
@@ -67,7 +68,7 @@ def model_input_settings(estimator: Any, space: list[dict], templates: list) -> 
     distribution gets seeded draws, which may miss a value of a step in front of the model (a
     ``PolynomialFeatures`` degree whose cube overflows on one record), or a step replacement
     that puts a step in front of it. So, per such sub-space, the parameters that may shape
-    those steps (:func:`~skdptune._estimators.shapes_model_input`, asked of every structure
+    those steps (:func:`~skdptune.estimators.shapes_model_input`, asked of every structure
     the sub-space's lists can build -- step replacements, ``"passthrough"`` -- and of the
     templates) are listed -- a list as it is, a discrete distribution with at most
     :data:`MAX_LISTED_VALUES` values by its support -- and every combination of them is
@@ -150,7 +151,7 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
     The private fits must not fail on some datasets only: a failure is released (the search
     raises ``PrivateFitError``) and one record can cause it. :func:`check_domain` reads the raw
     features; this reads them as the first diffprivlib model of each candidate receives them
-    (:func:`~skdptune._estimators.leading_free_steps`): after the data-independent steps
+    (:func:`~skdptune.estimators.leading_free_steps`): after the data-independent steps
     before it, which are row-wise, so the domain stays a set of *rows* (a row is in it or
     not, whatever the other rows) and replace-one neighbours within it are what the guarantee
     covers. Those rows must convert to numbers and be finite; NaN is allowed only where the
@@ -158,7 +159,7 @@ def check_model_input(templates: list, X: Any, y: Any, classes: np.ndarray | Non
     the model fitted on synthetic transformed rows holding a NaN answers -- a public
     question). A first step after them that is a composite holding private components (a
     ``ColumnTransformer`` with a diffprivlib branch) is read through its
-    :func:`~skdptune._estimators.free_image`: the rows each of its first private components
+    :func:`~skdptune.estimators.free_image`: the rows each of its first private components
     receives, beside the output of its data-independent branches, must be finite -- no NaN
     (which column of the image a NaN reaches is not asked), and in float32 when a diffprivlib
     tree reads any of it (:func:`check_composites_readable` ran first). Where a step reads
@@ -185,14 +186,14 @@ def _model_readers(templates: list, limits: list[float | None] | None = None
                    ) -> list[tuple[Any, Any, Any, float | None]]:
     """``(prefix, first, dtype, limit)`` for every distinct way a candidate's first private
     step reads the rows: the data-independent steps in front of it (``None``: none), that
-    model (``None`` for a composite, whose :func:`~skdptune._estimators.free_image` ends the
+    model (``None`` for a composite, whose :func:`~skdptune.estimators.free_image` ends the
     prefix), the float type it reads them in and the template's magnitude limit (``limits``,
     aligned with ``templates``; ``None``: none)."""
     readers, seen = [], set()
     for template, limit in zip(templates, limits or [None] * len(templates), strict=True):
         prefix, first = leading_free_steps(template)
-        if _is_dp_component(first):
-            dtype = _MODEL_DTYPES.get(type(first).__name__, np.float64)
+        if is_dp_component(first):
+            dtype = adapter_for(first).input_dtype
         else:
             image = free_image(first)
             if image is None:
@@ -201,7 +202,7 @@ def _model_readers(templates: list, limits: list[float | None] | None = None
             # the narrowest float type of the private models that may read them
             prefix = Pipeline([*([] if prefix is None else prefix.steps), ("image", image)])
             first = None
-            dtype = min((_MODEL_DTYPES.get(type(c).__name__, np.float64)
+            dtype = min((adapter_for(c).input_dtype
                          for _, c in iter_dp_components(template)),
                         key=lambda t: np.dtype(t).itemsize)
         # the float type and NaN answer belong to the model: one key per (prefix, model class)
@@ -215,7 +216,7 @@ def _model_readers(templates: list, limits: list[float | None] | None = None
 
 def check_composites_readable(templates: list, X: Any, y: Any, classes: np.ndarray | None,
                               fill: Any = "") -> None:
-    """Raise a public ``ValueError`` if the :func:`~skdptune._estimators.free_image` of a
+    """Raise a public ``ValueError`` if the :func:`~skdptune.estimators.free_image` of a
     candidate's composite first step cannot transform synthetic rows with the public format
     of ``X``: :func:`check_model_input` could not read the real ones either. Reads no data;
     run it with the public checks, before the budget."""
@@ -234,12 +235,6 @@ def check_composites_readable(templates: list, X: Any, y: Any, classes: np.ndarr
                 "components, could not transform synthetic rows with the public format of X "
                 f"({type(exc).__name__}), so the rows its private components receive cannot "
                 "be checked. Nothing was read or charged.") from exc
-
-
-#: The float type a diffprivlib model converts its rows to, where it is not float64: the tree
-#: reads float32, in which a finite float64 above 3.4e38 is infinite. (Its forest is refused:
-#: ``_estimators._UNSOUND_DP_MODELS``.)
-_MODEL_DTYPES = {"DecisionTreeClassifier": np.float32}
 
 
 def _model_input_ok(prefix, X, nan_ok: bool, dtype=np.float64, limit: float | None = None

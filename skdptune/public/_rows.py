@@ -108,7 +108,7 @@ def _synthetic_column(dtype: Any, n_rows: int, rng: np.random.RandomState | None
 
 #: values tried, in order, for object and string entries: the empty string (an unknown category
 #: for an encoder that ignores unknown categories -- what a free encoder does, see
-#: skdptune._estimators) and 0 (object arrays that hold numbers)
+#: skdptune.estimators) and 0 (object arrays that hold numbers)
 OBJECT_FILLS = ("", 0)
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.stats import poisson
 
 from ..accounting import truncated_negative_binomial_gamma
 from ..events import EpsilonDeltaEvent, RepeatAndSelectEvent
@@ -122,8 +123,6 @@ class RandomizedRepetition:
         """P[K = k] for integers ``k >= 0`` (for tests and plots)."""
         k = np.asarray(k, dtype=int)
         if self.distribution == "poisson":
-            from scipy.stats import poisson
-
             return poisson.pmf(k, self.mean)
         if self.distribution == "fixed":
             return (k == self.mean).astype(float)

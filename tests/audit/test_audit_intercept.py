@@ -1,5 +1,5 @@
 """Audit of ``LogisticRegression`` with an intercept (docs/privacy.md, "diffprivlib's
-LogisticRegression"; skdptune._sound_models).
+LogisticRegression"; skdptune.estimators.models.InterceptColumnLogisticRegression).
 
 diffprivlib leaves the intercept out of the ridge, and where its ``Vector`` mechanism adds no
 extra ridge (``epsilon > 2 ln(1 + sqrt(q^2 + 1) C / 4)``) no finite epsilon holds for its
@@ -30,8 +30,11 @@ from diffprivlib import BudgetAccountant
 from diffprivlib.models import LogisticRegression
 from threadpoolctl import threadpool_limits
 
-from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV, _sound_models
-from skdptune._logistic import logistic_regression_epsilon
+from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
+from skdptune.estimators.models._logistic import (
+    LogisticRegressionAdapter,
+    logistic_regression_epsilon,
+)
 from skdptune.evaluation import _holdout
 from skdptune.evaluation._batched_runs import fit_runs
 from skdptune.evaluation._fit import candidate_template, fit_on_rows
@@ -155,6 +158,6 @@ def test_each_search_meets_its_charge_and_the_old_fit_is_flagged(make, monkeypat
     assert _bound(_search_events(make), runs) <= CLAIM
     # the broken twin: diffprivlib's own fit, one by one (the batched runs' old objective
     # is diffprivlib's)
-    monkeypatch.setattr(_sound_models, "SOUND_FITS", {})
+    monkeypatch.setattr(LogisticRegressionAdapter, "sound_fit", None)
     monkeypatch.setattr(_holdout, "_batchable", lambda *args: False)
     assert _bound(_search_events(make), runs) > CLAIM

@@ -1,5 +1,5 @@
 """Audits of diffprivlib's models under replace-one neighbours (docs/privacy.md, "diffprivlib's
-models under replace-one"; :func:`skdptune._estimators.replace_one_factor`).
+models under replace-one"; :func:`skdptune.estimators.replace_one_factor`).
 
 diffprivlib sizes the noise of some models for a record added or removed. skdptune's
 neighbours differ by a *replaced* record, and a replaced label moves a record between two
@@ -120,7 +120,8 @@ def test_random_search_prices_each_drawn_bounds_in_budget_mode(monkeypatch):
 
     from diffprivlib import BudgetAccountant
 
-    from skdptune import ArrayRange, DPRandomSearchCV, _estimators
+    from skdptune import ArrayRange, DPRandomSearchCV
+    from skdptune.estimators.models._naive_bayes import GaussianNBAdapter
 
     X, y, y_other = _pair(10.0, 11.0, 11.0)
     base = [X[:-1, 0][y[:-1] == c].sum() for c in (0, 1)]
@@ -140,13 +141,10 @@ def test_random_search_prices_each_drawn_bounds_in_budget_mode(monkeypatch):
     assert search(0).fit(X, y).epsilon_model_ == pytest.approx(CLAIM)
     runs = 300
     assert _bound(_counts(fitted, X, y, y_other, runs), runs) <= CLAIM
-    factor = _estimators.replace_one_factor
+    def broken(self, estimator):
+        return fractions.Fraction(5, 3)
 
-    def broken(estimator):
-        return fractions.Fraction(5, 3) if isinstance(estimator, GaussianNB) \
-            else factor(estimator)
-
-    monkeypatch.setattr(_estimators, "replace_one_factor", broken)
+    monkeypatch.setattr(GaussianNBAdapter, "replace_one_factor", broken)
     assert _bound(_counts(fitted, X, y, y_other, runs), runs) > CLAIM
 
 
@@ -185,7 +183,7 @@ def test_logistic_regression_costs_its_objective_perturbation_bound(runs, margin
     and 0 (sound) at 500 fits a side, the default suite's; 3,000 in the slow suite."""
     from diffprivlib.models import LogisticRegression
 
-    from skdptune._estimators import set_total_epsilon
+    from skdptune.estimators import set_total_epsilon
 
     norm, n = 100.0, 20
     X = np.zeros((n, 1))

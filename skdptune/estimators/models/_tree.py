@@ -42,6 +42,7 @@ the leaves use the secure generator (``secrets``) and numpy's global generator i
 
 from __future__ import annotations
 
+import fractions
 import secrets
 import warnings
 
@@ -52,8 +53,12 @@ from diffprivlib.models import DecisionTreeClassifier
 # what diffprivlib's tree itself uses (its validate_data is the one for the installed sklearn)
 from diffprivlib.models.forest import Tree, _FittingTree, validate_data
 from diffprivlib.utils import PrivacyLeakWarning, check_random_state
+from sklearn.ensemble import RandomForestClassifier as _SklearnForest
+from sklearn.tree import DecisionTreeClassifier as _SklearnTree
 
-__all__ = ["SeparateStreamsDecisionTreeClassifier"]
+from ._adapter import ModelAdapter
+
+__all__ = ["DecisionTreeAdapter", "SeparateStreamsDecisionTreeClassifier"]
 
 
 def _streams(random_state):
@@ -140,7 +145,7 @@ class SeparateStreamsDecisionTreeClassifier(DecisionTreeClassifier):
     Examples
     --------
     >>> import numpy as np
-    >>> from skdptune._tree import SeparateStreamsDecisionTreeClassifier
+    >>> from skdptune.estimators.models import SeparateStreamsDecisionTreeClassifier
     >>> X = np.array([[0.1, 0.2], [0.8, 0.9], [0.4, 0.6], [0.9, 0.1]])
     >>> tree = SeparateStreamsDecisionTreeClassifier(
     ...     max_depth=2, epsilon=1.0, bounds=(0, 1), classes=[0, 1], random_state=0)
@@ -200,3 +205,29 @@ class SeparateStreamsDecisionTreeClassifier(DecisionTreeClassifier):
         self.accountant.spend(self.epsilon, 0)
 
         return self
+
+
+class DecisionTreeAdapter(ModelAdapter):
+    """diffprivlib's ``DecisionTreeClassifier``: fitted by
+    :class:`SeparateStreamsDecisionTreeClassifier`; **2** units of cost per unit of
+    ``epsilon`` under replace-one (each leaf's class is drawn by permute-and-flip with
+    ``monotonic=True``; a replaced record moves one count down in one leaf and one up in
+    another, or within one leaf one class down and another up, which that variant pays twice
+    for); it reads its rows in float32."""
+
+    models = (DecisionTreeClassifier,)
+    replaces = {
+        _SklearnTree: "use diffprivlib.models.DecisionTreeClassifier(bounds=..., classes=...)",
+        _SklearnForest: ("use diffprivlib.models.DecisionTreeClassifier(bounds=..., classes=...) "
+                         "(diffprivlib's forest is refused: docs/privacy.md)"),
+    }
+    leak_params = {
+        "bounds": "bounds=(lower, upper) with public per-feature bounds",
+        "classes": "classes to the public list of labels",
+    }
+    pair_params = ("bounds",)
+    sound_fit = SeparateStreamsDecisionTreeClassifier
+    input_dtype = np.float32
+
+    def replace_one_factor(self, estimator):
+        return fractions.Fraction(2)

@@ -1,0 +1,192 @@
+"""The checks every model family's adapter passes (skdptune.estimators.models).
+
+One registry, found by exact class; the rules of ``models/_adapter.py`` hold for every family:
+its parameters exist on its models, its cost is data-independent, nondecreasing in epsilon and
+never below epsilon times its least factor, its sound fit adds no parameter, refused families
+say why, and every diffprivlib model with an ``epsilon`` has a family (a model of a new
+diffprivlib release must be looked at before it is accepted or refused).
+"""
+
+import fractions
+import inspect
+import math
+
+import diffprivlib.models as dp_models
+import numpy as np
+import pytest
+from diffprivlib.models import (
+    PCA,
+    DecisionTreeClassifier,
+    GaussianNB,
+    KMeans,
+    LinearRegression,
+    LogisticRegression,
+    RandomForestClassifier,
+    StandardScaler,
+)
+from sklearn.base import BaseEstimator
+
+from skdptune import estimator_privacy
+from skdptune.estimators import is_dp_component, replace_one_factor, sound_fitting
+from skdptune.estimators.models import (
+    COST_PARAMS,
+    LEAK_ADVICE,
+    PAIR_PARAMS,
+    STRUCTURE_PARAMS,
+    ModelAdapter,
+    adapter_for,
+    advice_for,
+)
+from skdptune.estimators.models._registry import _FAMILIES
+from skdptune.exceptions import NonPrivateComponentError, PrivacyLeakError
+
+#: one valid, leak-free configuration of every accepted family
+CONFIGURED = {
+    LogisticRegression: lambda: LogisticRegression(epsilon=1.0, data_norm=2.0, C=0.5),
+    GaussianNB: lambda: GaussianNB(epsilon=1.0, bounds=(0.0, 1.0)),
+    DecisionTreeClassifier: lambda: DecisionTreeClassifier(epsilon=1.0, bounds=(0.0, 1.0),
+                                                           classes=[0, 1]),
+    StandardScaler: lambda: StandardScaler(epsilon=1.0, bounds=(0.0, 1.0)),
+    PCA: lambda: PCA(epsilon=1.0, bounds=(0.0, 1.0), data_norm=2.0),
+}
+ACCEPTED = [cls for family in _FAMILIES if family.unsound is None for cls in family.models]
+REFUSED = [cls for family in _FAMILIES if family.unsound is not None for cls in family.models]
+
+
+def test_every_diffprivlib_model_has_a_family():
+    """A diffprivlib model with an epsilon that no family serves would be a non-private
+    component with a misleading message; a new one must be looked at first."""
+    models = [obj for _, obj in inspect.getmembers(dp_models, inspect.isclass)
+              if issubclass(obj, BaseEstimator) and "epsilon" in inspect.signature(obj).parameters]
+    assert models, "diffprivlib exposes no model"
+    assert {cls for cls in models if adapter_for(cls.__new__(cls)) is None} == set()
+
+
+def test_the_registry_serves_each_class_once_and_the_test_configures_every_accepted_one():
+    classes = [cls for family in _FAMILIES for cls in family.models]
+    assert len(classes) == len(set(classes))
+    assert set(ACCEPTED) == set(CONFIGURED)
+    assert set(REFUSED) == {KMeans, RandomForestClassifier, LinearRegression}
+
+
+@pytest.mark.parametrize("family", _FAMILIES, ids=lambda f: type(f).__name__)
+def test_the_adapters_parameters_are_its_models(family):
+    assert isinstance(family, ModelAdapter) and family.models
+    for cls in family.models:
+        params = set(inspect.signature(cls).parameters)
+        named = (set(family.leak_params) | set(family.pair_params) | set(family.cost_params)
+                 | set(family.structure_params) | set(family.row_dependent_params)
+                 | set(family.exact_float_params) | set(family.least_cost_params))
+        assert named <= params, named - params
+        assert "epsilon" in params
+    # the unions the search-space reading uses hold every family's
+    assert set(family.leak_params) <= set(LEAK_ADVICE)
+    assert set(family.pair_params) <= PAIR_PARAMS
+    assert set(family.cost_params) <= COST_PARAMS
+    assert set(family.structure_params) <= STRUCTURE_PARAMS
+
+
+@pytest.mark.parametrize("cls", ACCEPTED, ids=lambda c: c.__name__)
+def test_exact_classes_only(cls):
+    """A subclass may learn in its own fit: it is no DP component, and pricing refuses it."""
+    model = CONFIGURED[cls]()
+    assert is_dp_component(model)
+    sub = type(f"My{cls.__name__}", (cls,), {})
+    mine = sub(**model.get_params())
+    assert adapter_for(mine) is None and not is_dp_component(mine)
+    with pytest.raises(NonPrivateComponentError):
+        estimator_privacy(mine)
+
+
+@pytest.mark.parametrize("cls", REFUSED, ids=lambda c: c.__name__)
+def test_refused_families_say_why(cls):
+    family = adapter_for(cls())
+    assert family.unsound and len(family.unsound) > 40
+    assert not is_dp_component(cls())
+    with pytest.raises(NonPrivateComponentError, match="not differentially private as "
+                                                       "implemented"):
+        estimator_privacy(cls())
+
+
+@pytest.mark.parametrize("cls", ACCEPTED, ids=lambda c: c.__name__)
+def test_the_cost_is_monotone_in_epsilon_and_at_least_the_factor(cls):
+    model = CONFIGURED[cls]()
+    factor = replace_one_factor(model)
+    assert isinstance(factor, fractions.Fraction) and factor >= 1
+    cost = adapter_for(model).cost_function(model, "test", None)
+    epsilons = np.geomspace(1e-6, 50.0, 200)
+    costs = [cost(float(e)) for e in epsilons]
+    assert all(b >= a for a, b in zip(costs, costs[1:], strict=False))
+    # never below the factor (LogisticRegression: never below its epsilon either)
+    assert all(c >= float(factor) * e * (1 - 1e-12) for c, e in zip(costs, epsilons, strict=True))
+    assert cost(0.0) == 0.0
+    # what estimator_privacy reports is that cost at the configured epsilon
+    assert estimator_privacy(model)[0] == cost(1.0)
+    if adapter_for(model).cost_is_linear():
+        assert cost(1.0) == pytest.approx(float(factor))
+
+
+@pytest.mark.parametrize("cls", ACCEPTED, ids=lambda c: c.__name__)
+def test_a_cost_parameter_left_to_the_data_is_refused(cls):
+    family = adapter_for(CONFIGURED[cls]())
+    for name in family.leak_params:
+        model = CONFIGURED[cls]().set_params(**{name: None})
+        if family.leaking(model.get_params()) == []:
+            continue  # not read off the data in this configuration (a centred PCA's bounds)
+        if name in family.cost_params:
+            with pytest.raises(PrivacyLeakError, match=name):
+                estimator_privacy(model)
+
+
+@pytest.mark.parametrize("cls", ACCEPTED, ids=lambda c: c.__name__)
+def test_a_sound_fit_adds_nothing_and_is_switched_back(cls):
+    family = adapter_for(CONFIGURED[cls]())
+    if family.sound_fit is None:
+        return
+    assert issubclass(family.sound_fit, cls)
+    assert "__init__" not in vars(family.sound_fit) and "__slots__" not in vars(family.sound_fit)
+    model = CONFIGURED[cls]()
+    params = model.get_params()
+    with sound_fitting(model):
+        assert type(model) is family.sound_fit and model.get_params() == params
+    assert type(model) is cls
+
+
+@pytest.mark.parametrize("cls", ACCEPTED, ids=lambda c: c.__name__)
+def test_the_answers_read_parameters_only(cls):
+    """Every answer is the same for a fitted and an unfitted model (no fitted attribute is
+    read), and the answers are of the documented types."""
+    family = adapter_for(CONFIGURED[cls]())
+    unfitted, fitted = CONFIGURED[cls](), CONFIGURED[cls]()
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(size=(40, 2)), np.arange(40) % 2
+    fitted.fit(X, y)
+    for model in (unfitted, fitted):
+        assert family.replace_one_factor(model) == family.replace_one_factor(unfitted)
+        assert family.cost_function(model, "t", 2)(0.7) == \
+            family.cost_function(unfitted, "t", 2)(0.7)
+        assert family.draws_cost(model) is False
+        assert family.batched(model) == family.batched(unfitted)
+        bound = family.output_bound(model.get_params(), 2)
+        assert bound is None or (isinstance(bound[0], bool) and math.isfinite(bound[1]))
+    assert np.dtype(family.input_dtype).kind == "f"
+
+
+def test_advice_is_found_by_class_along_the_mro_not_by_name():
+    from sklearn.linear_model import LogisticRegression as SklearnLR
+    from sklearn.preprocessing import MinMaxScaler
+
+    assert "diffprivlib.models.LogisticRegression" in advice_for(SklearnLR())
+    assert "FunctionTransformer" in advice_for(MinMaxScaler())
+
+    class Mine(SklearnLR):
+        pass
+
+    assert advice_for(Mine()) == advice_for(SklearnLR())
+
+    class LogisticRegressionLookalike(BaseEstimator):  # same name as a model, another class
+        def fit(self, X, y):
+            return self
+
+    LogisticRegressionLookalike.__name__ = "LogisticRegression"
+    assert advice_for(LogisticRegressionLookalike()) is None
