@@ -2,7 +2,7 @@
 
 The accounting rules themselves (Corollary 3, Theorem 2 against an independent implementation
 optimised on a fine grid of orders, corrected Theorem 6, Lemma 20, KOV composition) are tested
-in ``tests/test_accounting.py``; this file checks what the *search* reports and spends:
+in ``tests/accounting/test_accounting.py``; this file checks what the *search* reports and spends:
 
 * ``privacy_spent_`` = the repetition's cost for ``eps_Q = max(eps_model, epsilon_score)``
   (``eps_model + epsilon_score`` when the runs are scored on their fit rows)

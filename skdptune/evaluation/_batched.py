@@ -226,7 +226,7 @@ def vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rn
     diffprivlib keeps a ``RandomState`` it is given (``check_random_state`` returns it as
     is), so one mechanism serves every fit with these settings: re-seeding ``rng`` in place
     before a fit gives that fit exactly the draws of a mechanism built with
-    ``RandomState(seed)`` (tests/test_batched.py checks this through the public API, so a
+    ``RandomState(seed)`` (tests/evaluation/test_batched.py checks this through the public API, so a
     diffprivlib that copied the generator would fail it). ``rng=None``: diffprivlib's secure
     generator, created once and shared by the fits -- independent draws all the same.
     """
@@ -573,8 +573,8 @@ class _Rows:
 
 
 def _stack(rows, fit_rows, units, kinds, codes, betas, deltas):
-    """The stacked :class:`_Problems` (tests/test_batched.py builds every problem the plain way,
-    fit by fit, and checks the arrays are equal).
+    """The stacked :class:`_Problems` (tests/evaluation/test_batched.py builds every problem the
+    plain way, fit by fit, and checks the arrays are equal).
 
     Problem ``p`` is the binary problem of class code ``codes[p]`` on unit ``units[p]``
     (``fit_rows[unit]``) with the noise ``(betas[p], deltas[p])``; ``kinds[p]`` indexes

@@ -24,10 +24,10 @@ diffprivlib's ``fit`` charges it. The coefficients minimise the same objective w
 noise -- drawn by diffprivlib's ``Vector`` mechanism from the generator the one-by-one fit would
 use (the same seed when the search is seeded, diffprivlib's secure generator otherwise) -- so
 they equal the one-by-one model's up to the optimiser's tolerance, with the same stopping rules
-(tests/test_batched_runs.py): both optimisers stop once the gradient is below ``tol``, at points
-about that far apart (at diffprivlib's default ``tol = 1e-4`` the two models' predictions agreed
-on at least 99.5 % of the rows in the trials measured, docs/random_search.md section 2.1; runs
-with ``tol`` above ``1e-3`` are fitted one by one,
+(tests/evaluation/test_batched_runs.py): both optimisers stop once the gradient is below
+``tol``, at points about that far apart (at diffprivlib's default ``tol = 1e-4`` the two
+models' predictions agreed on at least 99.5 % of the rows in the trials measured,
+docs/random_search.md section 2.1; runs with ``tol`` above ``1e-3`` are fitted one by one,
 :func:`skdptune.evaluation._holdout._batchable`). The Laplace noise of the score and the
 selection are the one-by-one path's own code (:mod:`._holdout`), and so are the per-example
 utilities -- but for accuracy, where :func:`run_accuracies` computes ``predict``'s decision

@@ -197,7 +197,7 @@ def _accuracy(estimator: Any, X: Any, y: Any, sample_weight: Any = None) -> floa
     """Accuracy without scikit-learn's per-call validation (thousands of tiny calls per search).
 
     Same value as ``get_scorer("accuracy")`` for single-output labels, which is what the
-    searches evaluate; ``tests/test_scores.py`` checks the equality.
+    searches evaluate; ``tests/evaluation/test_scores.py`` checks the equality.
     """
     correct = np.asarray(estimator.predict(X)) == np.asarray(y)
     return float(np.average(correct, weights=sample_weight))
