@@ -293,3 +293,14 @@ def test_clone_and_pickle_round_trips(make, data):
     assert restored.best_params_ == search.best_params_
     assert restored.privacy_spent_.epsilon == search.privacy_spent_.epsilon
     assert list(restored.classes_) == [0, 1]
+
+
+@pytest.mark.parametrize("search", [DPGridSearchCV, DPRandomSearchCV])
+def test_a_dry_run_error_names_the_class_the_user_configured(search, data):
+    """The sound subclass skdptune switches in for a fit (an intercept column for
+    ``LogisticRegression``) is not the user's choice: a dry run's error names the user's
+    class."""
+    X, y, _ = data
+    with pytest.raises(ValueError, match="of LogisticRegression must be") as info:
+        search(lr(), {"max_iter": [-5]}, classes=[0, 1], random_state=0).fit(X, y)
+    assert "InterceptColumn" not in str(info.value)

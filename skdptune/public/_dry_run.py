@@ -22,6 +22,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import _num_samples
 
 from .._private import discard_all_but_leaks, silenced, uses_threads
+from ..estimators.models import with_user_class_names
 from ..evaluation._fit import fit_on_rows, instantiate, prepare_clone
 from ..exceptions import PrivacyLeakError
 from ._domain import _numeric_blocks
@@ -192,7 +193,8 @@ class PendingDryRun:
                 raise ValueError(
                     f"Dry run failed before any private data was read: {where} could not be "
                     f"fitted and scored on a synthetic dataset with the public format of X and "
-                    f"y ({type(exc).__name__}: {exc}). Nothing was charged."
+                    f"y ({type(exc).__name__}: {with_user_class_names(str(exc))}). Nothing "
+                    "was charged."
                 ) from exc
         # NaN is in the domain only if every candidate takes it: asked of the first alone, a
         # grid of an imputer and a scaler in front of the model let NaN in, and the scaler's

@@ -11,10 +11,12 @@ from ._registry import (
     advice_for,
     sound_fitting,
     switch_to_sound_fits,
+    with_user_class_names,
 )
 from ._tree import SeparateStreamsDecisionTreeClassifier
 
 __all__ = ["COST_PARAMS", "INTERCEPT_COLUMN", "LEAK_ADVICE", "PAIR_PARAMS", "STRUCTURE_PARAMS",
            "InterceptColumnLogisticRegression", "ModelAdapter",
            "SeparateStreamsDecisionTreeClassifier", "adapter_for", "advice_for",
-           "float_at_least", "row_norm", "sound_fitting", "switch_to_sound_fits"]
+           "float_at_least", "row_norm", "sound_fitting", "switch_to_sound_fits",
+           "with_user_class_names"]

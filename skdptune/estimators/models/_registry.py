@@ -7,6 +7,7 @@ of this package and listing it in :data:`_FAMILIES`; nothing else names a diffpr
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -19,7 +20,7 @@ from ._scaler import StandardScalerAdapter
 from ._tree import DecisionTreeAdapter
 
 __all__ = ["COST_PARAMS", "LEAK_ADVICE", "PAIR_PARAMS", "STRUCTURE_PARAMS", "adapter_for",
-           "advice_for", "sound_fitting", "switch_to_sound_fits"]
+           "advice_for", "sound_fitting", "switch_to_sound_fits", "with_user_class_names"]
 
 _FAMILIES: tuple[ModelAdapter, ...] = (
     LogisticRegressionAdapter(),
@@ -57,6 +58,20 @@ def advice_for(obj: Any) -> str | None:
     """What to use instead of the non-private ``obj``: the advice of the first class along its
     ``__mro__`` that a family replaces, or ``None``."""
     return next((_ADVICE[cls] for cls in type(obj).__mro__ if cls in _ADVICE), None)
+
+
+#: the name of every family's sound subclass, and the name of the class a user configures
+_SOUND_FIT_NAMES: Mapping[str, str] = {family.sound_fit.__name__: family.models[0].__name__
+                                       for family in _FAMILIES if family.sound_fit is not None}
+
+
+def with_user_class_names(message: str) -> str:
+    """``message`` (public: a dry run's error) with each sound subclass's name replaced by the
+    name of the class the user configured: the subclass is switched in for the fit only, and
+    the user never chose it."""
+    for sound, user in _SOUND_FIT_NAMES.items():
+        message = re.sub(rf"\b{re.escape(sound)}\b", user, message)
+    return message
 
 
 def switch_to_sound_fits(components: list) -> list[tuple[Any, type]]:
