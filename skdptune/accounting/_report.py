@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -105,20 +106,38 @@ class PrivacyReport:
         }
 
     def __str__(self) -> str:
+        return self.to_text()
+
+    def to_text(self, width: int = 100) -> str:
+        """The report as an aligned table at most ``width`` characters wide (``str(report)``:
+        100, a terminal's common width): the detail column wraps under itself, or, when the
+        names leave it too little room, below its line, indented."""
         rows = [row for c in self.components for row in _rows(c, 0)]
         total = (f"TOTAL ({self.composition})", _fmt(self.epsilon), _fmt(self.delta), "")
         header = ("component", "epsilon", "delta", "detail")
         widths = [max(len(row[i]) for row in [header, *rows, total]) for i in range(3)]
+        start = sum(widths) + 6  # where the detail column begins
+        room = width - start
 
-        def line(row: tuple[str, str, str, str]) -> str:
-            text = (f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}"
-                    f"  {row[3]}")
-            return text.rstrip()
+        def line(row: tuple[str, str, str, str]) -> list[str]:
+            head = (f"{row[0]:<{widths[0]}}  {row[1]:>{widths[1]}}  {row[2]:>{widths[2]}}")
+            if not row[3]:
+                return [head.rstrip()]
+            if room >= _LEAST_DETAIL_ROOM:
+                wrapped = textwrap.wrap(row[3], room, break_on_hyphens=False)
+                return [f"{head}  {wrapped[0]}", *(" " * start + more for more in wrapped[1:])]
+            return [head.rstrip(), *textwrap.wrap(row[3], width, initial_indent="    ",
+                                                  subsequent_indent="    ",
+                                                  break_on_hyphens=False)]
 
-        body = [line(row) for row in rows]
-        rule = "-" * max(len(text) for text in [line(header), *body, line(total)])
-        return "\n".join([line(header), rule, *body, rule, line(total),
-                          f"neighbouring datasets: {self.neighbouring}"])
+        lines = [line(header), *(line(row) for row in rows), line(total)]
+        rule = "-" * min(width, max(len(text) for block in lines for text in block))
+        return "\n".join([*lines[0], rule, *(t for block in lines[1:-1] for t in block), rule,
+                          *lines[-1], f"neighbouring datasets: {self.neighbouring}"])
+
+
+#: the least width the detail column keeps beside the figures before it moves below them
+_LEAST_DETAIL_ROOM = 30
 
 
 def _rows(component: PrivacyComponent, depth: int) -> list[tuple[str, str, str, str]]:

@@ -731,7 +731,7 @@ def test_privacy_report_lines_with_parts_render_serialise_and_keep_the_numbers()
     assert (report.epsilon, report.delta) == (plain.epsilon, plain.delta) == (3.5, 0.0)
     assert [(c.epsilon, c.delta) for c in report.components] == [(1.0, 0.0), (2.5, 0.0)]
     assert report.components[1].parts == parts and report.components[0].parts == ()
-    lines = str(report).splitlines()
+    lines = report.to_text(width=200).splitlines()
     model = next(i for i, line in enumerate(lines) if line.startswith("returned model"))
     assert lines[model + 1].startswith("  - scaler (diffprivlib.models.StandardScaler)")
     assert lines[model + 2].startswith("  - clf (diffprivlib.models.LogisticRegression)")
@@ -772,3 +772,25 @@ def test_privacy_report_with_estimator_parts_end_to_end():
     assert "- logisticregression (diffprivlib.models.LogisticRegression)" in text
     assert "max over the search space (epsilon from 0.1 to 2)" in text
     assert report.epsilon == 2.5
+
+
+@pytest.mark.parametrize("width", [100, 80, 60])
+def test_the_report_fits_its_width_and_wraps_the_details_without_losing_a_word(width):
+    """``str(report)`` fits a 100-column terminal: long details wrap under their column, or
+    below their line when long names leave the column too little room; every word stays."""
+    long = ("objective perturbation's bound for this data_norm and C, above diffprivlib's "
+            "epsilon (docs/privacy.md); max over the search space (epsilon from 1 to 1)")
+    report = PrivacyReport(2.0, 0.0, (
+        PrivacyComponent("tuning: permute-and-flip selection", 1.0, 0.0, "permute-and-flip"),
+        PrivacyComponent("returned model (refit on all rows)", 1.0, 0.0, long)))
+    for text in (report.to_text(width), *([str(report)] if width == 100 else [])):
+        lines = text.splitlines()
+        assert max(map(len, lines)) <= width
+        assert " ".join(" ".join(lines).split()).count(long) == 1
+        rules = [i for i, text in enumerate(lines) if set(text) == {"-"}]
+        assert len(rules) == 2 and lines[rules[1] + 1].startswith("TOTAL")
+    narrow = PrivacyReport(1.0, 0.0, (PrivacyComponent(
+        "a component with a very long name " * 2, 1.0, 0.0, long),)).to_text(width)
+    # a name is never cut: the lines of the figures may pass the width, the details do not
+    assert all(len(text) <= width for text in narrow.splitlines() if text.startswith("    "))
+    assert " ".join(" ".join(narrow.splitlines()).split()).count(long) == 1
