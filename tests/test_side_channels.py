@@ -736,7 +736,9 @@ def assert_refused_on_the_neighbour(search, X, X2, y):
     quote a value, and charges nothing."""
     clone(search).set_params(accountant=BudgetAccountant()).fit(X, y)
     acc = BudgetAccountant()
-    with pytest.raises(DomainError, match="^X contains a row that") as info:
+    # either fixed message: the model-input check's, or the raw check's (a missing number in
+    # a mixed object array is read by the raw check, entry by entry)
+    with pytest.raises(DomainError, match="^X contains (a row that|missing)") as info:
         clone(search).set_params(accountant=acc).fit(X2, y)
     assert info.value.__context__ is None and info.value.__cause__ is None
     assert acc.spent_budget == []

@@ -7,6 +7,7 @@ non-finite values, bad weights) -- and the metadata's public format.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import numpy as np
@@ -67,7 +68,7 @@ def check_routed_metadata(params: dict, n_samples: int, destination: str, *,
                         f"row of X (n_samples={n_samples}); got {type(value).__name__}. "
                         "Nothing was charged.")
                 continue
-            shape, kind = np.shape(value), np.asarray(value).dtype.kind
+            shape, kind = np.shape(value), _weights_kind(value)
             if len(shape) != 1 or shape[0] != n_samples or kind not in "biuf":
                 raise ValueError(
                     f"sample_weight for {destination} must be a 1-d numeric array with one "
@@ -82,6 +83,30 @@ def check_routed_metadata(params: dict, n_samples: int, destination: str, *,
                     "metadata can be split with the rows. Nothing was charged.")
 
 
+def _weights_kind(value: Any) -> str:
+    """The dtype kind of a weights array, or of a list or tuple judged weight by weight: numpy
+    would choose one dtype from all the values (one Python int of ``2**63`` or more makes a
+    list of ints an object array), so the format would depend on a record's weight."""
+    if isinstance(value, (list, tuple)):
+        numeric = all(isinstance(w, (numbers.Real, np.bool_)) for w in value)
+        return "f" if numeric else "O"
+    return np.asarray(value).dtype.kind
+
+
+def _object_numbers(values: np.ndarray) -> np.ndarray | None:
+    """The entries of an object block that are numbers, each judged by itself, as floats
+    (``None``: none is). A string that parses as a number counts as that number (the fits
+    convert it so), a string that does not is categorical data and is left out: converted as
+    a whole (:func:`_as_numbers`), the block was numbers only when every entry parsed, so
+    whether the string ``"nan"`` was checked as a missing value depended on the other rows."""
+    block = _as_numbers(values)
+    if block is not None:  # every entry parsed: the same as one entry at a time
+        return block
+    parsed = [number for value in values.ravel()
+              if (number := _as_numbers(np.array([value], dtype=object))) is not None]
+    return np.concatenate(parsed) if parsed else None
+
+
 def _numeric_blocks(X: Any) -> list[np.ndarray]:
     """The numeric values of ``X``, as float blocks. Numbers held in an object array or column
     count too: numpy and pandas infer an object dtype from the values (one ``None`` in a list of
@@ -94,7 +119,7 @@ def _numeric_blocks(X: Any) -> list[np.ndarray]:
                       else [])
         # object columns only: a pandas string column ("str") holds no number
         for name in [name for name, dtype in X.dtypes.items() if dtype == np.dtype("O")]:
-            block = _as_numbers(X[name].to_numpy())
+            block = _object_numbers(X[name].to_numpy())
             if block is not None:
                 blocks.append(block)
         return blocks
@@ -102,7 +127,7 @@ def _numeric_blocks(X: Any) -> list[np.ndarray]:
         return [_as_fitted(np.asarray(X.data))] if X.dtype.kind in "biuf" else []
     array = np.asarray(X) if not isinstance(X, np.ndarray) else X
     if array.dtype.kind == "O":
-        block = _as_numbers(array)
+        block = _object_numbers(array)
         return [] if block is None else [block]
     return [_as_fitted(array)] if array.dtype.kind in "biuf" else []
 

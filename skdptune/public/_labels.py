@@ -46,6 +46,9 @@ def resolve_classes(classes: Any, estimator: Any, templates: list | None = None
             raise ValueError("classes is the label set of a classifier; this estimator is not "
                              "one. Leave classes=None.")
         return None
+    if classes is not None and np.ndim(classes) != 1:
+        raise ValueError(f"classes must be a 1-d list of labels; got {np.ndim(classes)} "
+                         "dimensions.")
     declared = None if classes is None else np.unique(np.asarray(classes))
     for other in own:
         if declared is None:
@@ -59,7 +62,7 @@ def resolve_classes(classes: Any, estimator: Any, templates: list | None = None
             "pass classes=[...] (all labels y may take). Computed from y, the label set would "
             "leak: one record with a new label adds a class to the returned model."
         )
-    if declared.ndim != 1 or len(declared) < 2:
+    if len(declared) < 2:
         raise ValueError(f"classes must list at least two labels; got {declared.tolist()}.")
     return declared
 

@@ -79,11 +79,10 @@ def test_the_metadata_check_does_not_read_the_weights_values():
         check_routed_metadata({"sample_weight": weights}, 3, "the scorer")
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "check_routed_metadata reads a list's dtype off its values (np.asarray(value).dtype): one "
-    "Python int weight >= 2**63, finite and non-negative, makes the list an object array and "
-    "the fit is refused before the budget check, where the neighbour with weight 1 fits"))
 def test_the_format_of_a_list_of_weights_does_not_depend_on_one_weight():
+    """One Python int weight of 2**63 or more, finite and non-negative, does not change the
+    list\'s format (numpy would make the list an object array): refused on one neighbour
+    before the budget check, it fitted on the other."""
     check_routed_metadata({"sample_weight": [1, 1, 1]}, 3, "the estimator's fit",
                           aligned=False)
     weights = [1, 2**70, 1]
@@ -189,13 +188,11 @@ def test_numbers_in_an_object_column_are_checked_and_strings_are_not():
     check_domain(frame, None, None, allow_nan=False)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "check_domain converts a block of strings to numbers as a whole (_as_numbers): the string "
-    "category 'nan' is refused as a missing value when every other string of the column "
-    "parses as a number, and accepted when one other record holds e.g. 'N/A' -- whether a "
-    "row is in the domain depends on another row (a search over OneHotEncoder(categories="
-    "[[..., 'nan', 'N/A']]) fits on one neighbour and raises DomainError on the other)"))
 def test_whether_a_row_is_in_the_domain_does_not_depend_on_the_other_rows():
+    """A string that parses as a non-finite number ("nan") is refused whatever the other rows
+    hold: converted as a block, the column was checked only when every other string parsed (a
+    search over OneHotEncoder(categories=[[..., "nan", "N/A"]]) fitted on one neighbour and
+    raised DomainError on the other)."""
     zips = np.array([["94110"], ["nan"], ["10001"], ["60601"]], dtype=object)
     outcomes = []
     for other in ("60601", "N/A"):  # record 3 replaced

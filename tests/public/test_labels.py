@@ -98,10 +98,8 @@ def test_fewer_than_two_labels_are_refused(classes):
         resolve_classes(classes, GaussianNB(bounds=(-1.0, 1.0)))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "resolve_classes checks `declared.ndim != 1` after np.unique, which always flattens: a "
-    "2-d label set is never refused but silently flattened into labels of its own"))
 def test_a_two_dimensional_label_set_is_refused():
+    """Not flattened into labels of its own (np.unique would)."""
     with pytest.raises(ValueError, match="classes"):
         resolve_classes([[0, 1], [2, 3]], lr())
 
