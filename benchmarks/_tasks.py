@@ -1,4 +1,6 @@
-"""The real tasks of the benchmark suite (issue 7): binary classification on public tabular data.
+"""The real tasks of the benchmark suite: binary classification on public tabular data.
+
+docs/benchmark_suite.md ("What is measured") lists them with their sources and sizes.
 
 Each task loads ``(X_raw, y, lo, hi)``: the features in their own units (categorical columns
 one-hot encoded with *public* category lists, so a missing or unknown value is a row of zeros),

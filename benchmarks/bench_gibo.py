@@ -1,4 +1,4 @@
-"""DPGIBOSearchCV against the other searches and the baselines of DESIGN.md section 8.
+"""DPGIBOSearchCV against the other searches and the baselines D and L (docs/benchmark_suite.md).
 
 ``python -m benchmarks.bench_gibo [--data PATH] [--quick] [--tasks ...] [--seeds ...]
 [--budgets ...]``
@@ -6,9 +6,10 @@
 Three tasks on Adult (public [0, 1] scaling of ``skdptune.datasets.load_adult``; synthetic data
 of the same shape when the file is absent):
 
-* ``nb_bounds`` (d = 12, the issue's task): diffprivlib ``GaussianNB`` on the 6 numeric
-  attributes in their raw units, tuning its per-feature clipping ``bounds`` -- a lower bound in
-  [0, 9] (linear) and an upper bound in [10, 2e6] (log) per feature. The untuned default is
+* ``nb_bounds`` (d = 12, the headline task: ten or more parameters): diffprivlib
+  ``GaussianNB`` on the 6 numeric attributes in their raw units, tuning its per-feature
+  clipping ``bounds`` -- a lower bound in [0, 9] (linear) and an upper bound in [10, 2e6]
+  (log) per feature. The untuned default is
   the guess (0, 1e6) of a user who does not know the scales: its noise swamps every feature and
   it predicts the majority class, so tuning can pay (good bounds reach about 0.80 at epsilon 1).
 * ``scaler_bounds`` (d = 12, a "hard default"): a diffprivlib ``StandardScaler`` and
@@ -105,7 +106,7 @@ def scaler_task(d):
 
 
 def nb_bounds_task(d):
-    """The issue's d >= 10 task: GaussianNB's own per-feature bounds, raw units, default 1e6.
+    """The headline d >= 10 task: GaussianNB's own per-feature bounds, raw units, default 1e6.
 
     Tuned: per feature, a lower bound in [0, 9] (linear) and an upper one in [10, 2e6] (log),
     as for ``scaler_bounds``; the two ranges apart, so that every point has a price (a
@@ -212,7 +213,8 @@ def _trajectory_accuracy(task, data, total, seed, points):
 def gap_cell(values, d_values, l_values) -> str:
     """``mean ± std (median)``, with the gap closed when ``L - D`` exceeds two standard deviations.
 
-    The rule of the utility issue: below that, ``(X - D) / (L - D)`` divides by noise.
+    The rule of docs/benchmark_suite.md ("Reading the tables"): below that, ``(X - D) / (L - D)``
+    divides by noise.
     """
     d, lim = np.mean(d_values), np.mean(l_values)
     spread = np.sqrt(np.var(d_values, ddof=1) + np.var(l_values, ddof=1)) \

@@ -1,4 +1,4 @@
-"""Benchmark of DPGridSearchCV (issue #2): runtime, utility at equal total epsilon, SVT rounds.
+"""Benchmark of DPGridSearchCV: runtime, utility at equal total epsilon, SVT rounds.
 
 Run ``python -m benchmarks.bench_grid [--data PATH] [--quick] [--parts runtime utility rounds]``
 (or everything through ``python -m benchmarks.run``). Writes ``results/grid_*.md`` / ``.json``
@@ -15,7 +15,7 @@ Run ``python -m benchmarks.bench_grid [--data PATH] [--quick] [--parts runtime u
   stages with the library's own classes (see ``calibrate_grid``); ``decomposition_check``
   asserts that this reproduces ``DPGridSearchCV(random_state=seed)`` exactly.
 * **rounds** -- rounds of the doubling SVT on synthetic utilities vs (u* - u0) / g, against
-  seed paper 000's ~3 log2 figure.
+  the ~3 log2 of Ding, Wu, Xu & Pan, "Constant-overhead DP hyperparameter tuning", Figure 4.
 """
 
 from __future__ import annotations
@@ -486,7 +486,8 @@ def rounds_markdown(rows) -> str:
              f"{r['rounds_mean']:.1f} ± {r['rounds_std']:.1f}",
              f"{3 * np.log2(r['ratio']):.1f}", f"{r['per_log2']:.2f}"] for r in rows]
     return ("# Doubling SVT rounds vs (u* − u0)/g\n\nu0 = 0.5, 10 candidates; noise = per-query "
-            "Laplace scale / g. Seed 000 (Figure 4) reports ≈ 3·log2((u*−u0)/g).\n\n"
+            "Laplace scale / g. Ding, Wu, Xu & Pan (\"Constant-overhead DP hyperparameter "
+            "tuning\", Figure 4) report ≈ 3·log2((u*−u0)/g).\n\n"
             "## Fitted multiplier c in rounds ≈ c·log2((u*−u0)/g), settings with ratio ≥ 4\n\n"
             + markdown_table(["noise/g", "settings", "c (least squares)", "rounds/log2 range"],
                              summary)
@@ -510,7 +511,7 @@ def plot_rounds(rows, name: str) -> None:
     ax.set_xlabel("(u* − u0) / g")
     ax.set_ylabel("SVT rounds")
     ax.legend(fontsize=7)
-    ax.set_title("Doubling SVT rounds (seed 000, Figure 4)")
+    ax.set_title("Doubling SVT rounds (Ding et al., Figure 4)")
     save_figure(fig, name)
 
 

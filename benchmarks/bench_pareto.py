@@ -1,4 +1,4 @@
-"""Benchmark of privacy_utility_front (issue #10): DPareto against random sampling.
+"""Benchmark of privacy_utility_front: DPareto against random sampling.
 
 Run ``python -m benchmarks.bench_pareto [--data PATH] [--quick] [--reps R]`` (or everything
 through ``python -m benchmarks.run``). Writes ``results/pareto.md`` / ``.json`` / ``.png``;

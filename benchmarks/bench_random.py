@@ -1,4 +1,4 @@
-"""Benchmark of DPRandomSearchCV (issue #3): utility, runtime, privacy vs number of runs.
+"""Benchmark of DPRandomSearchCV: utility, runtime, privacy vs number of runs.
 
 Run ``python -m benchmarks.bench_random [--data PATH] [--quick] [--parts ...]`` (or everything
 through ``python -m benchmarks.run``). Writes ``results/random_*.md`` / ``.json`` / ``.png``;

@@ -1,4 +1,4 @@
-"""The measurement harness of issue 7: "one command, one table".
+"""The benchmark suite's harness (docs/benchmark_suite.md): "one command, one table".
 
 Run ``python -m benchmarks.bench_suite [--data PATH] [--quick] [--seeds N] [--epsilons ...]
 [--tasks ...] [--variants ...] [--methods ...] [--parts suite timing crossover draws]
@@ -12,7 +12,7 @@ Run ``python -m benchmarks.bench_suite [--data PATH] [--quick] [--seeds N] [--ep
   test accuracy of D (the untuned default, whole budget), L (non-private ``GridSearchCV(cv=5)``
   over the same DP models at the whole budget: the limit, NOT private), DPGridSearchCV,
   DPRandomSearchCV (refit=True and refit=False) and the naive fixed-10 composition baseline
-  (DESIGN.md section 8 (b); refit=True and refit=False). Headline: the gap closed
+  (exactly 10 runs accounted by composition; refit=True and refit=False). Headline: the gap closed
   (X - D) / (L - D).
 * **timing** -- DPGridSearchCV / GridSearchCV(cv=5) on the same grid at n_jobs=1, and
   DPGridSearchCV n_jobs=1 / n_jobs=2 (ratios; the machine is shared).
@@ -70,9 +70,10 @@ METHODS = {
     "R": "R: the best candidate fitted as one run of the search at E[K] = 1000 with a validation "
          "part (NOT private)",
     "grid": "DPGridSearchCV (defaults: auto tuning share, partition fits in miniature)",
-    "grid_before": "DPGridSearchCV before issue 7 (½ tuning, C not rescaled)",
+    "grid_before": "DPGridSearchCV, earlier defaults (½ tuning, C not rescaled)",
     "random": "DPRandomSearchCV refit=True, logarithmic law",
-    "random_norefit": "DPRandomSearchCV refit=False, logarithmic law (the defaults before issue 7)",
+    "random_norefit": "DPRandomSearchCV refit=False, logarithmic law (the defaults before the "
+                      "geometric law)",
     "random_geometric": "DPRandomSearchCV geometric law, refit=False, n_iter=10 (the defaults "
                         "before n_iter=None)",
     "random_geometric_30": "DPRandomSearchCV geometric law, refit=False, n_iter=30",
@@ -125,7 +126,7 @@ DEFAULT_LEVER_BASE = "random_fitrows_1000"
 #: the noisy score's share of a run's epsilon eps_Q = eps_model + epsilon_score (the default:
 #: SCORE_SHARE_ON_FIT_ROWS / (1 + SCORE_SHARE_ON_FIT_ROWS) = 20 %)
 SCORE_SHARES = {"random_share10": 0.10, "random_share33": 1 / 3, "random_share50": 0.50}
-#: DPGridSearchCV before issue 7: half of the total for the tuning (and no C rescaling)
+#: DPGridSearchCV's earlier defaults: half of the total for the tuning (and no C rescaling)
 GRID_TUNING_SHARE = 0.5
 N_ITER = 10  # E[K] of DPRandomSearchCV, exactly K for the naive baseline
 TEST_SIZE = 0.25
@@ -188,8 +189,8 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
 
     ``estimator``'s own epsilon is overwritten: every search's ``epsilon`` is the total
     (budget mode). ``"grid"`` is DPGridSearchCV with its defaults; ``"grid_before"`` its
-    behaviour before issue 7 (half of the total for the tuning, ``C`` not rescaled in the
-    partition fits).
+    earlier defaults (half of the total for the tuning, ``C`` not rescaled in the partition
+    fits).
     """
     common = {"classes": CLASSES, "random_state": seed, "n_jobs": 1,
               "accountant": BudgetAccountant()}
@@ -736,9 +737,10 @@ def gap_table(report: dict) -> str:
 
 
 def goal_table(report: dict) -> str:
-    """Every search against issue 7's goal, over all (task, variant, epsilon) groups: where
-    L - D exceeds two standard deviations, how often the gap closed is >= 0.8 (and its median);
-    everywhere, how often the search is below D by more than one standard deviation."""
+    """Every search against the suite's goal (docs/benchmark_suite.md, "Reading the tables"),
+    over all (task, variant, epsilon) groups: where L - D exceeds two standard deviations, how
+    often the gap closed is >= 0.8 (and its median); everywhere, how often the search is below
+    D by more than one standard deviation."""
     groups = group_cells(report["cells"])
     rows = []
     for m in SEARCHES:
@@ -948,9 +950,10 @@ def markdown(report: dict, suffix: str) -> str:
         f"(`validation_size={VALIDATION_SIZE:g}`, the default before) at E[K] = 10, 30, 50, "
         "100, 200 (the cells of the goal only) and 1000, and "
         "with the "
-        "logarithmic law (the defaults before issue 7); DPGridSearchCV with its defaults "
-        "(`tuning_share=\"auto\"`, partition fits as the returned model in miniature) and as "
-        "before issue 7 ("
+        "logarithmic law (the defaults before the geometric law); DPGridSearchCV with its "
+        "defaults "
+        "(`tuning_share=\"auto\"`, partition fits as the returned model in miniature) and "
+        "with its earlier defaults ("
         f"{config.get('grid_tuning_share', GRID_TUNING_SHARE):.0%} of the total for the "
         "tuning, `C` not rescaled); every private method spends exactly the total ε. "
         "Rows used per task "
@@ -970,7 +973,7 @@ def markdown(report: dict, suffix: str) -> str:
         "same DP models with the whole budget (the limit; NOT private).\n",
         gap_table(report) if report["cells"] else "(no cells)",
         "\n## Against the goal\n",
-        "Issue 7's goal for the library's default search: close ≥ 80 % of L − D wherever it "
+        "The suite's goal for the library's default search: close ≥ 80 % of L − D wherever it "
         "exceeds two standard deviations, and never fall below D by more than one standard "
         "deviation. Counts over the (task, variant, ε) cells above.\n",
         goal_table(report) if report["cells"] else "(no cells)",

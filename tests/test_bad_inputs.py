@@ -1,4 +1,4 @@
-"""Bad input, measured (issue 8, section 3): one table over every public entry point.
+"""Bad input, measured: one table over every public entry point.
 
 Each row is a mistake a user can make. For every row the test asserts that
 

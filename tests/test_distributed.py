@@ -93,7 +93,7 @@ def test_in_process_workers_leave_the_warning_filters_as_they_were(client, data)
     """dask's in-process workers are threads of this process and silence themselves with
     ``warnings.catch_warnings``, which is not thread-safe: with the dry run's shares
     overlapping the main process's public work, the interleaved entries and exits left every
-    later warning ignored in 3 fits of 8 (review helper-55). The dry run now saves and restores
+    later warning ignored in 3 fits of 8. The dry run now saves and restores
     the filters around its shares."""
     import warnings
 

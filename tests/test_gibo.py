@@ -278,8 +278,7 @@ def test_a_box_that_lets_lower_bounds_reach_upper_ones_is_refused_before_the_dat
 def test_report_lines_cover_the_split_and_the_box_together():
     """An EpsilonSplit and a GaussianNB box: a step's share is largest at a corner of the
     split and an extreme of the model's factor at once. Checked over the 64 corners of the
-    cube (review helper-54: 16 of them exceeded a line when the box was priced at the split's
-    centre only)."""
+    cube (16 of them exceeded a line when the box was priced at the split's centre only)."""
     from diffprivlib.models import StandardScaler
     from sklearn.base import clone
     from sklearn.pipeline import make_pipeline

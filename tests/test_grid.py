@@ -534,7 +534,7 @@ def test_parallel_dry_run_consumes_the_workers_shares(data, dry_fits, backend):
     (every other candidate, from the first) while a worker fits the other, and no candidate
     twice; under the multiprocessing backend (no generator output) both shares are fitted in
     the workers on dispatch and only the first candidate again here (they went back to this
-    process before, review helper-55)."""
+    process before)."""
     X, y = data
     here = dry_fits
     grid = {"var_smoothing": [1e-9, 1e-3, 1e-2, 0.1, 0.5, 0.9]}
@@ -549,7 +549,7 @@ def test_parallel_dry_run_consumes_the_workers_shares(data, dry_fits, backend):
 def test_interrupt_during_the_overlapped_work_is_not_held(data, dry_fits, monkeypatch):
     """An interrupt in the public work done beside the dry run leaves at once: the workers'
     shares are abandoned, no candidate is dry-run here, nothing is charged, and the next fit
-    runs (it was held until the whole dry run had run, review helper-55)."""
+    runs (it was held until the whole dry run had run)."""
     from skdptune._base import BaseDPSearchCV
 
     X, y = data
@@ -574,7 +574,7 @@ def test_interrupt_during_this_process_share_abandons_the_workers(data, monkeypa
     """This process fits its own share of the dry run after its other public work, and pauses
     a moment after dispatching the workers' shares; an interrupt in either closes the workers'
     shares at once (they ran on, and joblib warned about unused results, when they were
-    detached first: review helper-1), charging nothing."""
+    detached first), charging nothing."""
     import types
 
     from skdptune.public import _dry_run
@@ -639,8 +639,8 @@ def test_the_budget_split_is_made_once_per_fit_and_not_kept(data, monkeypatch):
     """The budget split is computed once per fit, into its plan (the plan, the tuning's cost
     and the model's cost all read it: one pricing of the space); the plan belongs to that fit,
     not to the object, so a copy taken during the fit (pickle, deepcopy) prices its own
-    parameters after ``set_params`` (a copy that kept the fit's split was found, review
-    helper-55), while the fit charges its own plan."""
+    parameters after ``set_params`` (a copy that kept the fit's split was found), while the
+    fit charges its own plan."""
     import copy
 
     from skdptune import grid as grid_module
@@ -766,7 +766,7 @@ def test_searches_are_classifiers_or_regressors_like_their_estimator():
 def test_the_model_share_covers_the_scaled_models_cost_to_the_ulp(data):
     """A budget mode scales the epsilons by one factor; each scaled epsilon is rounded to a
     float and its replace-one cost rounded up, so the scaled model could cost an ulp more than
-    ``base * scale`` (review helper-52: 545 of 3,000 pipelines). The share charged is the
+    ``base * scale`` (545 of 3,000 random pipelines did). The share charged is the
     scaled model's own cost. (0.68, 4.24, 3.9): one such case."""
     from diffprivlib.models import StandardScaler
     from sklearn.pipeline import Pipeline

@@ -112,7 +112,7 @@ def test_set_params_is_the_estimators_own():
 
 def test_names_are_read_again_when_init_is_edited_in_place():
     """``%autoreload`` keeps the ``__init__`` object and swaps its code; ``__signature__`` is
-    what ``inspect.signature`` reports (review helper-1: a nested model and its accountant
+    what ``inspect.signature`` reports (found in review: a nested model and its accountant
     were hidden from the privacy walkers)."""
 
     class Model(BaseEstimator):
@@ -134,7 +134,7 @@ def test_names_are_read_again_when_init_is_edited_in_place():
 
 def test_names_are_read_again_when_a_wrapped_init_is_edited():
     """Edits below the top of ``__init__``'s chain: the function a ``functools.wraps``
-    wrapper unwraps to, and the ``deprecated_original`` scikit-learn reads (review helper-2)."""
+    wrapper unwraps to, and the ``deprecated_original`` scikit-learn reads."""
     import functools
 
     def init_a(self, a=1):

@@ -201,7 +201,7 @@ def test_propose_falls_back_to_the_probability_of_improvement():
 def test_propose_is_not_moved_by_a_utility_below_the_anti_ideal():
     """A utility under the anti-ideal adds no hypervolume: how far under must not matter to the
     surrogate either (an r2 of -1.7e6 among scores near 0.8 used to flatten its standardised
-    target, review helper-47)."""
+    target)."""
     rng = np.random.RandomState(1)
     Z = rng.uniform(size=(7, 2))
     utilities = 0.6 + 0.3 * Z[:, 0] - 0.2 * Z[:, 1]
@@ -287,7 +287,7 @@ def test_best_under(front):
 
 def test_best_under_bounds_delta_and_warns_when_deltas_differ(data):
     """Points whose delta differ are not comparable by epsilon alone: best_under ignored delta
-    (review helper-47 got delta 9.7e-5 among points from 1.8e-6 to 8.6e-4)."""
+    (one call returned delta 9.7e-5 among points from 1.8e-6 to 8.6e-4)."""
     X, y = data
     with pytest.warns(NotPrivateWarning):
         front = privacy_utility_front(

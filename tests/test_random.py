@@ -402,8 +402,8 @@ def test_runs_scored_on_their_fit_rows_fit_and_score_every_row(data, batched, sc
 def test_no_runs_returns_a_data_independent_draw_and_no_model_of_an_earlier_fit():
     """Poisson ``K = 0``: ``best_params_`` is a draw that no row decides, ``best_score_`` is
     NaN, and with ``refit=False`` there is no model -- in particular not the model of an earlier
-    ``fit`` of the same search on other rows, which survived next to the new ``best_params_``
-    (review helper-44)."""
+    ``fit`` of the same search on other rows, which survived next to the new
+    ``best_params_``."""
     rng = np.random.RandomState(0)
     X1, X2 = rng.normal(size=(200, 3)), rng.normal(size=(200, 3))
     y1, y2 = (X1[:, 0] > 0).astype(int), (X2[:, 1] > 0).astype(int)

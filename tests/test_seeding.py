@@ -74,8 +74,8 @@ def _searches():
 def test_the_returned_model_does_not_carry_the_seed_of_its_noise(index):
     """A seeded search seeded each component of the returned model, and the seeds shipped with
     it: refitting ``clone(best_estimator_)`` on the two candidates for one record reproduced
-    the released parameters exactly on the true one, 100/100 (review helper-48). The search is
-    still reproducible: the parameters are the same, the seeds are gone."""
+    the released parameters exactly on the true one, 100/100 (docs/privacy.md, "Noise"). The
+    search is still reproducible: the parameters are the same, the seeds are gone."""
     from sklearn.base import clone
 
     from skdptune.estimators import iter_dp_components

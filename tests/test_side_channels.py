@@ -1,9 +1,11 @@
-"""Every release channel of ``fit`` on replace-one neighbours (issue "close the side channels").
+"""Every release channel of ``fit`` on replace-one neighbours.
 
-Each test builds the neighbouring pair the audit used (adapted only in form) and asserts that
-what the public API releases -- exceptions, warnings, attributes, ``classes_``, array shapes,
-``verbose`` output, accountant charges -- is the same on ``D`` and ``D'`` (or a post-processing
-of the private outputs). The statistical version of item 1 is in
+The channels, and how each is covered, are listed in docs/privacy.md, "What is released: every
+channel". Each test builds the neighbouring pair that exposed the channel (adapted only in
+form) and asserts that what the public API releases -- exceptions, warnings, attributes,
+``classes_``, array shapes, ``verbose`` output, accountant charges -- is the same on ``D`` and
+``D'`` (or a post-processing of the private outputs). The statistical version of the failure
+channel (docs/privacy.md, "Failures cannot depend on the data") is in
 ``tests/audit/test_audit_side_channels.py``.
 """
 
@@ -621,8 +623,8 @@ def _search_of_kind(kind, **kw):
 def test_assume_finite_does_not_let_a_nan_record_into_the_domain(kind):
     """scikit-learn's ``assume_finite=True`` switches off diffprivlib's own check of non-finite
     rows: the dry run's NaN fit passed, the domain took NaN, and one NaN record made the
-    returned model all zeros or NaN (review helper-51: 20 of 20 fits against 0 of 20, charged
-    on both sides). ``fit`` runs under ``assume_finite=False`` whatever the user's setting."""
+    returned model all zeros or NaN (20 of 20 fits against 0 of 20, charged on both sides).
+    ``fit`` runs under ``assume_finite=False`` whatever the user's setting."""
     X, y_d, _ = neighbours(600)
     y_d[:300] = 1
     X[5, 1] = np.nan
@@ -636,7 +638,7 @@ def test_assume_finite_does_not_let_a_nan_record_into_the_domain(kind):
 @pytest.mark.parametrize("kind", ["grid", "random", "random_nb", "gibo"])
 def test_assume_finite_does_not_change_what_a_seeded_search_returns(kind):
     """The setting changed the path (``assume_finite`` made the runs leave their batched fits,
-    coefficients 1e-3 apart, helper-51 F4); now it changes nothing."""
+    coefficients 1e-3 apart); now it changes nothing."""
     X, y_d, _ = neighbours(600)
     y_d[:300] = 1
     plain = _search_of_kind(kind, random_state=0).fit(X, y_d)
@@ -650,7 +652,7 @@ def test_forked_workers_draw_their_own_global_randomness():
     """Unseeded, diffprivlib's tree draws its structure and an empty leaf's class from numpy's
     global generator. Workers forked by joblib's ``multiprocessing`` backend started with the
     parent's: 36 of 80 runs shared another run's tree structure and the refit repeated a
-    run's in 10 of 10 fits (review helper-51), where the analysis of repetition assumes
+    run's in 10 of 10 fits, where the analysis of repetition assumes
     independent runs. A worker task now reseeds that generator; the calling process's stays
     the user's."""
     from diffprivlib.models import DecisionTreeClassifier
@@ -1237,7 +1239,7 @@ def _log_shifted(Z):
 
 
 def _composite_cases():
-    """``(name, estimator, space, X, X')`` found by the second review of the composite check:
+    """``(name, estimator, space, X, X')`` found when the composite check was reviewed again:
     one finite record of ``X'`` makes a composite first step feed its private component or the
     model something it cannot take, without any noise involved."""
     from diffprivlib.models import DecisionTreeClassifier
@@ -1959,8 +1961,8 @@ def test_labels_whose_format_follows_their_values_give_the_declared_classes(sear
     category column's categories from its values. The padding labels are the declared classes
     in ``y``'s format, so without a record holding ``"yes"`` they became ``"ye"`` in every
     fit's ``classes_`` (``<U2`` labels), or a missing value that failed the dry run (an
-    inferred category column without ``"maybe"``) -- one record deciding either (review
-    helper-44). Every neighbour now gives the declared classes."""
+    inferred category column without ``"maybe"``) -- one record deciding either. Every
+    neighbour now gives the declared classes."""
     import pandas as pd
 
     rng = np.random.RandomState(0)
@@ -2010,7 +2012,7 @@ def test_declared_classes_the_labels_merge_are_refused_before_the_data(case):
     """A pandas ``Float32`` column and the classes ``2**24`` and ``2**24 + 1``, or complex
     classes and float labels: the padding merged two declared classes, so every fit saw two
     classes where the charge was for three (a LogisticRegression's cost depends on the count)
-    and the model's ``classes_`` contradicted the search's (review helper-53). Refused before
+    and the model's ``classes_`` contradicted the search's. Refused before
     the data is read; nothing is charged."""
     import pandas as pd
 
@@ -2071,7 +2073,7 @@ def test_an_array_of_strings_reaches_the_steps_as_objects_whatever_its_width(sea
 def test_a_negative_zero_label_is_the_declared_class(search, as_series):
     """``-0.0`` equals the class ``0`` and passes the domain check; kept as it was, it became
     the returned model's ``classes_[0]`` and its predictions whenever it sorted first, on the
-    neighbour holding it only (review helper-46: 20 of 20 fits against 0 of 20)."""
+    neighbour holding it only (20 of 20 fits against 0 of 20)."""
     import pandas as pd
 
     X = np.random.RandomState(0).uniform(-1, 1, size=(100, 2))
@@ -2099,7 +2101,7 @@ def test_a_negative_zero_label_is_the_declared_class(search, as_series):
 def test_nan_is_in_the_domain_only_if_every_candidate_takes_it(order):
     """Whether NaN is allowed was asked of the first candidate alone: with an imputer first and
     a diffprivlib scaler second in the grid, a NaN passed the domain check and the scaler's
-    fits failed inside (``PrivateFitError`` on that neighbour only: review helper-46). NaN is
+    fits failed inside (``PrivateFitError`` on that neighbour only). NaN is
     now refused whatever the candidates' order, before anything is charged."""
     from diffprivlib.models import StandardScaler
     from sklearn.impute import SimpleImputer
@@ -2133,7 +2135,7 @@ def _densify(Z):
 def test_nan_in_sparse_rows_is_asked_of_the_pipeline_as_in_dense_rows(container):
     """The dry run's NaN probe left sparse rows without a NaN, so a pipeline that imputes NaN
     refused it for sparse rows only (``DomainError``), and a pandas column of ``Sparse[float]``
-    made ``fit`` raise pandas' own ``TypeError`` (review helper-48). Sparse rows are now asked
+    made ``fit`` raise pandas' own ``TypeError``. Sparse rows are now asked
     as dense ones are: the same outcome for the NaN record in every container."""
     import scipy.sparse as sp
     from sklearn.impute import SimpleImputer

@@ -266,9 +266,9 @@ def test_dp_accounting_pld_ignores_count_regression():
     """dp-accounting 0.6.0: the PLD accountant reports ONE run for T-fold randomized response.
 
     The library composes pure DP with the exact closed form (KOV) and never calls the PLD
-    accountant; this test keeps the trap of DESIGN.md section 6 documented. If it fails,
-    dp-accounting honours the count now: update DESIGN.md section 6, docs/accounting.md
-    section 8 and this test.
+    accountant; this test keeps the trap of docs/accounting.md, section 8, documented. If it
+    fails, dp-accounting honours the count now: update docs/accounting.md, section 8, and this
+    test.
     """
     from dp_accounting import SelfComposedDpEvent
 
@@ -300,9 +300,10 @@ def _log_space_kov_delta(epsilon: float, k: int, eps_total: float) -> float:
 
 
 def test_kov_is_finite_where_the_pld_accountant_overflowed():
-    """Issue 8: eps = 2, 400 runs, delta = 1e-6. The answer, 719.57, exceeds log(max float)
-    = 709.78, so any computation of e^eps overflows (dp-accounting's PLD returned inf; the PLD
-    wrapper built on it was dropped). KOV works in log space and is exact."""
+    """eps = 2, 400 runs, delta = 1e-6 (docs/accounting.md, section 8). The answer, 719.57,
+    exceeds log(max float) = 709.78, so any computation of e^eps overflows (dp-accounting's PLD
+    returned inf; the PLD wrapper built on it was dropped). KOV works in log space and is
+    exact."""
     ours = kov_optimal_composition_epsilon(2.0, 400, 1e-6)
     assert ours == pytest.approx(719.5722, abs=1e-3)
     assert _log_space_kov_delta(2.0, 400, ours) <= math.log(1e-6) + 1e-9

@@ -37,7 +37,8 @@ def exact_delta(mu, eps):
         return mp.npdf(t) * (mills(t) - mills(t + mu))
 
 
-#: (mu, eps): the review's cases, small and large mu, eps = 0, the far tail
+#: (mu, eps): the cases where the float code fell below the exact value (above), small and
+#: large mu, eps = 0, the far tail
 DELTA_CASES = [
     (1.0003571e-4, 1.0042026e-3), (1e-4, 1e-3), (1e-4, 0.0), (1e-12, 0.0), (1e-12, 1e-11),
     (1e-8, 4e-8), (0.01, 0.05), (0.1, 0.0), (0.5, 1.0), (1.0, 4.377178), (2.0, 0.3),

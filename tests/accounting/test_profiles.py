@@ -212,7 +212,7 @@ def test_pure_limit_closed_forms(eps0, mean):
         assert ours == pytest.approx(expected, rel=1e-12)
         assert ours < repetition_pure_epsilon(eps0, distribution, shape)  # below Cor. 3
         assert repetition_profile_delta(eps0, ours, distribution, mean, shape) == 0.0
-    # Poisson: the pure-DP limit eps0 + mu tanh(eps0 / 2) (DESIGN.md 4.D)
+    # Poisson: the pure-DP limit eps0 + mu tanh(eps0 / 2) (docs/accounting.md, section 7.6)
     ours = repetition_profile_epsilon(eps0, "poisson", mean, None, 0.0)
     assert ours == pytest.approx(eps0 + mean * math.tanh(eps0 / 2), rel=1e-12)
     # n fixed runs: n eps0 (composition), binomial in between
@@ -431,7 +431,8 @@ def test_optimal_composition_rounds_up():
                                            [1e-3, 1e-6, 1e-9, 1e-12]):
         found = kov_optimal_composition_epsilon(eps, k, delta)
         assert delta_k(eps, k, found) <= delta, (eps, k, delta, found)
-    # the case the review found: 10000 - 1.05e-12 is no float, the safe one is 10000
+    # the case of docs/accounting.md, section 5: 10000 - 1.05e-12 is no float, the safe one
+    # is 10000
     assert kov_optimal_composition_epsilon(10.0, 1000, 1e-12) == 10000.0
 
 
@@ -463,7 +464,7 @@ def test_lemma_20_runs_are_not_rounded_down(monkeypatch):
                 assert 1.0 - seen[0].gamma >= beta * (1.0 - delta0), (mean, delta0)
 
 
-def test_corners_a_second_review_found_give_figures():
+def test_corners_where_floats_cannot_resolve_the_positive_set_give_figures():
     """Inputs where floats cannot resolve the positive set (gamma ~ 1e-201, c below 1e-295,
     1 - p = 0, a ratio that never reaches epsilon) used to raise from ``brentq`` or ``math``:
     the float root is only a guess that the decimal bracket checks, and beyond ``eps_0 = 300``
@@ -482,7 +483,7 @@ def test_corners_a_second_review_found_give_figures():
 
 def test_optimal_composition_at_a_breakpoint():
     """A target within float error of ``delta_k`` at a breakpoint: the breakpoint itself was
-    returned unchecked, 2e-14 relative too low (found by the second review)."""
+    returned unchecked, 2e-14 relative too low (docs/accounting.md, section 5)."""
     mp = pytest.importorskip("mpmath")
     mp.mp.dps = 100
     for eps, k, delta in ((0.01, 10, 2.0326133325846736e-05), (5.0, 1000, 0.03686696211409472)):

@@ -1,4 +1,4 @@
-"""Statistical privacy audits: a lower bound on epsilon from output counts (DESIGN.md section 7).
+"""Statistical privacy audits: a lower bound on epsilon from output counts (docs/audits.md).
 
 Run a mechanism ``n`` times on each of two neighbouring inputs ``D`` and ``D'`` and record one
 hashable *outcome* per run (e.g. the whole SVT transcript). For any event ``E`` (a set of

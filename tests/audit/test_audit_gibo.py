@@ -1,4 +1,4 @@
-"""Statistical audits of DP-GIBO (``DPGIBOSearchCV``, docs/gibo.md; DESIGN.md section 7).
+"""Statistical audits of DP-GIBO (``DPGIBOSearchCV``, docs/gibo.md; results in docs/audits.md).
 
 DP-GIBO protects a replaced record on either side of its data-independent split, with two
 mechanisms. Both are audited on their most adversarial neighbouring pair, with events fixed in

@@ -1,4 +1,5 @@
-"""Statistical audit of randomized repetition (DESIGN.md 4.D and 7; Papernot & Steinke 2022).
+"""Statistical audit of randomized repetition (docs/random_search.md, sections 1 and 4;
+Papernot & Steinke (2022), "Hyperparameter tuning with Renyi differential privacy").
 
 The whole repetition mechanism is run exactly as ``DPRandomSearchCV`` runs it -- ``K`` drawn by
 :meth:`RandomizedRepetition.sample`, ``K`` independent runs of a base mechanism ``Q``, the best
@@ -26,10 +27,10 @@ Each audit also catches a broken variant:
 * *fixed K*: exactly ``n_iter`` runs while claiming the law's bound. On this pair the best of
   ``k`` randomized-response bits is exactly ``k * eps``-DP (output 0 means all ``k`` bits were
   0), so the claim is false and the audit flags it;
-* *K released*: the right law of ``K``, but ``K`` is released with the winner (what the
-  issue's ``n_runs_`` would have done). Conditional on ``K = k`` the output is again
-  ``k * eps``-DP, so the ``(2 + eta) eps`` claim is false -- the reason ``DPRandomSearchCV``
-  releases neither ``K`` nor the losing runs.
+* *K released*: the right law of ``K``, but ``K`` is released with the winner (what an
+  ``n_runs_ = K`` attribute would have done; docs/random_search.md, section 2.3). Conditional
+  on ``K = k`` the output is again ``k * eps``-DP, so the ``(2 + eta) eps`` claim is false --
+  the reason ``DPRandomSearchCV`` releases neither ``K`` nor the losing runs.
 
 The default-suite audits use 20 000 runs per side; the ``slow`` ones 200 000 and more
 settings. Every audit is seeded, hence deterministic.

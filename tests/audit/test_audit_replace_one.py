@@ -3,7 +3,8 @@ models under replace-one"; :func:`skdptune.estimators.replace_one_factor`).
 
 diffprivlib sizes the noise of some models for a record added or removed. skdptune's
 neighbours differ by a *replaced* record, and a replaced label moves a record between two
-classes at once. Review helper-50 measured, through ``DPGridSearchCV`` with a claim of 1:
+classes at once. An audit through ``DPGridSearchCV`` with a claim of 1 measured (docs/privacy.md,
+"diffprivlib's models under replace-one"):
 
 * ``GaussianNB(bounds=(10, 11))``: the noisy class sums ``theta_ * class_count_`` told which
   class the record was in, 289 of 300 fits against 10 of 300 (a lower bound of 2.74);
@@ -11,7 +12,7 @@ classes at once. Review helper-50 measured, through ``DPGridSearchCV`` with a cl
   (1.34; the exact loss of that pair at epsilon 1 is ln(2e - 1) = 1.48).
 
 Each audit fits the model alone, with the ``epsilon`` that makes
-:func:`~skdptune.estimator_privacy` equal to the claim, on the reviewer's pair, and checks the
+:func:`~skdptune.estimator_privacy` equal to the claim, on that measured pair, and checks the
 empirical lower bound stays below the claim; the broken variant -- the model's own ``epsilon``
 taken as its cost, as before the fix -- must be flagged above it. Seeded fits: deterministic.
 """
@@ -77,7 +78,7 @@ def test_gaussian_nb_bounds_drawn_from_a_box_cost_its_worst_point():
     is released (``best_params_``), so the guarantee must hold at every point of the box. The
     box here -- lower in [0, 10], upper in [11, 1e4] (log) -- costs its worst point, (10, 11):
     26/3 of the epsilon. Fitted there with the epsilon that makes the box cost the claim, the
-    reviewer's pair stays below it; priced at the box's centre (5, 332), a factor of about 2,
+    measured pair stays below it; priced at the box's centre (5, 332), a factor of about 2,
     it is flagged above."""
     from skdptune import ArrayRange
     from skdptune._space import BoxSpace
@@ -111,7 +112,7 @@ def test_gaussian_nb_bounds_drawn_from_a_box_cost_its_worst_point():
 @pytest.mark.slow
 def test_random_search_prices_each_drawn_bounds_in_budget_mode(monkeypatch):
     """End to end: ``DPRandomSearchCV`` in budget mode, its one run's ``GaussianNB`` drawn from
-    a box near the reviewer's worst point (lower in [9.9, 10], upper in [11, 11.1]: factors 7.5
+    a box near the measured pair's worst point (lower in [9.9, 10], upper in [11, 11.1]: factors 7.5
     to 26/3), each draw priced at its own bounds by ``set_total_epsilon``. The returned model
     (the run's, fitted on all rows) must cost at most ``epsilon_model_`` = 1; the broken
     variant -- a ``GaussianNB`` priced at 5/3 whatever its bounds, the factor of the estimator's

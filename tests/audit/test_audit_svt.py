@@ -1,4 +1,4 @@
-"""Statistical privacy audits of the doubling-step SVT selector (DESIGN.md section 7).
+"""Statistical privacy audits of the doubling-step SVT selector (docs/selection.md, section 4).
 
 Each audit runs the real :class:`~skdptune.selection.DoublingSVT` (diffprivlib noise) many
 times on an adversarial neighbouring pair of utility vectors ``D``/``D'`` (every utility moves

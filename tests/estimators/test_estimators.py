@@ -187,7 +187,8 @@ def test_subclasses_of_the_composites_are_leaves_and_refused(make):
     """A subclass of ``Pipeline``, ``FeatureUnion`` or ``ColumnTransformer`` may learn from
     the rows in its own methods: it was walked as the composite and admitted at its steps'
     cost, and a ``Pipeline`` subclass that stores the rows' mean released it in the returned
-    model (review helper-46). Only scikit-learn's own classes are walked."""
+    model (docs/privacy.md, "The cost of an estimator"). Only scikit-learn's own classes are
+    walked."""
     with pytest.raises(NonPrivateComponentError):
         estimator_privacy(make())
     with pytest.raises(NonPrivateComponentError):
@@ -235,7 +236,7 @@ def _closure_over(scaler):
     FunctionTransformer(StandardScaler().fit_transform),
     FunctionTransformer(np.log1p, functools.partial(StandardScaler().fit_transform),
                         check_inverse=False),
-    # the forms review helper-49 found admitted by a first, shallower check
+    # forms that a first, shallower check admitted
     FunctionTransformer(_use, kw_args={"f": StandardScaler().fit_transform}),
     FunctionTransformer(functools.partial(StandardScaler.fit_transform, StandardScaler())),
     FunctionTransformer(types.MethodType(_fit_with, StandardScaler())),
@@ -249,10 +250,11 @@ def _closure_over(scaler):
 ])
 def test_function_transformers_that_can_reach_an_estimator_are_refused(transformer):
     """``clone`` gives a ``kw_args`` estimator back unfitted, so a ``func`` uses it only by
-    fitting it on the private rows, and the returned model carried the rows' exact mean
-    (review helper-46, F7); an estimator reached through a method, a partial, a closure, a
-    container or an object's attributes does the same (review helper-49: six forms passed a
-    first check). Every form is refused, as non-private, in a union too."""
+    fitting it on the private rows, and the returned model carried the rows' exact mean; an
+    estimator reached through a method, a partial, a closure, a container or an object's
+    attributes does the same (six forms passed a first check; docs/privacy.md, "What the
+    guarantee assumes of your estimator"). Every form is refused, as non-private, in a union
+    too."""
     est = Pipeline([("pre", transformer), ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
     with pytest.raises(NonPrivateComponentError, match="Pipeline step 'pre'.*estimator"):
         estimator_privacy(est)
@@ -278,8 +280,8 @@ def _most_variable_column(X):
 
 def test_column_selectors_that_can_read_values_are_refused():
     """A callable selector is given the private rows: one record made column 2 the one kept
-    in the returned model's ``transformers_`` (review helper-46, F7). Names, indices, masks
-    and ``make_column_selector`` read the schema only."""
+    in the returned model's ``transformers_``. Names, indices, masks and
+    ``make_column_selector`` read the schema only."""
     def with_columns(columns):
         ct = ColumnTransformer([("keep", "passthrough", columns)])
         return Pipeline([("ct", ct), ("clf", DPLR(epsilon=0.5, data_norm=1.0))])
@@ -299,7 +301,7 @@ def test_column_selectors_that_can_read_values_are_refused():
 
 def test_a_step_drawn_from_a_user_distribution_is_refused():
     """A distribution over a step (here a ``None`` one) cannot be checked: the searches
-    refused it, ``estimator_privacy`` passed it (review helper-46, F6)."""
+    refused it, ``estimator_privacy`` passed it."""
     est = Pipeline([("scale", None), ("clf", DPLR(data_norm=1.0, epsilon=0.5))])
     with pytest.raises(ValueError, match="'scale' is drawn from a distribution"):
         estimator_privacy(est, {"scale": _Choice([StandardScaler()])})
@@ -314,7 +316,7 @@ def test_a_step_drawn_from_a_user_distribution_is_refused():
     # a C drawn from a distribution: LogisticRegression's bound over every C (and class count)
     assert estimator_privacy(est, {"clf__C": _Choice([1.0])}) == (
         logistic_regression_epsilon(0.5, 1.0, None, True, None), 0.0)
-    # a step that a replacement brings (review helper-49): priced at the replacement's cost
+    # a step that a replacement brings: priced at the replacement's cost
     replaced = {"clf": [Pipeline([("inner", DPNB(bounds=BOUNDS, epsilon=0.5))])],
                 "clf__inner": _Choice([StandardScaler()])}
     with pytest.raises(ValueError, match="'clf__inner' is drawn from a distribution"):
@@ -771,7 +773,7 @@ def test_inner_fits_silence_composites_with_a_bool():
     est["columns"]._validate_params()
 
 
-# -- diffprivlib's models under replace-one (review helper-50) ----------------------------------
+# -- diffprivlib's models under replace-one (docs/privacy.md) -----------------------------------
 @pytest.mark.parametrize(("bounds", "factor"), [
     ((-1.0, 1.0), Fraction(5, 3)),  # symmetric: R = 1/2
     ((0.0, 1.0), Fraction(2)),  # R = 1
@@ -924,7 +926,7 @@ def test_budget_mode_lines_bound_each_step_share_over_the_box():
 def test_budget_mode_lines_hold_every_draw_to_the_last_ulp(n_boxes, widest):
     """300 random boxes (some nearly flat, where the shares barely move), 100 priced draws
     each: no draw's share exceeds its line, not even by the one ulp of the pricing's own
-    rounding (review helper-54 found 145 such exceedances before the lines were rounded up).
+    rounding (an earlier check found 145 such exceedances before the lines were rounded up).
     The default suite checks 20 nearly flat boxes (widths 1e-15 to 1e-14), where the
     exceedances are: with the lines not rounded up, draws of 5 of them exceed their line (of
     the 300 boxes of the slow version, 5)."""
@@ -968,8 +970,9 @@ def test_budget_mode_lines_with_two_drawn_models():
 ])
 def test_a_box_over_bounds_that_could_fail_in_fit_is_refused(key, box):
     """A drawn pair with lower > upper makes diffprivlib's fit raise: inside the private region,
-    after the charge, and with a probability that follows the hidden number of runs (review
-    helper-54: three seeds of three ended in PrivateFitError with the budget spent). A width
+    after the charge, and with a probability that follows the hidden number of runs (three
+    seeds of three ended in PrivateFitError with the budget spent; docs/privacy.md,
+    "diffprivlib's models under replace-one"). A width
     that overflows has no price. Both refused before any data is read, nothing charged."""
     pipe = make_pipeline(DPScaler(epsilon=0.5, bounds=(-1.0, 1.0)),
                          DPNB(epsilon=0.5, bounds=(-3.0, 3.0)))

@@ -775,11 +775,12 @@ def test_transformed_units_of_varying_width_are_stacked_by_width():
 
 @pytest.mark.parametrize("kind", ["width", "format"])
 def test_one_record_changes_the_utilities_of_its_own_partition_only(kind):
-    """Review helper-43, F1: a data-independent step whose output width (or type) depends on
-    the rows it sees. The batched fits (the returned model in miniature) and the one-by-one
-    fits compute different utilities by design, so which path the partitions take must not
-    depend on the data: a record that gives its own fits another width moved every partition
-    to the one-by-one path before (59 of 60 utilities changed, 19.7 times the sensitivity).
+    """A data-independent step whose output width (or type) depends on the rows it sees
+    (docs/grid_search.md, "Partition fits that mimic the returned model"). The batched fits
+    (the returned model in miniature) and the one-by-one fits compute different utilities by
+    design, so which path the partitions take must not depend on the data: a record that gives
+    its own fits another width moved every partition to the one-by-one path before (59 of 60
+    utilities changed, 19.7 times the sensitivity).
     Seeded: the noise is the same on both neighbours, so only the record's partition may
     change."""
     X, y = _data(n=1200, d=4)

@@ -312,7 +312,7 @@ def test_the_runs_accuracies_give_way_where_predict_does_more():
     assert run_accuracies([None, None], X[300:], y_val) is None
     pipe = Pipeline([("lr", models[0])])
     assert run_accuracies([pipe, models[1]], X[300:], y_val) is None
-    # long doubles: predict keeps their precision (a review's case: rows that are 0 in float64)
+    # long doubles: predict keeps their precision (rows that are 0 once cast to float64)
     tiny = X[300:].astype(np.longdouble) * np.longdouble("1e-4000")
     if np.finfo(np.longdouble).bits > 64 and (tiny != 0).all():
         assert run_accuracies(models, tiny, y_val) is None
@@ -776,7 +776,7 @@ class _OwnFit(Pipeline):
         return super().fit(np.asarray(X) * 0.5, y, **params)
 
 
-def test_review_findings_on_pipelines(monkeypatch):
+def test_pipeline_corner_cases_of_the_batched_runs(monkeypatch):
     """A step that drops rows (diffprivlib refuses the misaligned labels one by one: the
     batched rows must not shift them), a step that doubles its input in place (every run
     and every setting of the steps gets its own rows), a subclass with its own fit, candidate
@@ -791,7 +791,7 @@ def test_review_findings_on_pipelines(monkeypatch):
     with pytest.raises(ValueError):
         _one_by_one(drop, 1, X, y, np.arange(200), padding)
     # every run fails, as one by one (not a fall back to the one-by-one path, which the rows
-    # would then decide: review helper-43)
+    # would then decide)
     assert fit_runs([drop], [1], X, y, np.arange(200), padding, 1.0) == [None]
     # in place: the second setting's rows are not the first's output
     base = Pipeline([("double", FunctionTransformer(_double_in_place)),
@@ -833,9 +833,10 @@ def _sparse_if_flagged(Z):
 
 def test_whether_the_runs_are_batched_does_not_follow_the_rows():
     """The batched and the one-by-one fits approximate the same minimiser but differ in their
-    last decisions, so the path must not be chosen from the private rows (review helper-43
-    found that in the grid search): it is chosen on the public padding rows, and rows that a
-    step returns in another format are read as diffprivlib's fit reads them."""
+    last decisions, so the path must not be chosen from the private rows (as found in the grid
+    search: docs/grid_search.md, "Partition fits that mimic the returned model"): it is chosen
+    on the public padding rows, and rows that a step returns in another format are read as
+    diffprivlib's fit reads them."""
     import scipy.sparse as sp
 
     X, y = _data()

@@ -1,4 +1,8 @@
-"""Bounded utilities (DESIGN 4.A): default bounds, clipping, per-example scores."""
+"""Bounded utilities: default bounds, clipping, per-example scores.
+
+Why the utilities are bounded: docs/selection.md, section 1 (sensitivity ``1/k`` over ``k``
+partitions) and docs/random_search.md, section 2.1 (``1/m`` over ``m`` validation rows).
+"""
 
 import math
 import pickle

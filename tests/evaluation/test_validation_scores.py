@@ -1,8 +1,8 @@
-"""Ranking and clustering scores of DPRandomSearchCV's noisy validation release (issue 8, sec. 1).
+"""Ranking and clustering scores of DPRandomSearchCV's noisy validation release.
 
 The ranking scores' sensitivities are checked against brute force on small validation parts:
 every replace-one neighbour of adversarial and random datasets, including label changes
-(docs/random_search.md derives the bounds).
+(docs/random_search.md, section 2.6, derives the bounds).
 """
 
 import itertools

@@ -62,7 +62,8 @@ def test_composed_gaussian_steps_match_dp_accounting(n_steps, noise_multiplier):
     delta = 1e-6
     accountant = pld_privacy_accountant.PLDAccountant()
     event = dp_accounting.GaussianDpEvent(noise_multiplier)
-    for _ in range(n_steps):  # separate compose calls: the count trap (DESIGN.md 6)
+    # separate compose calls: the count trap (docs/accounting.md, section 8)
+    for _ in range(n_steps):
         accountant.compose(event)
     theirs = accountant.get_epsilon(delta)
     mu = math.sqrt(n_steps) / noise_multiplier

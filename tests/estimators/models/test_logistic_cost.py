@@ -100,8 +100,9 @@ def test_the_fit_runs_on_the_branch_it_is_priced_for(monkeypatch):
     """diffprivlib picks its noise branch (extra ridge or not) from epsilon, C and data_norm in
     their own precision. With a float32 data_norm its test moved by ~1e-7 and a model priced
     just below the branch point ran on the other branch, proven for 3.02 where 2.46 was charged
-    (review helper-53). The fits get the same values as Python floats: the branch that runs
-    is the one priced, and what it is proven for stays within the charge."""
+    (docs/privacy.md, "diffprivlib's `LogisticRegression`: the objective-perturbation bound").
+    The fits get the same values as Python floats: the branch that runs is the one priced, and
+    what it is proven for stays within the charge."""
     import diffprivlib.models.logistic_regression as dp_logistic
     from diffprivlib.mechanisms import Vector
 
