@@ -101,7 +101,14 @@ from .evaluation._fit import fit_on_rows, prepare_clone, single_threaded_blas
 from .evaluation._partitions import check_inner_splitter
 from .evaluation._scores import split_scoring
 from .events import EpsilonDeltaEvent
-from .public import Preflight, PublicInfo, RoutedMetadata, check_budget, resolve_classes
+from .public import (
+    Preflight,
+    PublicInfo,
+    RoutedMetadata,
+    check_budget,
+    resolve_classes,
+    resolve_target_range,
+)
 
 __all__ = ["BaseDPSearchCV", "SearchSpace", "TuningPlan", "TuningResult"]
 
@@ -318,6 +325,14 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         declared yet (a classifier whose ``fit`` would ask for it) or for a non-classifier."""
         try:
             return resolve_classes(self.classes, self.estimator)
+        except ValueError:
+            return None
+
+    def _target_range_from_params(self) -> tuple[float, float] | None:
+        """A regressor's declared target range as the parameters give it (public); ``None``
+        when none is declared yet (``fit`` would ask for it) or for a non-regressor."""
+        try:
+            return resolve_target_range(self.estimator)
         except ValueError:
             return None
 
@@ -695,7 +710,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         check_private_components(self.estimator, space.space)
         # the fit's lock: one plan at a time, as in fit
         with one_fit_at_a_time():
-            public = PublicInfo(int(n_samples), self._classes_from_params(), None)
+            public = PublicInfo(int(n_samples), self._classes_from_params(), None,
+                                self._target_range_from_params())
             return self._planned_report(self._plan_tuning(public, space), space)
 
     def _planned_report(self, plan: TuningPlan, space: SearchSpace) -> PrivacyReport:

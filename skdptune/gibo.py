@@ -303,6 +303,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     def _plan_tuning(self, public, space):
         public_scorer = self._public_scorer()
         score = check_per_example_score(self._selection_scoring(), self.estimator,
+                                        public.target_range,
                                         **({} if self.score_clip is None
                                            else {"clip": self.score_clip}))
         box = self._box()

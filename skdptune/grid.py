@@ -351,7 +351,7 @@ class DPGridSearchCV(BaseDPSearchCV):
         hopeless = self._hopeless_selection(len(candidates), k, budget.epsilon_tuning)
         public_scorer = self._public_scorer()
         scorer = check_bounded_scorer(self._selection_scoring(), self.score_bounds,
-                                      self.estimator)
+                                      self.estimator, public.target_range)
         event = self._make_selector(budget.epsilon_tuning, 1.0 / k, None).privacy_event()
         return GridPlan(
             public=public,

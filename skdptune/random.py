@@ -369,7 +369,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         public_scorer = self._public_scorer()
         clip = {} if self.score_clip is None else {"clip": self.score_clip}
         score = check_validation_score(self._selection_scoring(), self.estimator,
-                                       public.classes, **clip)
+                                       public.classes, public.target_range, **clip)
         if self.epsilon is not None and space_sets_epsilon(self.param_distributions):
             raise ValueError(
                 "epsilon (budget mode) sets the estimator's DP epsilons, but the search space "

@@ -348,16 +348,30 @@ def test_pipeline_clone_pickle(data):
     np.testing.assert_array_equal(restored.predict(X), s.predict(X))
 
 
-def test_regression_needs_an_explicit_score(data, stand_in_regressor):
+def test_regression_scores_on_the_declared_target_range(data, stand_in_regressor):
+    """A regressor's bounds on y are its target range: by default the runs are scored by the
+    absolute error of predictions clipped into it (clip: the range's width), a target outside
+    it is out of the domain, and a scoring without a range still needs score_clip."""
     from diffprivlib.models import LinearRegression
+
+    from skdptune import DomainError
+    from skdptune.evaluation._scores import AbsoluteErrorScore, check_validation_score
 
     X, y = data
     reg = LinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(0, 1))
+    s = search(estimator=reg, classes=None, space={"copy_X": [True, False]}, n_iter=2).fit(
+        X, y.astype(float))
+    assert s.best_params_["copy_X"] in (True, False)
+    score = check_validation_score(None, reg, None, (0.0, 1.0))
+    assert isinstance(score, AbsoluteErrorScore)
+    assert (score.clip, score.target_range) == (1.0, (0.0, 1.0))
+    with pytest.raises(DomainError, match="declared range"):
+        search(estimator=reg, classes=None, space={"copy_X": [True, False]}, n_iter=2).fit(
+            X, y.astype(float) * 2.0)
     with pytest.raises(ValueError, match="clip"):
-        search(estimator=reg, classes=None, space={"copy_X": [True, False]}).fit(
-            X, y.astype(float))
+        check_validation_score(None, reg, None)
     s = search(estimator=reg, classes=None, space={"copy_X": [True, False]},
-               scoring="squared_error", score_clip=1.0, n_iter=2).fit(X, y.astype(float))
+               scoring="squared_error", score_clip=0.5, n_iter=2).fit(X, y.astype(float))
     assert s.best_params_["copy_X"] in (True, False)
 
 

@@ -37,7 +37,13 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import is_classifier, is_regressor
-from sklearn.metrics import check_scoring, get_scorer
+from sklearn.metrics import (
+    check_scoring,
+    get_scorer,
+    mean_absolute_error,
+    mean_squared_error,
+    r2_score,
+)
 from sklearn.utils import check_scalar
 
 __all__ = [
@@ -203,7 +209,61 @@ def _accuracy(estimator: Any, X: Any, y: Any, sample_weight: Any = None) -> floa
     return float(np.average(correct, weights=sample_weight))
 
 
-def check_bounded_scorer(scoring: Any, score_bounds: Any, estimator: Any) -> BoundedScorer:
+class _TargetRangeScore:
+    """A regression metric of predictions clipped into the target's declared range.
+
+    ``y`` lies in ``[lower, upper]`` (the search's domain), so clipping a prediction into it
+    never moves it away from its target: every error is at most what it was, and at most
+    ``upper - lower``. That bounds the error metrics on the range's scale without reading the
+    data (:data:`_RANGE_METRICS`). Picklable; the value is private (never store it).
+    """
+
+    def __init__(self, name: str, lower: float, upper: float) -> None:
+        self.name, self.lower, self.upper = name, float(lower), float(upper)
+
+    def bounds(self) -> tuple[float, float]:
+        """The metric's range when every prediction and target lies in the target range."""
+        width = self.upper - self.lower
+        return {"r2": _UNIT, "neg_mean_squared_error": (-width * width, 0.0),
+                "neg_root_mean_squared_error": (-width, 0.0),
+                "neg_mean_absolute_error": (-width, 0.0)}[self.name]
+
+    def __call__(self, estimator: Any, X: Any, y: Any, sample_weight: Any = None) -> float:
+        predicted = np.clip(np.asarray(estimator.predict(X), dtype=float), self.lower,
+                            self.upper)
+        target = np.asarray(y, dtype=float)
+        predicted = predicted.reshape(target.shape) if predicted.size == target.size \
+            else predicted
+        return float(_RANGE_METRICS[self.name](target, predicted, sample_weight=sample_weight))
+
+    def __repr__(self) -> str:
+        return f"{self.name} (predictions clipped to [{self.lower:g}, {self.upper:g}])"
+
+
+def _neg_mean_squared_error(y_true, y_pred, sample_weight=None):
+    return -mean_squared_error(y_true, y_pred, sample_weight=sample_weight)
+
+
+def _neg_root_mean_squared_error(y_true, y_pred, sample_weight=None):
+    return -math.sqrt(mean_squared_error(y_true, y_pred, sample_weight=sample_weight))
+
+
+def _neg_mean_absolute_error(y_true, y_pred, sample_weight=None):
+    return -mean_absolute_error(y_true, y_pred, sample_weight=sample_weight)
+
+
+#: the regression scores bounded on the target range's scale (:class:`_TargetRangeScore`);
+#: r2 is at most 1 and clipped at 0 like scikit-learn's own r2 here
+_RANGE_METRICS: dict[str, Callable] = {
+    "r2": r2_score,
+    "neg_mean_squared_error": _neg_mean_squared_error,
+    "neg_root_mean_squared_error": _neg_root_mean_squared_error,
+    "neg_mean_absolute_error": _neg_mean_absolute_error,
+}
+
+
+def check_bounded_scorer(scoring: Any, score_bounds: Any, estimator: Any,
+                         target_range: tuple[float, float] | None = None) -> BoundedScorer:
     """Resolve ``scoring`` and ``score_bounds`` into a :class:`BoundedScorer`.
 
     Parameters
@@ -214,12 +274,17 @@ def check_bounded_scorer(scoring: Any, score_bounds: Any, estimator: Any) -> Bou
         ``score_bounds``. A string is a scikit-learn scorer name: accuracy, balanced_accuracy,
         top_k_accuracy, average_precision, f1*, precision*, recall*, jaccard*, roc_auc*, r2,
         d2_absolute_error_score and the [0, 1] clustering indices have bounds ``(0, 1)``,
-        matthews_corrcoef ``(-1, 1)``; every other name (e.g. the unbounded ``neg_*`` errors)
-        and every callable need ``score_bounds``. One metric only (no dict or list).
+        matthews_corrcoef ``(-1, 1)``; with a declared target range, r2,
+        neg_mean_squared_error, neg_root_mean_squared_error and neg_mean_absolute_error score
+        predictions clipped into it, on its scale (``(-(upper - lower)**2, 0)`` for the squared
+        error, ``(-(upper - lower), 0)`` for the others); every other name and every callable
+        need ``score_bounds``. One metric only (no dict or list).
     score_bounds : (float, float) or None
         ``(lo, hi)``, finite, ``lo < hi``. Overrides the default bounds.
     estimator : estimator
         The (unfitted) estimator, used when ``scoring`` is None.
+    target_range : (float, float) or None
+        A regressor's declared target range (:func:`~skdptune.public.resolve_target_range`).
 
     Returns
     -------
@@ -231,7 +296,12 @@ def check_bounded_scorer(scoring: Any, score_bounds: Any, estimator: Any) -> Bou
         ``score_bounds`` is needed but missing, or invalid; or ``scoring`` is not one metric.
     """
     bounds = None if score_bounds is None else _check_score_bounds(score_bounds)
-    if scoring is None:
+    if scoring is None and target_range is not None:
+        scoring = "r2"
+    if target_range is not None and isinstance(scoring, str) and scoring in _RANGE_METRICS:
+        scorer = _TargetRangeScore(scoring, *target_range)
+        name, default = scoring, scorer.bounds()
+    elif scoring is None:
         if is_classifier(estimator):
             scorer, name, default = _accuracy, "accuracy", _UNIT
         elif is_regressor(estimator):
@@ -335,24 +405,41 @@ class AccuracyScore(PerExampleScore):
 
 
 class _ClippedErrorScore(PerExampleScore):
-    """``u = 1 - min(e, clip) / clip`` for a per-example error ``e`` in the target's units."""
+    """``u = 1 - min(e, clip) / clip`` for a per-example error ``e`` in the target's units.
 
-    def __init__(self, *, clip: float) -> None:
-        self.clip = _check_clip(clip)
+    With a declared target range ``(lower, upper)`` (a regressor's public bounds on ``y``, the
+    search's domain) the predictions are clipped into it first -- which never moves one away
+    from its target -- and ``clip`` defaults to the largest error left, that of a prediction
+    at one end of the range for a target at the other.
+    """
+
+    def __init__(self, *, clip: float | None = None,
+                 target_range: tuple[float, float] | None = None) -> None:
+        self.target_range = None if target_range is None else tuple(map(float, target_range))
+        if clip is None:
+            if self.target_range is None:
+                raise ValueError(f"scoring={self.name!r} needs score_clip=c (in the target's "
+                                 "units) or a declared target range.")
+            clip = self._error(np.array([self.target_range[1] - self.target_range[0]]))[0]
+        self.clip = _check_clip(float(clip))
         self.loss_bound = self.clip
 
     def _error(self, residual: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
     def _utilities(self, estimator: Any, X: Any, y: np.ndarray) -> np.ndarray:
-        residual = y.astype(float) - _predictions_like(estimator, X, y).astype(float)
+        predicted = _predictions_like(estimator, X, y).astype(float)
+        if self.target_range is not None:
+            predicted = np.clip(predicted, *self.target_range)
+        residual = y.astype(float) - predicted
         error = self._error(residual)
         if error.ndim > 1:  # multi-output: mean error over the outputs
             error = error.mean(axis=1)
         return 1.0 - np.fmin(error, self.clip) / self.clip  # fmin: NaN counts as clip
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(clip={self.clip!r})"
+        extra = "" if self.target_range is None else f", target_range={self.target_range!r}"
+        return f"{type(self).__name__}(clip={self.clip!r}{extra})"
 
 
 class SquaredErrorScore(_ClippedErrorScore):
@@ -425,6 +512,7 @@ _PER_EXAMPLE = {
     "squared_distance": SquaredDistanceScore,
 }
 _CLIPPED = ("squared_error", "absolute_error", "squared_distance")
+_TARGET_ERRORS = ("squared_error", "absolute_error")
 _RANKING = ("roc_auc", "average_precision")
 
 
@@ -516,21 +604,28 @@ class RankingScore:
         return f"RankingScore({self.name!r})"
 
 
-def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerExampleScore:
+def check_per_example_score(scoring: Any, estimator: Any,
+                            target_range: tuple[float, float] | None = None,
+                            **kwargs: Any) -> PerExampleScore:
     """Resolve ``scoring`` into a :class:`PerExampleScore`.
 
     Parameters
     ----------
     scoring : None, str or PerExampleScore
-        ``None`` means ``"accuracy"`` for classifiers and ``"squared_distance"`` for
-        clusterers; regressors must choose (there is no natural clip). Strings:
-        ``"accuracy"``, ``"squared_error"`` and ``"absolute_error"`` (both need ``clip``, in
-        the target's units -- squared units for ``"squared_error"``), ``"log_loss"``
+        ``None`` means ``"accuracy"`` for classifiers, ``"squared_distance"`` for clusterers
+        and ``"absolute_error"`` for a regressor with a declared target range (its error is in
+        the target's units: at the same range its mean separates candidates by more noise
+        scales than the squared error's). Strings: ``"accuracy"``, ``"squared_error"`` and
+        ``"absolute_error"`` (both need ``clip``, in the target's units -- squared units for
+        ``"squared_error"`` -- unless a target range is declared: predictions are then
+        clipped into it, and ``clip`` defaults to the largest error left), ``"log_loss"``
         (optional ``clip``, default ``log(100)``; needs ``predict_proba``),
         ``"squared_distance"`` (clusterers with ``transform``; needs ``clip``, in squared
         feature units). A ``PerExampleScore`` instance is returned as is.
     estimator : estimator
         The (unfitted) estimator.
+    target_range : (float, float) or None
+        A regressor's declared target range (:func:`~skdptune.public.resolve_target_range`).
     **kwargs
         ``clip=...`` for the clipped scores: the searches' ``score_clip``, which the messages
         name.
@@ -553,6 +648,8 @@ def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerE
     if scoring is None:
         if _is_clusterer(estimator):
             scoring = "squared_distance"
+        elif target_range is not None:
+            scoring = "absolute_error"
         elif not is_classifier(estimator):
             raise ValueError(
                 "scoring=None has no default per-example score for a non-classifier: choose "
@@ -572,14 +669,16 @@ def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerE
             f"scoring={scoring!r} is not a per-example score with a known bound; choose one of "
             f"{sorted(_PER_EXAMPLE)}."
         )
-    if scoring in _CLIPPED and "clip" not in kwargs:
+    if scoring in _TARGET_ERRORS and target_range is not None:
+        kwargs = {**kwargs, "target_range": target_range}
+    elif scoring in _CLIPPED and "clip" not in kwargs:
         units = ("squared feature units" if scoring == "squared_distance"
                  else "the target's units")
         raise ValueError(
             f"scoring={scoring!r} needs score_clip=c (in {units}): per-example errors are "
             f"clipped to [0, c] so that their mean has a known sensitivity."
         )
-    unexpected = set(kwargs) - ({"clip"} if scoring != "accuracy" else set())
+    unexpected = set(kwargs) - ({"clip", "target_range"} if scoring != "accuracy" else set())
     if unexpected:
         raise ValueError(
             f"score_clip is not used by scoring={scoring!r} (each utility is already 0 or 1); "
@@ -595,6 +694,7 @@ def check_per_example_score(scoring: Any, estimator: Any, **kwargs: Any) -> PerE
 
 
 def check_validation_score(scoring: Any, estimator: Any, classes: Any,
+                           target_range: tuple[float, float] | None = None,
                            **kwargs: Any) -> PerExampleScore | RankingScore:
     """The score of a noisy validation release (randomized repetition): a per-example score
     (:func:`check_per_example_score`) or, for ``"roc_auc"`` / ``"average_precision"``, a
@@ -607,6 +707,8 @@ def check_validation_score(scoring: Any, estimator: Any, classes: Any,
         The (unfitted) estimator.
     classes : ndarray or None
         The declared label set (public).
+    target_range : (float, float) or None
+        A regressor's declared target range (public).
     **kwargs
         ``clip=...`` (the search's ``score_clip``).
 
@@ -617,7 +719,7 @@ def check_validation_score(scoring: Any, estimator: Any, classes: Any,
         estimator, one without ``decision_function`` / ``predict_proba``, or with ``score_clip``.
     """
     if scoring not in _RANKING:
-        return check_per_example_score(scoring, estimator, **kwargs)
+        return check_per_example_score(scoring, estimator, target_range, **kwargs)
     if classes is None or len(classes) != 2:
         what = "a non-classifier" if classes is None else f"{len(classes)} classes"
         raise ValueError(

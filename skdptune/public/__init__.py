@@ -2,8 +2,9 @@
 
 Under the contract of skdptune (docs/privacy.md) these are public: the number of rows ``n``
 (replace-one neighbours), the *format* of ``X`` and ``y`` (container type, shape, dtypes, column
-names, sparsity -- they describe the schema, not a record), and the **label set** of a
-classifier, which the user declares like ``n``. Everything in this package is a function of that
+names, sparsity -- they describe the schema, not a record), the **label set** of a
+classifier and the **target range** of a regressor (its bounds on ``y``), which the user
+declares like ``n``. Everything in this package is a function of that
 public information only, except the domain checks (:mod:`._domain`), which read the data for
 one purpose: to refuse a dataset outside the domain the guarantee is stated on.
 
@@ -14,7 +15,8 @@ every candidate on synthetic rows through the private fits' own code path, so th
 configuration mistakes fail with their real message before anything is charged
 (:mod:`._dry_run`).
 
-The modules, from the ground up: :mod:`._labels` (the declared label set), :mod:`._rows`
+The modules, from the ground up: :mod:`._labels` (the declared label set), :mod:`._target`
+(the declared target range), :mod:`._rows`
 (synthetic rows, padding, the rows a model receives), :mod:`._domain` (the domain checks),
 :mod:`._dry_run`, :mod:`._magnitude` (a public limit on the rows a private transformer reads),
 :mod:`._model_input` (what the private models receive) and :mod:`._preflight`
@@ -36,6 +38,7 @@ from ._rows import (
     synthetic_fit_params,
     synthetic_rows,
 )
+from ._target import resolve_target_range
 
 __all__ = [
     "Padding",
@@ -56,6 +59,7 @@ __all__ = [
     "make_padding",
     "model_input_settings",
     "resolve_classes",
+    "resolve_target_range",
     "start_dry_run",
     "synthetic_dataset",
     "synthetic_fit_params",

@@ -143,12 +143,14 @@ def _as_fitted(block: np.ndarray) -> np.ndarray:
     return block
 
 
-def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool) -> Any:
+def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool,
+                 target_range: tuple[float, float] | None = None) -> Any:
     """Refuse a dataset outside the declared domain, with a fixed message; return ``y``, its
     labels as the declared classes (:func:`_declared_labels`).
 
     The domain: labels in ``classes`` (classifiers), 1-d labels, numeric targets that are
-    finite (the other estimators, when ``y`` is given), and numeric features that are finite
+    finite (the other estimators, when ``y`` is given) and within ``target_range`` (a
+    regressor's declared bounds on ``y``), and numeric features that are finite
     (NaN allowed when the estimator accepts it, as found by the dry run; numbers in an object
     array or column included). A dataset
     outside it raises :class:`DomainError`, whose message names the violated rule only -- no
@@ -171,6 +173,14 @@ def check_domain(X: Any, y: Any, classes: np.ndarray | None, *, allow_nan: bool)
                 "search over an estimator that is not a classifier regresses on it. Impute or "
                 "clip it with public constants before the search (no position is named here "
                 "because this check reads the private data).")
+        if target_range is not None and not (
+                (target >= target_range[0]) & (target <= target_range[1])).all():
+            raise DomainError(
+                f"The target y must lie within the regressor's declared range "
+                f"[{target_range[0]:g}, {target_range[1]:g}] (its bounds_y): the guarantee is "
+                "stated for targets in it. Clip y to public bounds before the search, or "
+                "declare wider ones (no value or position is named here because this check "
+                "reads the private data).")
     for block in _numeric_blocks(X):
         bad = np.isinf(block) if allow_nan else ~np.isfinite(block)
         if bad.any():

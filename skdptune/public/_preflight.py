@@ -31,6 +31,7 @@ from ._labels import check_public_shapes, resolve_classes
 from ._magnitude import magnitude_limits
 from ._model_input import check_composites_readable, check_model_input, model_input_settings
 from ._rows import PublicInfo, check_rows, make_padding
+from ._target import resolve_target_range
 
 __all__ = ["Preflight", "RoutedMetadata"]
 
@@ -106,7 +107,8 @@ class Preflight:
         self.X, self.y, self.metadata = X, y, metadata
         self.estimator, self.space, self.fill = estimator, space, fill
         self.candidates, self.templates = candidates, templates
-        self.public = PublicInfo(n_samples, classes, make_padding(X, y, classes, fill))
+        self.public = PublicInfo(n_samples, classes, make_padding(X, y, classes, fill),
+                                 resolve_target_range(estimator, templates))
         # set by dry_run: every setting of the steps in front of the first private model,
         # their magnitude limits, and whether NaN features are in the domain
         self._input_templates: list | None = None
@@ -174,7 +176,8 @@ class Preflight:
         if self._input_templates is None:
             raise RuntimeError("Preflight.check_domain needs the dry run first.")
         classes = self.public.classes
-        self.y = check_domain(self.X, self.y, classes, allow_nan=self._allow_nan)
+        self.y = check_domain(self.X, self.y, classes, allow_nan=self._allow_nan,
+                              target_range=self.public.target_range)
         check_model_input(self._input_templates, self.X, self.y, classes,
                           allow_nan=self._allow_nan, fill=self.fill, limits=self._limits)
         check_weights_domain([self.metadata.fit.get("sample_weight"),

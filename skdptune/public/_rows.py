@@ -357,8 +357,10 @@ def has_object_entries(X: Any) -> bool:
 
 @dataclass(frozen=True)
 class PublicInfo:
-    """What a search knows before reading the data: ``n``, the label set and the padding."""
+    """What a search knows before reading the data: ``n``, the label set and the padding of a
+    classifier, the target range of a regressor."""
 
     n_samples: int
     classes: np.ndarray | None
     padding: Padding | None
+    target_range: tuple[float, float] | None = None

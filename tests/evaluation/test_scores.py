@@ -245,3 +245,55 @@ def test_fast_accuracy_equals_sklearn_accuracy_scorer():
     assert _accuracy(model, X, y) == get_scorer("accuracy")(model, X, y)
     assert _accuracy(model, X, y, weights) == pytest.approx(
         get_scorer("accuracy")(model, X, y, sample_weight=weights))
+
+
+# ------------------------------------------------------------------------- target range
+
+
+@pytest.mark.parametrize(("scoring", "bounds"), [
+    (None, (0.0, 1.0)), ("r2", (0.0, 1.0)), ("neg_mean_squared_error", (-16.0, 0.0)),
+    ("neg_root_mean_squared_error", (-4.0, 0.0)), ("neg_mean_absolute_error", (-4.0, 0.0))])
+def test_regression_scores_are_bounded_on_the_target_range(scoring, bounds):
+    """With a declared target range [-1, 3] the error scores need no score_bounds: the
+    predictions are clipped into the range, so no error exceeds its width (4)."""
+    scorer = check_bounded_scorer(scoring, None, FixedRegressor(), (-1.0, 3.0))
+    assert (scorer.lo, scorer.hi) == bounds
+    assert scorer.name == (scoring or "r2")
+    restored = pickle.loads(pickle.dumps(scorer))
+    assert (restored.lo, restored.hi) == bounds
+
+
+def test_regression_scores_clip_the_predictions_into_the_target_range():
+    y = np.array([-1.0, 3.0, 0.0, 1.0])
+    wild = FixedRegressor([-50.0, 70.0, 0.5, 1.0])  # clipped: [-1, 3, 0.5, 1]
+    mse = check_bounded_scorer("neg_mean_squared_error", None, wild, (-1.0, 3.0))
+    # raw score -(0 + 0 + 0.25 + 0) / 4, on the scale [-16, 0]
+    assert mse(wild, X4, y) == pytest.approx(1.0 - 0.0625 / 16.0)
+    mae = check_bounded_scorer("neg_mean_absolute_error", None, wild, (-1.0, 3.0))
+    assert mae(wild, X4, y) == pytest.approx(1.0 - 0.125 / 4.0)
+    # without a range the same model's error is unbounded: score_bounds are required
+    with pytest.raises(ValueError, match="score_bounds"):
+        check_bounded_scorer("neg_mean_squared_error", None, wild)
+    # at the extreme (every prediction at the far end of the range) the utility is 0
+    far = FixedRegressor([3.0, -1.0, 3.0, 3.0])
+    y_far = np.array([-1.0, 3.0, -1.0, -1.0])
+    assert mse(far, X4, y_far) == 0.0 and mae(far, X4, y_far) == 0.0
+
+
+def test_per_example_errors_clip_the_predictions_and_default_their_clip():
+    y = np.array([-1.0, 3.0, 0.0, 1.0])
+    wild = FixedRegressor([-50.0, 70.0, 0.5, 3.0])
+    absolute = check_per_example_score("absolute_error", wild, (-1.0, 3.0))
+    assert absolute.clip == 4.0 and absolute.loss_bound == 4.0
+    np.testing.assert_allclose(absolute(wild, X4, y), [1.0, 1.0, 1 - 0.5 / 4, 1 - 2 / 4])
+    squared = check_per_example_score("squared_error", wild, (-1.0, 3.0))
+    assert squared.clip == 16.0
+    np.testing.assert_allclose(squared(wild, X4, y), [1.0, 1.0, 1 - 0.25 / 16, 1 - 4 / 16])
+    # a user's clip still applies, on the clipped predictions
+    tight = check_per_example_score("absolute_error", wild, (-1.0, 3.0), clip=1.0)
+    np.testing.assert_allclose(tight(wild, X4, y), [1.0, 1.0, 0.5, 0.0])
+    # the default for a regressor with a range is the absolute error
+    assert isinstance(check_per_example_score(None, wild, (-1.0, 3.0)), AbsoluteErrorScore)
+    with pytest.raises(ValueError, match="score_clip"):
+        check_per_example_score(None, wild)
+    assert pickle.loads(pickle.dumps(absolute)).target_range == (-1.0, 3.0)

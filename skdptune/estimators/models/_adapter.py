@@ -90,11 +90,26 @@ class ModelAdapter:
     #: a scikit-learn class whose fit on public rows gives the output names and float type of
     #: this transformer without drawing noise, or ``None`` (the transformer itself is fitted)
     format_twin: ClassVar[type | None] = None
+    #: for a regressor, the parameter holding the public range ``(lower, upper)`` of its
+    #: target (the declared domain of ``y``, and the scale of its bounded scores), or ``None``
+    target_param: ClassVar[str | None] = None
 
     def leaking(self, params: Mapping[str, Any]) -> list[str]:
         """The parameters of :attr:`leak_params` that, set as in ``params``, diffprivlib would
         read off the data."""
         return [name for name in self.leak_params if name in params and params[name] is None]
+
+    def target_range(self, estimator: Any) -> tuple[float, float] | None:
+        """The public range ``(lower, upper)`` of a regressor's target, from
+        :attr:`target_param`; ``None`` when the family has none or it is left to the data."""
+        if self.target_param is None:
+            return None
+        bounds = getattr(estimator, self.target_param, None)
+        if bounds is None:
+            return None
+        lower, upper = (float(np.min(b)) if i == 0 else float(np.max(b))
+                        for i, b in enumerate(bounds))
+        return lower, upper
 
     def replace_one_factor(self, estimator: Any) -> fractions.Fraction | float:
         """What one unit of the model's ``epsilon`` costs under replace-one neighbours:

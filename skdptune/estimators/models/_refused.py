@@ -45,6 +45,7 @@ class LinearRegressionAdapter(ModelAdapter):
         "bounds_y": "bounds_y=(lower, upper) with public bounds on the target",
     }
     pair_params = ("bounds_X", "bounds_y")
+    target_param = "bounds_y"
     replaces = {_SklearnLinearRegression: (
         "no regressor of diffprivlib is accepted (diffprivlib's LinearRegression is refused: "
         "docs/privacy.md)")}
