@@ -219,7 +219,8 @@ def rescale_row_dependent_params(estimator: Any, factor: float) -> Any:
     For a fit on ``n_rows`` rows that stands in for a model fitted on ``n`` rows (a
     subsample-and-aggregate partition fit), ``factor = n / n_rows`` makes the small model
     regularised like the full one (its family's
-    :attr:`~skdptune.estimators.models.ModelAdapter.row_dependent_params`). Such fits are never
+    :attr:`~skdptune.estimators.models.ModelAdapter.row_dependent_params`, multiplied by
+    ``factor``, and ``row_proportional_params``, divided by it). Such fits are never
     released: this changes what the partition utilities measure, not the privacy bound.
     Returns the same object.
     """
@@ -229,9 +230,12 @@ def rescale_row_dependent_params(estimator: Any, factor: float) -> Any:
         if comp.role != DP:
             continue
         params = get_params(comp.estimator, deep=False)
-        for name in adapter_for(comp.estimator).row_dependent_params:
-            if isinstance(params.get(name), numbers.Real):
-                updates[join(comp.path, name)] = params[name] * factor
+        family = adapter_for(comp.estimator)
+        for names, scale in ((family.row_dependent_params, factor),
+                             (family.row_proportional_params, 1.0 / factor)):
+            for name in names:
+                if isinstance(params.get(name), numbers.Real):
+                    updates[join(comp.path, name)] = params[name] * scale
     if updates:
         set_params(estimator, **updates)
     return estimator

@@ -80,6 +80,10 @@ class ModelAdapter:
     #: weighing a sum of losses): multiplied by ``n / n_rows`` for a fit on ``n_rows`` rows
     #: standing in for one on ``n`` (never released)
     row_dependent_params: ClassVar[tuple[str, ...]] = ()
+    #: parameters whose meaning scales inversely with the number of training rows (a ridge
+    #: added to a sum over the rows): multiplied by ``n_rows / n`` for such a fit (never
+    #: released)
+    row_proportional_params: ClassVar[tuple[str, ...]] = ()
     #: parameters diffprivlib compares in their own precision: set as Python floats before a
     #: fit, so that its branch tests are those the pricing computed in float64
     exact_float_params: ClassVar[tuple[str, ...]] = ()

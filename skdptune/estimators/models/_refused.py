@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from diffprivlib.models import KMeans, LinearRegression, RandomForestClassifier
 from sklearn.cluster import KMeans as _SklearnKMeans
-from sklearn.linear_model import LinearRegression as _SklearnLinearRegression
 
 from ._adapter import ModelAdapter
 
@@ -46,9 +45,6 @@ class LinearRegressionAdapter(ModelAdapter):
     }
     pair_params = ("bounds_X", "bounds_y")
     target_param = "bounds_y"
-    replaces = {_SklearnLinearRegression: (
-        "no regressor of diffprivlib is accepted (diffprivlib's LinearRegression is refused: "
-        "docs/privacy.md)")}
     unsound = (
         "it sizes the noise of each sum of squares x_j^2 for the lower bound alone "
         "(|bounds_X[0][j]|^2 twice, diffprivlib 0.6.6), after centring the rows on their noisy "

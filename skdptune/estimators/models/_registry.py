@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ._adapter import ModelAdapter
+from ._linear import SSPRegressorAdapter
 from ._logistic import LogisticRegressionAdapter
 from ._naive_bayes import GaussianNBAdapter
 from ._pca import PCAAdapter
@@ -28,6 +29,7 @@ _FAMILIES: tuple[ModelAdapter, ...] = (
     DecisionTreeAdapter(),
     StandardScalerAdapter(),
     PCAAdapter(),
+    SSPRegressorAdapter(),
     KMeansAdapter(),
     RandomForestAdapter(),
     LinearRegressionAdapter(),

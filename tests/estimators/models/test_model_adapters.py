@@ -39,6 +39,7 @@ from skdptune.estimators.models import (
 )
 from skdptune.estimators.models._registry import _FAMILIES
 from skdptune.exceptions import NonPrivateComponentError, PrivacyLeakError
+from skdptune.linear_model import SSPRegressor
 
 #: one valid, leak-free configuration of every accepted family
 CONFIGURED = {
@@ -48,6 +49,7 @@ CONFIGURED = {
                                                            classes=[0, 1]),
     StandardScaler: lambda: StandardScaler(epsilon=1.0, bounds=(0.0, 1.0)),
     PCA: lambda: PCA(epsilon=1.0, bounds=(0.0, 1.0), data_norm=2.0),
+    SSPRegressor: lambda: SSPRegressor(epsilon=1.0, bounds_X=(0.0, 1.0), bounds_y=(0.0, 1.0)),
 }
 ACCEPTED = [cls for family in _FAMILIES if family.unsound is None for cls in family.models]
 REFUSED = [cls for family in _FAMILIES if family.unsound is not None for cls in family.models]
@@ -76,6 +78,8 @@ def test_the_adapters_parameters_are_its_models(family):
         params = set(inspect.signature(cls).parameters)
         named = (set(family.leak_params) | set(family.pair_params) | set(family.cost_params)
                  | set(family.structure_params) | set(family.row_dependent_params)
+                 | set(family.row_proportional_params)
+                 | ({family.target_param} if family.target_param else set())
                  | set(family.exact_float_params) | set(family.least_cost_params))
         assert named <= params, named - params
         assert "epsilon" in params
@@ -178,6 +182,11 @@ def test_advice_is_found_by_class_along_the_mro_not_by_name():
 
     assert "diffprivlib.models.LogisticRegression" in advice_for(SklearnLR())
     assert "FunctionTransformer" in advice_for(MinMaxScaler())
+    from sklearn.linear_model import LinearRegression as SklearnLinear
+    from sklearn.linear_model import Ridge
+
+    assert "skdptune.linear_model.SSPRegressor" in advice_for(SklearnLinear())
+    assert advice_for(Ridge()) == advice_for(SklearnLinear())
 
     class Mine(SklearnLR):
         pass
@@ -190,3 +199,11 @@ def test_advice_is_found_by_class_along_the_mro_not_by_name():
 
     LogisticRegressionLookalike.__name__ = "LogisticRegression"
     assert advice_for(LogisticRegressionLookalike()) is None
+
+
+def test_a_regressors_target_range_is_its_bounds_on_y():
+    family = adapter_for(CONFIGURED[SSPRegressor]())
+    assert family.target_range(SSPRegressor(bounds_y=(-2, 3))) == (-2.0, 3.0)
+    assert family.target_range(SSPRegressor()) is None  # left to the data: refused elsewhere
+    assert all(adapter_for(CONFIGURED[cls]()).target_range(CONFIGURED[cls]()) is None
+               for cls in ACCEPTED if cls is not SSPRegressor)

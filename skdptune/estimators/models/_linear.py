@@ -1,0 +1,34 @@
+"""skdptune's own sound linear regressor, :class:`~skdptune.linear_model.SSPRegressor`.
+
+It sizes its noise for replace-one neighbours (docs/ssp_regressor.md), so one fit with
+``epsilon`` costs ``epsilon``: the adapter's defaults. What it adds: the public bounds it reads
+off the data when they are ``None``, the target range it declares, and the ridge that weighs
+against a sum over the rows.
+"""
+
+from __future__ import annotations
+
+from sklearn.linear_model import LinearRegression as _SklearnLinearRegression
+from sklearn.linear_model import Ridge as _SklearnRidge
+
+from ...linear_model import SSPRegressor
+from ._adapter import ModelAdapter
+
+__all__ = ["SSPRegressorAdapter"]
+
+_ADVICE = ("use skdptune.linear_model.SSPRegressor(bounds_X=..., bounds_y=...) with public "
+           "bounds")
+
+
+class SSPRegressorAdapter(ModelAdapter):
+    models = (SSPRegressor,)
+    replaces = {_SklearnLinearRegression: _ADVICE, _SklearnRidge: _ADVICE}
+    leak_params = {
+        "bounds_X": "bounds_X=(lower, upper) with public per-feature bounds",
+        "bounds_y": "bounds_y=(lower, upper) with public bounds on the target",
+    }
+    pair_params = ("bounds_X", "bounds_y")
+    target_param = "bounds_y"
+    # a ridge added to the Gram matrix, a sum over the rows: a fit on fewer rows standing in
+    # for one on all of them gets the ridge in proportion
+    row_proportional_params = ("alpha",)
