@@ -44,6 +44,9 @@ SMOKE: dict[str, list[tuple[str, str]]] = {
                               ("n_iter=10, epsilon=1.0,", "n_iter=2, epsilon=1.0,")],
     "plot_gibo_bounds.py": [("n_samples=10000,", "n_samples=3000,"), ("n_iter=8,", "n_iter=2,"),
                             ("for seed in range(3):", "for seed in range(1):")],
+    "plot_regression.py": [("epsilons = [0.25, 0.5, 1.0, 4.0]", "epsilons = [1.0]"),
+                           ("seeds = range(2)", "seeds = range(1)"),
+                           ("n=12000, d=6", "n=3000, d=6")],
     "quickstart.py": [("cv=5)", "cv=2)"),
                       ('grid = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}', 'grid = {"C": [0.1, 10.0]}')],
 }
