@@ -144,7 +144,11 @@ class DPRandomSearchCV(BaseDPSearchCV):
         clusterers; diffprivlib's ``KMeans`` is refused, docs/privacy.md); or, for a binary
         classifier, ``"roc_auc"`` / ``"average_precision"`` on the whole validation part,
         released with a larger noise
-        (sensitivity about ``4/m`` and ``2 ln(m)/m``; derivation in docs/random_search.md).
+        (sensitivity about ``4/m`` and ``2 ln(m)/m``; derivation in docs/random_search.md);
+        for imbalanced classes, ``"balanced_accuracy"`` (any number of classes) or ``"f1"``
+        (binary), released times a function of the class counts that keeps their ranking
+        (sensitivity about ``4/m`` for two classes, ``(C + 1)/m`` for ``C >= 3``, ``2/m``
+        for f1; docs/random_search.md section 2.7).
         Several of them (a list or dict) select by the one named in ``refit``; only that one
         is computed on the private data.
     score_clip : float or None, default=None

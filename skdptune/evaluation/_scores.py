@@ -20,6 +20,10 @@ Two kinds, for two kinds of evaluators:
   without the (private) class counts: ``(m - 1) / floor(m**2 / 4)`` and ``(2 H_m - 1) / m``.
   Randomized repetition only (DP-GIBO needs per-example losses). Built, with the per-example
   scores, by :func:`check_validation_score`; docs/random_search.md derives the bounds.
+* :class:`ConfusionScore` -- ``balanced_accuracy`` / binary ``f1`` of the predicted labels on the
+  whole validation part, times a function of its (private) class counts that is the same for
+  every candidate: the ranking is the metric's, the sensitivity ``O(1/m)``. Randomized
+  repetition only; docs/random_search.md section 2.7 derives the bounds.
 
 Every value these objects return is an exact function of private data: callers feed it to a
 private mechanism and never store, print or log it. Nothing here logs or warns with a value.
@@ -56,6 +60,7 @@ __all__ = [
     "LogLossScore",
     "SquaredDistanceScore",
     "RankingScore",
+    "ConfusionScore",
     "check_per_example_score",
     "check_validation_score",
     "raw_scorer_name",
@@ -604,6 +609,109 @@ class RankingScore:
         return f"RankingScore({self.name!r})"
 
 
+# --------------------------------------------------------------------------------------------
+# Scores of the predicted labels on the whole validation part (imbalance-aware selection)
+# --------------------------------------------------------------------------------------------
+
+_CONFUSION = ("balanced_accuracy", "f1")
+
+
+class ConfusionScore:
+    """``balanced_accuracy`` or binary ``f1`` of a classifier's predicted labels on the whole
+    validation part, in a form whose replace-one sensitivity needs no (private) class count.
+
+    Both metrics divide by class counts of the part, so one replaced row can move them by
+    about ``1 / n_c`` of the rarest class -- the whole range when a class has one row. On a
+    fixed part the counts are the same for every candidate, so the metric times a function of
+    them ranks the candidates exactly as the metric does; that function is chosen to make the
+    sensitivity ``O(1/m)`` (``n_c`` rows of declared class ``c``, ``TP_c`` of them predicted
+    correctly, ``C`` declared classes, ``m`` rows):
+
+    * ``balanced_accuracy``, ``C = 2``: ``u = (TP_0 n_1 + TP_1 n_0) / (2 floor(m**2 / 4))``
+      ``= BA * n_0 n_1 / floor(m**2 / 4)``, sensitivity ``(m - 1) / floor(m**2 / 4)`` (about
+      ``4/m``; attained);
+    * ``balanced_accuracy``, ``C >= 3``: ``u = (min_c n_c / m) * sum_c TP_c / n_c``
+      ``= BA * C min_c n_c / m``, sensitivity ``(C + 1) / m``;
+    * ``f1`` (positive class ``pos_label``, ``P`` positive rows, ``P_hat`` predicted
+      positive): ``u = 2 TP P / (m (P + P_hat)) = F1 * P / m``, sensitivity ``2 / m``.
+
+    ``u`` lies in [0, 1]; an empty class makes it 0 (balanced accuracy is then undefined). The
+    proofs, the brute-force checks and the floored forms these replace are in
+    docs/random_search.md section 2.7. Calling the object returns per-row *contributions* whose
+    mean is ``u`` (not per-example utilities: they are not each in [0, 1]); private, never
+    store them.
+
+    Parameters
+    ----------
+    name : {"balanced_accuracy", "f1"}
+    classes : array-like
+        The declared label set, sorted (``classes_`` of the fitted models); two labels for
+        ``"f1"``.
+    pos_label : label, default=1
+        The positive class of ``"f1"``, one of ``classes``: 1, as in scikit-learn's ``f1``
+        scorer (which the search's ``score`` uses).
+    """
+
+    bounds = _UNIT
+
+    def __init__(self, name: str, classes: Any, pos_label: Any = 1) -> None:
+        if name not in _CONFUSION:
+            raise ValueError(f"scoring must be one of {_CONFUSION} for a ConfusionScore; got "
+                             f"{name!r}.")
+        self.name = name
+        self.classes = np.asarray(classes)
+        if len(self.classes) < 2 or (name == "f1" and len(self.classes) != 2):
+            raise ValueError(
+                f"scoring={name!r} is bounded here for a classifier with "
+                f"{'two' if name == 'f1' else 'two or more'} declared classes (got "
+                f"{len(self.classes)})" + ("; a multiclass average of F1s is not offered. Use "
+                                            "scoring='balanced_accuracy'." if name == "f1"
+                                            else "."))
+        if name == "f1" and pos_label not in self.classes.tolist():
+            raise ValueError(
+                f"scoring='f1' takes pos_label={pos_label!r} as the positive class (as "
+                f"scikit-learn's f1 scorer does), which is not among the declared classes "
+                f"{self.classes.tolist()!r}; declare labels with {pos_label!r} as the positive "
+                "one (e.g. 0 and 1).")
+        self.pos_label = pos_label
+
+    def __call__(self, estimator: Any, X: Any, y: Any) -> np.ndarray:
+        """Per-row contributions whose mean over the ``m`` rows is ``u``: private."""
+        labels = np.asarray(y).reshape(-1)
+        predicted = np.asarray(estimator.predict(X)).reshape(-1)
+        correct = predicted == labels
+        m = len(labels)
+        if self.name == "f1":
+            positive = self.pos_label
+            n_pos = int(np.sum(labels == positive))
+            both = n_pos + int(np.sum(predicted == positive))
+            share = 2.0 * n_pos / both if both else 0.0
+            return np.where(correct & (labels == positive), share, 0.0)
+        member = labels[:, None] == self.classes[None, :]  # a label outside: no class
+        counts = member.sum(axis=0)
+        if counts.min() == 0:
+            return np.zeros(m)
+        if len(counts) == 2:  # a correct row of class c weighs the other class's count
+            weight = m * counts[::-1] / (2.0 * (m * m // 4))
+        else:  # of class c: min count / n_c
+            weight = counts.min() / counts
+        return (member & correct[:, None]) @ weight.astype(float)
+
+    def sensitivity_of_mean(self, m: int) -> float:
+        """Replace-one sensitivity of ``u`` (the mean of the contributions) over ``m`` rows."""
+        if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
+            raise ValueError(f"m must be a positive int, got {m!r}.")
+        m = int(m)
+        if self.name == "f1":
+            return min(1.0, 2.0 / m)
+        if len(self.classes) == 2:
+            return (m - 1) / (m * m // 4) if m >= 2 else 1.0  # m = 1: u is always 0
+        return min(1.0, (len(self.classes) + 1) / m)
+
+    def __repr__(self) -> str:
+        return f"ConfusionScore({self.name!r}, classes={self.classes.tolist()!r})"
+
+
 def check_per_example_score(scoring: Any, estimator: Any,
                             target_range: tuple[float, float] | None = None,
                             **kwargs: Any) -> PerExampleScore:
@@ -695,10 +803,11 @@ def check_per_example_score(scoring: Any, estimator: Any,
 
 def check_validation_score(scoring: Any, estimator: Any, classes: Any,
                            target_range: tuple[float, float] | None = None,
-                           **kwargs: Any) -> PerExampleScore | RankingScore:
+                           **kwargs: Any) -> PerExampleScore | RankingScore | ConfusionScore:
     """The score of a noisy validation release (randomized repetition): a per-example score
-    (:func:`check_per_example_score`) or, for ``"roc_auc"`` / ``"average_precision"``, a
-    :class:`RankingScore` of a binary classifier.
+    (:func:`check_per_example_score`); for ``"roc_auc"`` / ``"average_precision"``, a
+    :class:`RankingScore` of a binary classifier; for ``"balanced_accuracy"`` (two or more
+    declared classes) / ``"f1"`` (binary), a :class:`ConfusionScore`.
 
     Parameters
     ----------
@@ -716,8 +825,17 @@ def check_validation_score(scoring: Any, estimator: Any, classes: Any,
     ------
     ValueError
         As :func:`check_per_example_score`; a ranking score for a non-binary or non-classifier
-        estimator, one without ``decision_function`` / ``predict_proba``, or with ``score_clip``.
+        estimator, one without ``decision_function`` / ``predict_proba``, or with ``score_clip``;
+        ``"f1"`` for a non-binary one, ``"balanced_accuracy"`` for a non-classifier.
     """
+    if scoring in _CONFUSION:
+        if classes is None:
+            raise ValueError(f"scoring={scoring!r} scores a classifier's predicted labels; "
+                             "this estimator is not a classifier.")
+        if kwargs:
+            raise ValueError(f"score_clip is not used by scoring={scoring!r} (its bound needs "
+                             "no clip); leave score_clip=None.")
+        return ConfusionScore(scoring, classes)
     if scoring not in _RANKING:
         return check_per_example_score(scoring, estimator, target_range, **kwargs)
     if classes is None or len(classes) != 2:
