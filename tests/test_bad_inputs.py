@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 from diffprivlib import BudgetAccountant
-from diffprivlib.models import GaussianNB, KMeans, LinearRegression
+from diffprivlib.models import GaussianNB, KMeans
 from diffprivlib.models import LogisticRegression as DPLogisticRegression
 from diffprivlib.utils import BudgetError
 from scipy.stats import expon
@@ -47,6 +47,7 @@ from skdptune import (
 )
 from skdptune import accounting as acc_fn
 from skdptune.events import EpsilonDeltaEvent
+from skdptune.linear_model import SSPRegressor
 
 N = 400
 
@@ -56,6 +57,8 @@ def _data(kind="classification"):
     X = rng.uniform(-1, 1, size=(N, 3))
     if kind == "regression":
         return X, X @ np.array([0.5, -0.2, 0.1])
+    if kind == "regression-outside":  # a target beyond the declared bounds_y (-1, 1)
+        return X, 3.0 * (X @ np.array([0.5, -0.2, 0.1]))
     return X, (X[:, 0] > 0).astype(int)
 
 
@@ -84,7 +87,11 @@ def dplr(acc):
 
 
 def linreg(acc):
-    return LinearRegression(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-1, 1), accountant=acc)
+    return SSPRegressor(epsilon=1.0, bounds_X=(-1, 1), bounds_y=(-1, 1), accountant=acc)
+
+
+def linreg_leaking(acc):
+    return SSPRegressor(epsilon=1.0, bounds_X=(-1, 1), accountant=acc)
 
 
 GRID = {"var_smoothing": [1e-9, 1e-3]}
@@ -266,9 +273,9 @@ CASES = [
     Case("random-validation_size-no-train-rows", rand(validation_size=0.9999), ValueError,
          ("validation_size",)),
     Case("random-scoring-unknown", rand(scoring="r2"), ValueError, ("scoring",)),
-    Case("random-score_clip-missing", rand(scoring="squared_error", classes=None,
-                                           space={"epsilon": [1.0]}),
-         ValueError, ("score_clip",), estimator=linreg, data="regression",
+    Case("random-target-outside-the-declared-range", rand(classes=None,
+                                                          space={"alpha": [1.0, 10.0]}),
+         DomainError, ("bounds_y",), estimator=linreg, data="regression-outside",
          absent=(r"(?<!score_)clip\b",)),
     Case("random-score_clip-negative", rand(scoring="log_loss", score_clip=-1.0), IPE,
          ("score_clip",),
@@ -282,8 +289,9 @@ CASES = [
          ValueError, ("epsilon",)),
     Case("random-ranking-multiclass", rand(scoring="roc_auc", classes=[0, 1, 2]), ValueError,
          ("scoring",)),
-    Case("random-no-default-score-for-regressor", rand(classes=None, space={"epsilon": [1.0]}),
-         ValueError, ("scoring",), estimator=linreg, data="regression",
+    Case("random-regressor-without-target-bounds", rand(classes=None,
+                                                        space={"alpha": [1.0, 10.0]}),
+         PrivacyLeakError, ("bounds_y",), estimator=linreg_leaking, data="regression",
          absent=(r"(?<!score_)clip\b",)),
     Case("random-kmeans-refused", rand(classes=None, space={"n_clusters": [2, 3]}),
          NonPrivateComponentError, ("KMeans", "empty"),
@@ -386,7 +394,7 @@ def _params_snapshot(estimator):
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_bad_input(case, stand_in_regressor):
+def test_bad_input(case):
     acc = BudgetAccountant()
     X, y = _data(case.data)
     X_before, y_before = X.copy(), y.copy()
