@@ -28,7 +28,7 @@ import pandas as pd
 import pytest
 import scipy.sparse as sp
 from diffprivlib import BudgetAccountant
-from diffprivlib.models import PCA, GaussianNB, KMeans, LinearRegression, LogisticRegression
+from diffprivlib.models import PCA, GaussianNB, KMeans, LogisticRegression
 from scipy.stats import loguniform
 from sklearn import config_context
 from sklearn.base import clone
@@ -51,6 +51,7 @@ from sklearn.preprocessing import FunctionTransformer
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV, NonPrivateComponentError
 from skdptune._base import _param_arrays
 from skdptune.estimators.models._registry import _BY_CLASS
+from skdptune.linear_model import SSPRegressor
 
 #: scikit-learn tests that no differentially private estimator can exercise (not counted as
 #: ported): name -> reason
@@ -268,7 +269,7 @@ def test_n_features_in(kind, data):
     assert search.n_features_in_ == X.shape[1]
 
 
-def test_classes__property(data, stand_in_regressor):
+def test_classes__property(data):
     """Port of test_classes__property."""
     X, y = data
     search = make_search("grid", nb(), NB_SPACE).fit(X, y)
@@ -276,8 +277,8 @@ def test_classes__property(data, stand_in_regressor):
 
     Xr = X
     yr = X @ np.array([1.0, -1.0, 0.5, 0.0])
-    reg = make_search("grid", LinearRegression(epsilon=2.0, bounds_X=BOUNDS, bounds_y=(-15, 15)),
-                      {"copy_X": [True, False]}).fit(Xr, yr)
+    reg = make_search("grid", SSPRegressor(epsilon=2.0, bounds_X=BOUNDS, bounds_y=(-15, 15)),
+                      {"alpha": [1.0, 10.0]}).fit(Xr, yr)
     assert not hasattr(reg, "classes_")
 
     assert not hasattr(make_search("grid", nb(), NB_SPACE), "classes_")
@@ -656,7 +657,7 @@ def test_search_with_2d_array(data):
 # ==============================================================================================
 
 @pytest.mark.parametrize("kind", ["grid", "random"])
-def test_SearchCV_with_fit_params(kind, stand_in_regressor):
+def test_SearchCV_with_fit_params(kind):
     """Port of test_SearchCV_with_fit_params (a regressor: see the padding test below).
 
     ADAPTED: a missing or misaligned fit parameter is found by the dry run on synthetic data:
@@ -665,11 +666,10 @@ def test_SearchCV_with_fit_params(kind, stand_in_regressor):
     rng = np.random.RandomState(0)
     X = rng.uniform(-1, 1, size=(300, 3))
     y = X.sum(axis=1)
-    Checking = _dp_double(LinearRegression, expected_fit_params=["spam", "eggs"])
+    Checking = _dp_double(SSPRegressor, expected_fit_params=["spam", "eggs"])
     est = Checking(epsilon=2.0, bounds_X=(-1, 1), bounds_y=(-3, 3))
     space = {"fit_intercept": [True, False]}
-    kw = {"scoring": "r2"} if kind == "grid" else {"scoring": "squared_error", "score_clip": 4.0}
-    search = make_search(kind, est, space, **kw)
+    search = make_search(kind, est, space)  # scored on the declared target range
     with pytest.raises(ValueError, match=re.escape("Expected fit parameter(s) ['eggs'] not "
                                                    "seen.")):
         search.fit(X, y, spam=np.ones(300))
