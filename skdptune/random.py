@@ -109,14 +109,17 @@ class DPRandomSearchCV(BaseDPSearchCV):
         returned the more accurate model in 29 of 30 cells (docs/random_search.md section 3).
     eta : float or None, default=None
         Shape in (-1, inf) of the truncated negative binomial (``"negative_binomial"`` only).
-    epsilon : float or None, default=None
-        Total budget (tuning plus refit). When given, every candidate's DP epsilons are set
-        so that its model costs the same ``epsilon_model_``, the largest that makes
-        ``privacy_spent_`` equal the budget (their ratios kept; a diffprivlib
+    epsilon : float or None, default=2.0
+        Total budget of the fit (tuning plus refit), the same default total as
+        :class:`DPGridSearchCV` and :class:`DPGIBOSearchCV` (budget mode). Every candidate's
+        DP epsilons are set so that its model costs the same ``epsilon_model_``, the largest
+        that makes ``privacy_spent_`` equal the budget (their ratios kept; a diffprivlib
         ``LogisticRegression`` costs more than its ``epsilon`` when ``data_norm > 1``, and
         differently for each ``C`` and ``data_norm``: each candidate gets what its own cost
-        allows, docs/privacy.md). ``None`` uses the estimator as configured and reports the
-        total.
+        allows, docs/privacy.md). ``None``: the estimator as configured -- every run fits the
+        candidate with its own epsilons, and ``privacy_spent_`` reports the total, about
+        ``3 x`` the model's cost under the default law (``planned_privacy(n)`` tells it before
+        the fit). A space that sets an ``epsilon`` needs ``epsilon=None``.
     delta : float, default=0.0
         Target delta of the Renyi and privacy-profile bounds (required > 0 for
         ``"poisson"``).
@@ -244,7 +247,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
     }
 
     def __init__(self, estimator, param_distributions, *, n_iter=None, distribution="geometric",
-                 eta=None, epsilon=None, delta=0.0, epsilon_score=None, validation_size=None,
+                 eta=None, epsilon=2.0, delta=0.0, epsilon_score=None, validation_size=None,
                  scoring=None, score_clip=None, classes=None, refit=False, n_jobs=None,
                  verbose=0, random_state=None, error_score=0.0, accountant=None,
                  return_train_score=False):
@@ -372,8 +375,11 @@ class DPRandomSearchCV(BaseDPSearchCV):
                                        public.classes, **clip)
         if self.epsilon is not None and space_sets_epsilon(self.param_distributions):
             raise ValueError(
-                "epsilon (budget mode) sets the estimator's DP epsilons, but the search space "
-                "sets an epsilon itself; give epsilon=None or remove epsilon from the space."
+                f"epsilon={self.epsilon:g} is the total budget of the fit (budget mode, the "
+                "default) and sets the estimator's DP epsilons, but param_distributions sets "
+                "an epsilon itself. Pass epsilon=None to use the estimator and the space as "
+                "configured (privacy_spent_ reports the total they cost), or remove epsilon "
+                "from the space."
             )
         # the model as configured: the largest cost over the space
         configured = estimator_privacy(self.estimator, space.space, n_classes=self._n_classes())

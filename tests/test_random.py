@@ -44,7 +44,7 @@ def search(**kw):
     ("logarithmic", None, 2.0), ("geometric", None, 3.0), ("negative_binomial", 0.5, 2.5)])
 def test_pure_bound_without_budget_mode(data, distribution, eta, factor):
     X, y = data
-    s = search(distribution=distribution, eta=eta, n_iter=3, refit=True).fit(X, y)
+    s = search(distribution=distribution, eta=eta, n_iter=3, epsilon=None, refit=True).fit(X, y)
     # delta = 0: the pure bound (2 + eta) * eps_Q, plus the refit (eps = 1)
     assert s.privacy_spent_.epsilon == pytest.approx(factor * 1.0 + 1.0)
     assert s.privacy_spent_.delta == 0.0
@@ -53,7 +53,7 @@ def test_pure_bound_without_budget_mode(data, distribution, eta, factor):
 
 def test_rdp_bound_used_when_tighter(data):
     X, y = data
-    s = search(n_iter=3, delta=1e-6, estimator=nb(0.1), refit=False,
+    s = search(n_iter=3, epsilon=None, delta=1e-6, estimator=nb(0.1), refit=False,
                distribution="logarithmic").fit(X, y)
     expected = repetition_epsilon(0.1, 0.0, "logarithmic", 3.0, None, 1e-6)
     assert s.privacy_spent_.epsilon == pytest.approx(expected)
@@ -121,7 +121,7 @@ def test_default_law_is_geometric_at_three_eps_q(data):
     s = search(epsilon=1.5, n_iter=3).fit(X, y)
     assert s.privacy_spent_.epsilon == pytest.approx(1.5, rel=1e-9)
     assert s.epsilon_run_ == pytest.approx(0.5)
-    fixed = search(n_iter=3, estimator=nb(0.4)).fit(X, y)  # no budget mode: 3 eps_Q
+    fixed = search(n_iter=3, estimator=nb(0.4), epsilon=None).fit(X, y)  # as configured: 3 eps_Q
     assert fixed.privacy_spent_.epsilon == pytest.approx(3 * 0.4)
 
 
@@ -142,10 +142,10 @@ def test_default_n_iter_leaves_the_geometric_cost_unchanged(data):
     """The geometric law's cost is 3 eps_Q whatever E[K]: the larger default costs time only
     (the same total as at n_iter=3, and about E[K] = 50 runs on average)."""
     X, y = data
-    default = search(estimator=nb(0.4), n_iter=None)
+    default = search(estimator=nb(0.4), n_iter=None, epsilon=None)  # as configured
     assert default.planned_privacy(len(y)).epsilon == pytest.approx(3 * 0.4)
     assert default.planned_privacy(len(y)).epsilon == pytest.approx(
-        search(estimator=nb(0.4), n_iter=3).planned_privacy(len(y)).epsilon)
+        search(estimator=nb(0.4), n_iter=3, epsilon=None).planned_privacy(len(y)).epsilon)
     rng = np.random.default_rng(0)
     law = default._repetition()  # once: each call re-decides the batching (~15 ms)
     draws = [law.sample(rng) for _ in range(4000)]
@@ -308,7 +308,7 @@ def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):
 
 def test_refit_false_keeps_the_winning_model(data):
     X, y = data
-    s = search(refit=False, n_iter=3).fit(X, y)
+    s = search(refit=False, n_iter=3, epsilon=None).fit(X, y)  # as configured
     assert s.privacy_spent_.epsilon == pytest.approx(3.0)  # geometric: 3 eps_Q, eps_Q = 1
     assert s.predict(X).shape == (len(X),)
     assert s.best_estimator_.get_params()["var_smoothing"] == s.best_params_["var_smoothing"]
@@ -445,14 +445,15 @@ def test_bounds_drawn_from_a_box_cost_its_worst_point(data):
     X, y = data
     box = _bounds_box()
     s = search(estimator=GaussianNB(epsilon=0.3, bounds=(-1.0, 1.0)),
-               space={"bounds": box}, n_iter=6, refit=False).fit(X, y)
+               space={"bounds": box}, n_iter=6, epsilon=None, refit=False).fit(X, y)
     assert s.epsilon_model_ == pytest.approx(0.3 * 40 / 21, rel=1e-15)
     assert s.privacy_spent_.epsilon == pytest.approx(3 * 0.3 * 40 / 21)
     lower, upper = s.best_params_["bounds"]
     assert ((-2.0 <= lower) & (lower <= -0.5) & (0.5 <= upper) & (upper <= 3.0)).all()
     # the runs draw afresh from the box (the winner is all a fit releases: other seeds)
     winners = {tuple(search(estimator=GaussianNB(epsilon=0.3, bounds=(-1.0, 1.0)),
-                            space={"bounds": box}, n_iter=6, refit=False, random_state=seed)
+                            space={"bounds": box}, n_iter=6, epsilon=None, refit=False,
+                            random_state=seed)
                      .fit(X, y).best_params_["bounds"][1]) for seed in range(4)}
     assert len(winners) == 4
 
@@ -474,3 +475,21 @@ def test_bounds_drawn_from_a_box_are_priced_one_by_one_in_budget_mode(data, refi
     assert cost <= s.epsilon_model_ and cost == pytest.approx(s.epsilon_model_, rel=1e-9)
     # priced at its own bounds, not at the worst point's (whose epsilon would be smaller)
     assert model.epsilon > s.epsilon_model_ * 21 / 40
+
+
+# -- the defaults: one total -------------------------------------------------------------
+def test_no_epsilon_is_budget_mode_at_the_total_of_the_other_searches(data):
+    """No epsilon: a total of 2 (budget mode), as DPGridSearchCV and DPGIBOSearchCV; a space
+    that sets an epsilon then needs epsilon=None, and the error says so."""
+    X, y = data
+    s = DPRandomSearchCV(nb(), SPACE, classes=[0, 1])
+    assert s.epsilon == 2.0
+    assert s.planned_privacy(len(y)).epsilon == pytest.approx(2.0, rel=1e-9)
+    assert s.planned_privacy(len(y)).epsilon <= 2.0
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="Pass epsilon=None") as info:
+        search(space={"epsilon": uniform(0.1, 1.0)}, accountant=acc).fit(X, y)
+    assert "epsilon=2 is the total budget" in str(info.value) and "default" in str(info.value)
+    assert acc.spent_budget == []
+    as_configured = search(space={"epsilon": [0.3, 0.6]}, epsilon=None, n_iter=3).fit(X, y)
+    assert as_configured.privacy_spent_.epsilon == pytest.approx(3 * 0.6 * 5 / 3)

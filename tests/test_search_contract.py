@@ -31,6 +31,8 @@ tested:
    (``test_sklearn_search_port.py::test_pickle`` and ``test_clone`` too).
 5. **planned_privacy(n)** before ``fit`` is what ``fit`` charges: ``test_side_channels.py::
    test_planned_privacy_is_what_fit_charges_and_reads_no_data``.
+6. **The defaults**: no ``epsilon`` means the same total in every search:
+   :func:`test_no_epsilon_means_the_same_total_in_every_search`.
 
 Every test is seeded; the whole file runs in a few seconds.
 """
@@ -304,3 +306,13 @@ def test_a_dry_run_error_names_the_class_the_user_configured(search, data):
     with pytest.raises(ValueError, match="of LogisticRegression must be") as info:
         search(lr(), {"max_iter": [-5]}, classes=[0, 1], random_state=0).fit(X, y)
     assert "InterceptColumn" not in str(info.value)
+
+
+# -- 6. the defaults --------------------------------------------------------------------------
+def test_no_epsilon_means_the_same_total_in_every_search(make):
+    """A user who passes no epsilon spends 2 in every search, tuning and returned model."""
+    search = make()
+    assert search.get_params()["epsilon"] == 2.0
+    planned = search.planned_privacy(N_ROWS).epsilon
+    assert planned <= 2.0 and planned == pytest.approx(2.0, rel=1e-9)
+

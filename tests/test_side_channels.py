@@ -673,8 +673,9 @@ def test_forked_workers_draw_their_own_global_randomness():
     tree = DecisionTreeClassifier(bounds=(-1.0, 1.0), classes=[0, 1], max_depth=3)
     def fitted_structures(n_jobs):
         runs.clear()
-        search = rand(estimator=tree, space={"epsilon": [1.0]}, distribution="fixed", n_iter=8,
-                      refit=True, n_jobs=n_jobs).fit(X, y_d)
+        # the space sets the epsilon: as configured (epsilon=None)
+        search = rand(estimator=tree, space={"epsilon": [1.0]}, epsilon=None,
+                      distribution="fixed", n_iter=8, refit=True, n_jobs=n_jobs).fit(X, y_d)
         return [structure(model) for model in runs[0]], structure(search.best_estimator_)
 
     reseeds = mock.patch.object(np.random, "seed", wraps=np.random.seed)
