@@ -201,6 +201,16 @@ class DPRandomSearchCV(BaseDPSearchCV):
         or, in budget mode, the cost every candidate is priced at.
     epsilon_run_ : float
         ``eps_Q`` of one run.
+    privacy_split_ : dict
+        How the budget is spent: ``epsilon_tuning`` (the repetition, the tuning line of
+        ``privacy_spent_``), ``epsilon_run`` (``eps_Q``), ``epsilon_model`` and
+        ``epsilon_score`` (one run's model and noisy score), ``epsilon_refit`` (the refit's
+        model, 0 with ``refit=False``). With the default total 2 and the geometric law: runs of
+        ``2/3`` (``refit=False``) or ``2/4`` (``2/3.8`` without a validation part).
+    n_iter_expected_ : float
+        The expected number of runs ``E[K]`` the accounting used: ``n_iter``, or its default
+        for the law and the estimator. Never the number ``K`` a fit drew, which is not
+        released (hence not scikit-learn's ``n_iter_``, the iterations a fit actually ran).
     privacy_spent_ : PrivacyReport
         Total (epsilon, delta) and components.
     classes_ : ndarray
@@ -226,6 +236,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
     ... ).fit(X, y)
     >>> round(search.privacy_spent_.epsilon, 6)
     1.0
+    >>> search.n_iter_expected_, round(search.privacy_split_["epsilon_run"], 6)
+    (5.0, 0.333333)
     """
 
     # scorer_ and metadata routing see the per-example scores as scikit-learn scorers
@@ -405,8 +417,18 @@ class DPRandomSearchCV(BaseDPSearchCV):
             refit_priced=self.epsilon is not None, delta=float(self.delta),
             scorers={"scoring": score, "scorer_ (used by score)": public_scorer},
             attributes={"scorer_": public_scorer, "epsilon_model_": costs.epsilon_model,
-                        "epsilon_run_": costs.epsilon_run},
+                        "epsilon_run_": costs.epsilon_run,
+                        # E[K] as resolved and accounted; never the K a fit draws
+                        "n_iter_expected_": repetition.mean,
+                        "privacy_split_": self._privacy_split(costs)},
             repetition=repetition, validation_size=validation_size, evaluator=evaluator)
+
+    def _privacy_split(self, costs: _RunCosts) -> dict:
+        """``privacy_split_``: what the budget buys (public, from the plan's costs)."""
+        tuning, _ = event_cost(costs.event, delta=self.delta)
+        return {"epsilon_tuning": tuning, "epsilon_run": costs.epsilon_run,
+                "epsilon_model": costs.epsilon_model, "epsilon_score": costs.epsilon_score,
+                "epsilon_refit": costs.epsilon_model if self.refit else 0.0}
 
     def _run_tuning(self, plan, X, y, metadata, seeds):
         repetition = plan.repetition

@@ -12,9 +12,15 @@ from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skdptune import DPRandomSearchCV, PrivacyLeakError, estimator_privacy
+from skdptune import (
+    DomainError,
+    DPRandomSearchCV,
+    PrivacyLeakError,
+    estimator_privacy,
+)
 from skdptune import random as random_module
 from skdptune.accounting import repetition_epsilon
+from skdptune.selection._repetition import RandomizedRepetition
 
 
 @pytest.fixture(scope="module")
@@ -477,7 +483,7 @@ def test_bounds_drawn_from_a_box_are_priced_one_by_one_in_budget_mode(data, refi
     assert model.epsilon > s.epsilon_model_ * 21 / 40
 
 
-# -- the defaults: one total -------------------------------------------------------------
+# -- the defaults: one total, the resolved runs and split -----------------------------------
 def test_no_epsilon_is_budget_mode_at_the_total_of_the_other_searches(data):
     """No epsilon: a total of 2 (budget mode), as DPGridSearchCV and DPGIBOSearchCV; a space
     that sets an epsilon then needs epsilon=None, and the error says so."""
@@ -493,3 +499,93 @@ def test_no_epsilon_is_budget_mode_at_the_total_of_the_other_searches(data):
     assert acc.spent_budget == []
     as_configured = search(space={"epsilon": [0.3, 0.6]}, epsilon=None, n_iter=3).fit(X, y)
     assert as_configured.privacy_spent_.epsilon == pytest.approx(3 * 0.6 * 5 / 3)
+
+
+@pytest.fixture
+def two_runs(monkeypatch):
+    """``K = 2`` whatever the law's mean (fast fits; the attributes below must not follow it)."""
+    monkeypatch.setattr(RandomizedRepetition, "sample", lambda self, rng: 2)
+
+
+@pytest.mark.parametrize("refit", [False, True])
+@pytest.mark.parametrize("batched", [False, True])
+def test_expected_runs_and_budget_split_are_closed_forms(data, two_runs, batched, refit):
+    """Budget mode at the default total 2, geometric law, delta = 0. A validation part
+    (GaussianNB): eps_Q = max(model, score) = model, so the runs get 2 / 3 (refit=False) or
+    2 / 4 each; none (a batched LogisticRegression): eps_Q = model + model / 4, so 2 / 3 or
+    2 / 3.8, the model four fifths of it. E[K] = 50 or 2000 (n_iter=None)."""
+    X, y = data
+    estimator, space = (lr(), {"C": [0.1, 1.0]}) if batched else (nb(), SPACE)
+    s = search(estimator=estimator, space=space, refit=refit).fit(X, y)
+    model_share = 0.8 if batched else 1.0
+    run = 2.0 / (3 + refit * model_share)
+    expected = {"epsilon_tuning": 3 * run, "epsilon_run": run,
+                "epsilon_model": model_share * run,
+                "epsilon_score": (1 - model_share) * run if batched else run,
+                "epsilon_refit": refit * model_share * run}
+    assert s.privacy_split_.keys() == expected.keys()
+    for key, value in expected.items():
+        assert s.privacy_split_[key] == pytest.approx(value, rel=1e-9, abs=1e-15), key
+    assert s.n_iter_expected_ == (2000 if batched else 50)
+    # the same figures as the report and the older attributes
+    assert s.privacy_split_["epsilon_tuning"] == s.privacy_spent_.components[0].epsilon
+    assert s.privacy_split_["epsilon_model"] == s.epsilon_model_
+    assert s.privacy_split_["epsilon_run"] == s.epsilon_run_
+    assert s.privacy_spent_.epsilon == pytest.approx(2.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("distribution, n_iter, expected", [
+    ("geometric", 7, 7.0), ("logarithmic", None, 50.0), ("poisson", None, 10.0),
+    ("fixed", None, 10.0), ("fixed", 4, 4.0)])
+def test_expected_runs_resolve_n_iter(data, two_runs, distribution, n_iter, expected):
+    """As configured (epsilon=None): the split is the estimator's cost (nb(0.7): 0.7 a run,
+    the score as much, on a validation part), and n_iter_expected_ is n_iter or its default."""
+    X, y = data
+    s = search(estimator=nb(0.7), distribution=distribution, n_iter=n_iter, epsilon=None,
+               delta=1e-6 if distribution == "poisson" else 0.0).fit(X, y)
+    assert s.n_iter_expected_ == expected and isinstance(s.n_iter_expected_, float)
+    split = s.privacy_split_
+    assert [split["epsilon_run"], split["epsilon_model"], split["epsilon_score"]] == \
+        pytest.approx([0.7, 0.7, 0.7], rel=1e-12)
+    assert split["epsilon_refit"] == 0.0
+    assert split["epsilon_tuning"] == s.privacy_spent_.components[0].epsilon
+
+
+def test_the_resolved_attributes_are_not_the_drawn_number_of_runs(data, monkeypatch):
+    """K is secret (releasing it with the winner voids the bound): the fits that draw 9 and
+    13 runs release the same n_iter_expected_ and split, and no attribute holds K."""
+    X, y = data
+    released = []
+    for k in (9, 13):
+        monkeypatch.setattr(RandomizedRepetition, "sample", lambda self, rng, k=k: k)
+        s = search(n_iter=5).fit(X, y)
+        assert s.n_iter_expected_ == 5.0
+        numbers = [v for name, v in vars(s).items() if name.endswith("_")
+                   and isinstance(v, int | float) and not isinstance(v, bool)]
+        numbers += list(s.privacy_split_.values())
+        assert k not in numbers
+        released.append((s.n_iter_expected_, s.privacy_split_, s.epsilon_model_, s.epsilon_run_))
+    assert released[0] == released[1]
+
+
+def test_the_resolved_attributes_are_alike_on_neighbouring_datasets(data):
+    """Functions of the parameters and n only: the same on datasets that differ in one record
+    (here with different seeds too, so that K and the runs differ)."""
+    X, y = data
+    X_n, y_n = X.copy(), y.copy()
+    X_n[0], y_n[0] = -X_n[0], 1 - y_n[0]
+    a = search(random_state=1).fit(X, y)
+    b = search(random_state=2).fit(X_n, y_n)
+    for name in ("n_iter_expected_", "privacy_split_", "epsilon_model_", "epsilon_run_"):
+        assert getattr(a, name) == getattr(b, name), name
+
+
+def test_the_resolved_attributes_exist_only_after_a_successful_fit(data):
+    X, y = data
+    s = search(n_iter=3)
+    assert not hasattr(s, "n_iter_expected_") and not hasattr(s, "privacy_split_")
+    with pytest.raises(DomainError):
+        s.fit(X, np.where(y == 1, 2, 0))  # a label outside the declared classes
+    assert not hasattr(s, "n_iter_expected_") and not hasattr(s, "privacy_split_")
+    s.fit(X, y)
+    assert s.n_iter_expected_ == 3.0 and "epsilon_run" in s.privacy_split_
