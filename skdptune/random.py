@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
-from sklearn.model_selection import ParameterSampler
+from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
 from .accounting import PrivacyComponent, event_cost
-from .estimators import estimator_privacy, space_sets_epsilon
+from .estimators import estimator_privacy, is_listed, space_sets_epsilon
 from .evaluation._holdout import (
     HoldoutEvaluator,
     holdout_sizes,
@@ -21,6 +21,8 @@ from .evaluation._holdout import (
 )
 from .evaluation._scores import check_validation_score, raw_scorer_name
 from .events import PrivacyEvent
+from .exceptions import TooFewRowsWarning
+from .selection._base import can_beat_random_pick, random_pick_loss
 from .selection._repetition import RandomizedRepetition
 
 __all__ = ["DPRandomSearchCV"]
@@ -216,6 +218,15 @@ class DPRandomSearchCV(BaseDPSearchCV):
     classes_ : ndarray
         The declared label set (classifiers).
 
+    Warns
+    -----
+    TooFewRowsWarning
+        Once per ``fit``, before the data is read, when the best noisy score among
+        ``E[K]`` runs cannot be expected to pick a better run than a random draw from the
+        space: ``2 b (ln E[K] + 1) >= 1 - 1/|S|`` (1 for a space with a distribution), with
+        ``b`` the Laplace scale of a run's score -- with the defaults, below 130 rows
+        (docs/random_search.md, section 7). A function of ``n``, the space and the budget.
+
     See Also
     --------
     sklearn.model_selection.RandomizedSearchCV : the non-private search it replaces.
@@ -401,8 +412,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
         on_fit_rows = validation_size == 0  # every run fits and scores all rows
         epsilon_model = self._budget_model(repetition, on_fit_rows, configured)
         costs = self._costs(repetition, on_fit_rows, configured, epsilon_model)
-        if not on_fit_rows:  # the sizes are public: refused before the data is read
-            holdout_sizes(public.n_samples, validation_size)
+        # the sizes are public: a part left empty is refused before the data is read
+        m = public.n_samples if on_fit_rows else holdout_sizes(public.n_samples,
+                                                               validation_size)[1]
         evaluator = HoldoutEvaluator(
             self.estimator, score, epsilon_score=costs.epsilon_score,
             epsilons=self._run_settings(epsilon_model), error_score=self.error_score,
@@ -421,6 +433,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
                         # E[K] as resolved and accounted; never the K a fit draws
                         "n_iter_expected_": repetition.mean,
                         "privacy_split_": self._privacy_split(costs)},
+            warnings=self._too_few_rows(public.n_samples, m, score, costs.epsilon_score,
+                                        repetition),
             repetition=repetition, validation_size=validation_size, evaluator=evaluator)
 
     def _privacy_split(self, costs: _RunCosts) -> dict:
@@ -429,6 +443,37 @@ class DPRandomSearchCV(BaseDPSearchCV):
         return {"epsilon_tuning": tuning, "epsilon_run": costs.epsilon_run,
                 "epsilon_model": costs.epsilon_model, "epsilon_score": costs.epsilon_score,
                 "epsilon_refit": costs.epsilon_model if self.refit else 0.0}
+
+    def _n_candidates(self) -> int | None:
+        """The number of distinct candidates of a space made of lists; ``None`` when a
+        distribution is drawn from (public)."""
+        sub_spaces = (self.param_distributions if isinstance(self.param_distributions, list)
+                      else [self.param_distributions])
+        if all(is_listed(value) for sub in sub_spaces for value in sub.values()):
+            return len(ParameterGrid(self.param_distributions))
+        return None
+
+    def _too_few_rows(self, n_samples: int, m: int, score, epsilon_score: float,
+                      repetition: RandomizedRepetition) -> tuple[Warning, ...]:
+        """Data-independent warning: the noisy scores cannot be expected to pick a better run
+        than a random draw from the space would be (``RandomizedRepetition.selection_noise``
+        against :func:`~skdptune.selection._base.random_pick_loss`). A function of ``n``, the
+        parameters and the space only."""
+        scale = score.sensitivity_of_mean(m) / epsilon_score
+        noise = repetition.selection_noise(scale)
+        n_candidates = self._n_candidates()
+        if can_beat_random_pick(noise, n_candidates):
+            return ()
+        return (TooFewRowsWarning(
+            f"DPRandomSearchCV cannot be expected to beat a random pick of a candidate on "
+            f"n_samples={n_samples} rows: each run's score, read on {m} rows, is released "
+            f"with Laplace noise of scale {scale:.3g} (epsilon_score={epsilon_score:.3g}), "
+            f"and the best noisy score among E[K]={repetition.mean:g} expected runs can be "
+            f"{noise:.2f} below the best run's in expectation (2 x scale x (ln E[K] + 1)), at "
+            f"least what a random pick can lose ({random_pick_loss(n_candidates):.2f} on the "
+            "[0, 1] utility scale). Use more rows, a larger epsilon or fewer expected runs "
+            "(n_iter), or fit the estimator alone with the whole budget "
+            "(docs/random_search.md, 'Too few rows')."),)
 
     def _run_tuning(self, plan, X, y, metadata, seeds):
         repetition = plan.repetition

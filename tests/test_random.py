@@ -1,6 +1,7 @@
 """DPRandomSearchCV end to end: budget mode, accounting hand-off, released attributes."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from skdptune import (
     DomainError,
     DPRandomSearchCV,
     PrivacyLeakError,
+    TooFewRowsWarning,
     estimator_privacy,
 )
 from skdptune import random as random_module
@@ -483,7 +485,7 @@ def test_bounds_drawn_from_a_box_are_priced_one_by_one_in_budget_mode(data, refi
     assert model.epsilon > s.epsilon_model_ * 21 / 40
 
 
-# -- the defaults: one total, the resolved runs and split -----------------------------------
+# -- the defaults: one total, the resolved runs and split, too few rows --------------------------
 def test_no_epsilon_is_budget_mode_at_the_total_of_the_other_searches(data):
     """No epsilon: a total of 2 (budget mode), as DPGridSearchCV and DPGIBOSearchCV; a space
     that sets an epsilon then needs epsilon=None, and the error says so."""
@@ -589,3 +591,49 @@ def test_the_resolved_attributes_exist_only_after_a_successful_fit(data):
     assert not hasattr(s, "n_iter_expected_") and not hasattr(s, "privacy_split_")
     s.fit(X, y)
     assert s.n_iter_expected_ == 3.0 and "epsilon_run" in s.privacy_split_
+
+
+@pytest.mark.parametrize("estimator, space, law, quiet_from", [
+    # batched, no validation part, eps_score = 2 / 15: 15 (ln 2000 + 1) / n >= 1 below n = 130
+    (lr(), {"C": loguniform(1e-2, 1e2)}, {}, 130),
+    # a 0.2 validation part, eps_score = 2 / 3: 3 (ln 50 + 1) / ceil(n / 5) >= 1 below n = 71
+    (nb(), SPACE, {}, 71),
+    # four listed candidates (a random pick loses 3/4 at most), E[K] = 10 on a validation part:
+    # 3 (ln 10 + 1) / ceil(n / 5) >= 3/4 below n = 66
+    (nb(), {"var_smoothing": [1e-9, 1e-5, 1e-3, 1e-1]}, {"n_iter": 10}, 66),
+])
+def test_too_few_rows_is_the_noisy_selections_bound_against_a_random_pick(
+        estimator, space, law, quiet_from, too_few_rows):
+    """It fires exactly where 2 b (ln E[K] + 1) -- b = 1 / (m epsilon_score) the Laplace scale
+    of a run's score -- reaches what a random pick can lose: 1, or 1 - 1/|S| for |S| listed
+    candidates."""
+    s = DPRandomSearchCV(estimator, space, classes=[0, 1], **law)
+    for n in range(quiet_from - 12, quiet_from + 12):
+        costs = s.planned_privacy(n).components[0].parts
+        eps_score = costs[2].epsilon
+        m = n if "all rows" in costs[2].name else int(np.ceil(0.2 * n))
+        bound = 2 / (m * eps_score) * (np.log(s._repetition().mean) + 1)
+        baseline = 1 - 1 / len(space["var_smoothing"]) if law else 1.0
+        assert bool(too_few_rows(s, n)) == (bound >= baseline) == (n < quiet_from), n
+
+
+def test_too_few_rows_at_50_rows_with_the_defaults(two_runs):
+    """The defaults on 50 rows: 2000 runs whose scores carry Laplace noise of scale 0.15 --
+    the search says so, once, before reading the data; 2,000 rows (docs/random_search.md's
+    example) are quiet."""
+    X, y = make_classification(n_samples=50, n_features=4, random_state=0)
+    s = DPRandomSearchCV(LogisticRegression(data_norm=4.0), {"C": loguniform(1e-2, 1e2)},
+                         classes=[0, 1], random_state=0)
+    with pytest.warns(TooFewRowsWarning) as record:
+        s.fit(X, y)
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "n_samples=50 rows" in message and "E[K]=2000" in message and "0.15" in message
+    assert s.privacy_spent_.epsilon == pytest.approx(2.0, rel=1e-9)
+    X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TooFewRowsWarning)
+        DPRandomSearchCV(LogisticRegression(data_norm=4.0),
+                         {"C": loguniform(1e-2, 1e2), "data_norm": [1.0, 2.0, 4.0]},
+                         n_iter=10, epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+

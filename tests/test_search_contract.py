@@ -32,7 +32,11 @@ tested:
 5. **planned_privacy(n)** before ``fit`` is what ``fit`` charges: ``test_side_channels.py::
    test_planned_privacy_is_what_fit_charges_and_reads_no_data``.
 6. **The defaults**: no ``epsilon`` means the same total in every search:
-   :func:`test_no_epsilon_means_the_same_total_in_every_search`.
+   :func:`test_no_epsilon_means_the_same_total_in_every_search`. The ``TooFewRowsWarning`` is
+   given once per fit and alike on neighbours (``test_side_channels.py::
+   test_item3_too_few_rows_is_given_once_and_alike_on_neighbours``), where each search's
+   public criterion says so (``test_grid.py``, ``test_random.py``, ``test_gibo.py``:
+   ``test_too_few_rows_*``).
 
 Every test is seeded; the whole file runs in a few seconds.
 """
@@ -55,7 +59,7 @@ from sklearn.preprocessing import FunctionTransformer
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 
 # public, and the same on every dataset of a size: not what these tests watch
-pytestmark = pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+pytestmark = pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 
 N_ROWS = 300
 #: ``C`` ranges of the fixtures' spaces: each search takes the range in its own form
