@@ -26,7 +26,7 @@ from unittest import mock
 from diffprivlib.models import LogisticRegression, StandardScaler
 from sklearn.pipeline import Pipeline
 
-from skdptune import DPGridSearchCV, DPRandomSearchCV
+from skdptune import DPGridSearchCV, DPRandomSearchCV, TooFewRowsWarning
 
 from ._common import DEFAULT_DATA, markdown_table, write_result
 from ._tasks import search_grid
@@ -55,7 +55,7 @@ def _without_check(templates, synthetic):
 
 
 def run(tasks, reps, data_path):
-    warnings.filterwarnings("ignore", message="DPGridSearchCV can barely select")
+    warnings.filterwarnings("ignore", category=TooFewRowsWarning)
     results = []
     for name in tasks:
         data = task_data(name, data_path)

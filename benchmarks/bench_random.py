@@ -251,10 +251,10 @@ def run_runtime(data, name: str, opts) -> None:
     d = X.shape[1]
 
     def dp(distribution, n_jobs, seed=0):
-        # the estimator as configured (no budget mode): every fit uses the same epsilon as
-        # RandomizedSearchCV's, since diffprivlib's fit time depends on it
+        # the estimator as configured (epsilon=None, no budget mode): every fit uses the same
+        # epsilon as RandomizedSearchCV's, since diffprivlib's fit time depends on it
         return DPRandomSearchCV(model(1.0, d), search_space(d), n_iter=N_ITER,
-                                distribution=distribution, n_jobs=n_jobs,
+                                distribution=distribution, epsilon=None, n_jobs=n_jobs,
                                 validation_size=VALIDATION_SIZE, classes=CLASSES,
                                 random_state=seed, accountant=BudgetAccountant())
 

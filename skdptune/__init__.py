@@ -9,7 +9,13 @@ with diffprivlib models as the private base estimators.
 from ._space import ArrayRange, EpsilonSplit
 from .accounting import PrivacyReport
 from .estimators import estimator_privacy
-from .exceptions import DomainError, NonPrivateComponentError, PrivacyLeakError, PrivateFitError
+from .exceptions import (
+    DomainError,
+    NonPrivateComponentError,
+    PrivacyLeakError,
+    PrivateFitError,
+    TooFewRowsWarning,
+)
 from .gibo import DPGIBOSearchCV
 from .grid import DPGridSearchCV
 from .pareto import ParetoFront, privacy_utility_front
@@ -29,6 +35,7 @@ __all__ = [
     "PrivacyLeakError",
     "PrivateFitError",
     "PrivacyReport",
+    "TooFewRowsWarning",
     "estimator_privacy",
     "privacy_utility_front",
 ]

@@ -11,7 +11,8 @@ is fixed and it carries no cause, context or traceback from inside (docs/privacy
 
 from __future__ import annotations
 
-__all__ = ["DomainError", "NonPrivateComponentError", "PrivacyLeakError", "PrivateFitError"]
+__all__ = ["DomainError", "NonPrivateComponentError", "PrivacyLeakError", "PrivateFitError",
+           "TooFewRowsWarning"]
 
 
 class PrivacyLeakError(ValueError):
@@ -116,4 +117,33 @@ class DomainError(ValueError):
     ... except DomainError as exc:
     ...     print("not in the declared classes" in str(exc), "2" in str(exc))
     True False
+    """
+
+
+class TooFewRowsWarning(UserWarning):
+    """The search cannot be expected to do better than a data-independent choice.
+
+    Given by ``fit`` (once, before the data is read) when a public criterion -- a function of
+    ``n``, the candidates, the budget and how the search evaluates them, never of the data --
+    says that the private selection's noise is at least what a uniformly random pick of a
+    candidate can lose on the [0, 1] utility scale (``DPGridSearchCV``,
+    ``DPRandomSearchCV``), or that every released gradient is at least as large in noise as
+    any gradient the data can give (``DPGIBOSearchCV``, which then stays near its
+    data-independent start point). The message says which figure and what to change: more
+    rows, a larger ``epsilon``, fewer candidates or runs. Like every warning of a search, it
+    is a release, and a data-independent one: neighbouring datasets of the same size get the
+    same warnings (docs/privacy.md).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from diffprivlib.models import GaussianNB
+    >>> from skdptune import DPGridSearchCV, TooFewRowsWarning
+    >>> search = DPGridSearchCV(GaussianNB(bounds=(-1.0, 1.0)),
+    ...                         {"var_smoothing": [1e-9, 1e-3, 1e-1]}, classes=[0, 1])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = search.fit([[0.0], [1.0]] * 75, [0, 1] * 75)  # 150 rows: one partition
+    >>> [w.category.__name__ for w in caught]
+    ['TooFewRowsWarning']
     """

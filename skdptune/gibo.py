@@ -21,6 +21,7 @@ from .evaluation._holdout import holdout_sizes, holdout_split
 from .evaluation._losses import LossEvaluator, train_chunks
 from .evaluation._scores import check_per_example_score, raw_scorer_name
 from .events import EpsilonDeltaEvent, ParallelEvent, PrivacyEvent, SelfComposedEvent
+from .exceptions import TooFewRowsWarning
 from .selection._gp_gradient import RBFGradientModel
 from .selection._gradient_step import SignalToNoiseStep
 from .selection._noisy_gradient import NoisyGradient
@@ -153,6 +154,15 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         Total ``(epsilon, delta)`` and components.
     cv_results_ : dict
         ``params``, ``param_<name>`` and ``selected`` of the final point.
+
+    Warns
+    -----
+    TooFewRowsWarning
+        Once per ``fit``, before the data is read, when the noise of every released gradient
+        is at least as large as any gradient the data can give, ``2 sqrt(n_iter d) / (m mu)
+        >= 1`` (``m`` validation rows, ``d`` dimensions): the search then stays near its
+        data-independent start point. A function of ``n``, the settings and the budget
+        (docs/gibo.md, "Too few rows").
 
     See Also
     --------
@@ -308,7 +318,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                                            else {"clip": self.score_clip}))
         box = self._box()
         costs = self._plan_costs(space, box)
-        n_train, _ = holdout_sizes(public.n_samples, self.validation_size)
+        n_train, m = holdout_sizes(public.n_samples, self.validation_size)
         if self.train_split == "disjoint" and n_train < costs.n_fits:
             # public: n, validation_size and the settings
             raise ValueError(
@@ -322,6 +332,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         lengthscale = (0.3 * math.sqrt(box.n_dims) if self.lengthscale is None
                        else float(self.lengthscale))
         epsilon_model = self._budget()[1]
+        noisy = NoisyGradient(costs.mu, int(self.n_iter), float(self.clip))
         return GIBOPlan(
             public=public,
             tuning=(("tuning: DP-GIBO (train rows | validation rows)", costs.tuning),),
@@ -332,7 +343,29 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                                                          float(self.delta))},
             box=box, n_fits=costs.n_fits, batch=self._batch(box.n_dims), evaluator=evaluator,
             gp=RBFGradientModel(lengthscale, 1.0, float(self.noise)),
-            noisy=NoisyGradient(costs.mu, int(self.n_iter), float(self.clip)))
+            noisy=noisy,
+            warnings=self._too_few_rows(public.n_samples, m, box.n_dims, noisy))
+
+    def _too_few_rows(self, n_samples: int, m: int, n_dims: int,
+                      noisy: NoisyGradient) -> tuple[Warning, ...]:
+        """Data-independent warning: every released gradient is at least as much noise as any
+        gradient the data can give (the noise's norm ``sigma sqrt(d)`` against the clipping
+        norm, which bounds the clipped mean whatever the data). The step rule then shrinks
+        the steps towards 0 and the search stays near its start point, a data-independent
+        choice. ``sigma sqrt(d) >= clip`` is ``2 sqrt(n_iter d) / (m mu) >= 1``: a function of
+        ``n``, the parameters and the budget only."""
+        noise = noisy.noise_norm(m, n_dims)
+        if noise < noisy.clip:
+            return ()
+        return (TooFewRowsWarning(
+            f"DPGIBOSearchCV cannot be expected to move from its start point on "
+            f"n_samples={n_samples} rows: the Gaussian noise on each of its {noisy.n_steps} "
+            f"gradients, read on {m} validation rows at mu={noisy.mu:.3g} for {n_dims} "
+            f"dimension(s), has a norm of about {noise:.3g}, at least the largest gradient "
+            f"the clipped losses can give (clip={noisy.clip:g}); the steps then shrink to "
+            "about nothing and the search returns about its data-independent start point. "
+            "Use more rows, a larger epsilon or validation_size, or fewer iterations "
+            "(n_iter) (docs/gibo.md, 'Too few rows')."),)
 
     def _step_rule(self, noise_scale: float):
         """The step rule; it sees only the released gradients and public constants."""

@@ -14,15 +14,14 @@ from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
 from .estimators import estimator_privacy, space_sets_epsilon
 from .evaluation._partitions import PartitionEvaluator, auto_n_partitions
 from .evaluation._scores import check_bounded_scorer
+from .exceptions import TooFewRowsWarning
 from .selection import DoublingSVT, PermuteAndFlipSelector
+from .selection._base import can_beat_random_pick, random_pick_loss
 from .selection._permute_and_flip import selection_error_bound
 
 #: ``tuning_share="auto"``: spend on the selection what it needs to lose at most
 #: ``_SHARE_TOLERANCE`` utility with probability ``1 - _SHARE_BETA``, within these limits
 _SHARE_TOLERANCE, _SHARE_BETA, _SHARE_LIMITS = 0.01, 0.05, (0.1, 0.5)
-#: a data-independent warning when the selection can lose more than this much utility
-#: (95% bound on the [0, 1] scale): it is then close to a random pick among the candidates
-HOPELESS_SELECTION_ERROR = 0.1
 
 __all__ = ["DPGridSearchCV"]
 
@@ -174,6 +173,15 @@ class DPGridSearchCV(BaseDPSearchCV):
         The declared label set (classifiers).
     scorer_ : callable
         The scorer (raw scale) used by :meth:`score`.
+
+    Warns
+    -----
+    TooFewRowsWarning
+        Once per ``fit``, before the data is read, when the selection cannot be expected to
+        beat a uniformly random pick of a candidate: permute-and-flip's bound on its expected
+        loss, ``2 (ln n_candidates + 1) / (n_partitions * epsilon_tuning)``, reaches
+        ``1 - 1 / n_candidates`` (with ``selection="svt"``: one round's expected error). A
+        function of ``n``, the grid size and the budget (docs/grid_search.md).
 
     See Also
     --------
@@ -331,28 +339,42 @@ class DPGridSearchCV(BaseDPSearchCV):
                                order=self.svt_order, random_state=seed)
         return PermuteAndFlipSelector(epsilon, sensitivity=sensitivity, random_state=seed)
 
-    def _hopeless_selection(self, n_candidates: int, k: int,
-                            epsilon: float) -> tuple[Warning, ...]:
-        """Data-independent warning: the selection is close to a random pick."""
-        error = selection_error_bound(n_candidates, 1.0 / k, epsilon)
-        if n_candidates > 1 and error > HOPELESS_SELECTION_ERROR:
-            return (UserWarning(
-                f"DPGridSearchCV can barely select: with {k} partition(s), {n_candidates} "
-                f"candidates and a selection epsilon of {epsilon:.3g}, the selected candidate "
-                f"may be {error:.2f} below the best on the [0, 1] utility scale (95% bound; "
-                f"above {HOPELESS_SELECTION_ERROR}). Use more rows (more partitions), fewer "
-                "candidates, a larger epsilon or tuning_share, or DPRandomSearchCV."),)
-        return ()
+    def _too_few_rows(self, n_samples: int, n_candidates: int, k: int,
+                      selector) -> tuple[Warning, ...]:
+        """Data-independent warning: the selector's noise (``selection_noise``: for
+        permute-and-flip a bound on its expected loss, ``2 (ln |S| + 1) / (k eps)``) is at
+        least what a uniformly random pick of a candidate can lose. A function of ``n``, the
+        grid size and the budget only."""
+        noise = selector.selection_noise(n_candidates)
+        if can_beat_random_pick(noise, n_candidates):
+            return ()
+        if self.selection == "svt":
+            figure = (f"one round of the sparse vector technique (per-round epsilon "
+                      f"{selector.epsilon_round:.3g}) misjudges the utilities by {noise:.2f} "
+                      "in expectation")
+            advice = "selection='permute_and_flip' (the default), "
+        else:
+            figure = (f"permute-and-flip's selection can land {noise:.2f} below the best in "
+                      "expectation (2 (ln n_candidates + 1) / (n_partitions x epsilon))")
+            advice = ""
+        return (TooFewRowsWarning(
+            f"DPGridSearchCV cannot be expected to beat a random pick of a candidate on "
+            f"n_samples={n_samples} rows: with {k} partition(s), {n_candidates} candidates and "
+            f"a selection epsilon of {selector.epsilon:.3g}, {figure}, at least what a random "
+            f"pick can lose ({random_pick_loss(n_candidates):.2f} on the [0, 1] utility "
+            f"scale). Use {advice}more rows (more partitions), fewer candidates, a larger "
+            "epsilon or tuning_share, or DPRandomSearchCV, whose runs read every row "
+            "(docs/grid_search.md, 'Too few rows')."),)
 
     def _plan_tuning(self, public, space):
         candidates = list(ParameterGrid(space.space))
         k = self._resolve_n_partitions(public.n_samples)
         budget = self._budget(public.n_samples)
-        hopeless = self._hopeless_selection(len(candidates), k, budget.epsilon_tuning)
+        selector = self._make_selector(budget.epsilon_tuning, 1.0 / k, None)
         public_scorer = self._public_scorer()
         scorer = check_bounded_scorer(self._selection_scoring(), self.score_bounds,
                                       self.estimator, public.target_range)
-        event = self._make_selector(budget.epsilon_tuning, 1.0 / k, None).privacy_event()
+        event = selector.privacy_event()
         return GridPlan(
             public=public,
             tuning=((f"tuning: {event.name}", event),),
@@ -364,7 +386,7 @@ class DPGridSearchCV(BaseDPSearchCV):
                         "privacy_split_": {"tuning_share": budget.tuning_share,
                                            "epsilon_tuning": budget.epsilon_tuning,
                                            "epsilon_model": budget.epsilon_model}},
-            warnings=hopeless,
+            warnings=self._too_few_rows(public.n_samples, len(candidates), k, selector),
             inner_split_rows=public.n_samples // k,
             candidates=tuple(candidates), n_partitions=k,
             epsilon_tuning=budget.epsilon_tuning, model_settings=budget.model_settings,

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import brentq
-from sklearn.model_selection import ParameterSampler
+from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
 from .accounting import PrivacyComponent, event_cost
-from .estimators import estimator_privacy, space_sets_epsilon
+from .estimators import estimator_privacy, is_listed, space_sets_epsilon
 from .evaluation._holdout import (
     HoldoutEvaluator,
     holdout_sizes,
@@ -21,6 +21,8 @@ from .evaluation._holdout import (
 )
 from .evaluation._scores import check_validation_score, raw_scorer_name
 from .events import PrivacyEvent
+from .exceptions import TooFewRowsWarning
+from .selection._base import can_beat_random_pick, random_pick_loss
 from .selection._repetition import RandomizedRepetition
 
 __all__ = ["DPRandomSearchCV"]
@@ -109,14 +111,17 @@ class DPRandomSearchCV(BaseDPSearchCV):
         returned the more accurate model in 29 of 30 cells (docs/random_search.md section 3).
     eta : float or None, default=None
         Shape in (-1, inf) of the truncated negative binomial (``"negative_binomial"`` only).
-    epsilon : float or None, default=None
-        Total budget (tuning plus refit). When given, every candidate's DP epsilons are set
-        so that its model costs the same ``epsilon_model_``, the largest that makes
-        ``privacy_spent_`` equal the budget (their ratios kept; a diffprivlib
+    epsilon : float or None, default=2.0
+        Total budget of the fit (tuning plus refit), the same default total as
+        :class:`DPGridSearchCV` and :class:`DPGIBOSearchCV` (budget mode). Every candidate's
+        DP epsilons are set so that its model costs the same ``epsilon_model_``, the largest
+        that makes ``privacy_spent_`` equal the budget (their ratios kept; a diffprivlib
         ``LogisticRegression`` costs more than its ``epsilon`` when ``data_norm > 1``, and
         differently for each ``C`` and ``data_norm``: each candidate gets what its own cost
-        allows, docs/privacy.md). ``None`` uses the estimator as configured and reports the
-        total.
+        allows, docs/privacy.md). ``None``: the estimator as configured -- every run fits the
+        candidate with its own epsilons, and ``privacy_spent_`` reports the total, about
+        ``3 x`` the model's cost under the default law (``planned_privacy(n)`` tells it before
+        the fit). A space that sets an ``epsilon`` needs ``epsilon=None``.
     delta : float, default=0.0
         Target delta of the Renyi and privacy-profile bounds (required > 0 for
         ``"poisson"``).
@@ -202,10 +207,29 @@ class DPRandomSearchCV(BaseDPSearchCV):
         or, in budget mode, the cost every candidate is priced at.
     epsilon_run_ : float
         ``eps_Q`` of one run.
+    privacy_split_ : dict
+        How the budget is spent: ``epsilon_tuning`` (the repetition, the tuning line of
+        ``privacy_spent_``), ``epsilon_run`` (``eps_Q``), ``epsilon_model`` and
+        ``epsilon_score`` (one run's model and noisy score), ``epsilon_refit`` (the refit's
+        model, 0 with ``refit=False``). With the default total 2 and the geometric law: runs of
+        ``2/3`` (``refit=False``) or ``2/4`` (``2/3.8`` without a validation part).
+    n_iter_expected_ : float
+        The expected number of runs ``E[K]`` the accounting used: ``n_iter``, or its default
+        for the law and the estimator. Never the number ``K`` a fit drew, which is not
+        released (hence not scikit-learn's ``n_iter_``, the iterations a fit actually ran).
     privacy_spent_ : PrivacyReport
         Total (epsilon, delta) and components.
     classes_ : ndarray
         The declared label set (classifiers).
+
+    Warns
+    -----
+    TooFewRowsWarning
+        Once per ``fit``, before the data is read, when the best noisy score among
+        ``E[K]`` runs cannot be expected to pick a better run than a random draw from the
+        space: ``2 b (ln E[K] + 1) >= 1 - 1/|S|`` (1 for a space with a distribution), with
+        ``b`` the Laplace scale of a run's score -- with the defaults, below 130 rows
+        (docs/random_search.md, section 7). A function of ``n``, the space and the budget.
 
     See Also
     --------
@@ -227,6 +251,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
     ... ).fit(X, y)
     >>> round(search.privacy_spent_.epsilon, 6)
     1.0
+    >>> search.n_iter_expected_, round(search.privacy_split_["epsilon_run"], 6)
+    (5.0, 0.333333)
     """
 
     # scorer_ and metadata routing see the per-example scores as scikit-learn scorers
@@ -248,7 +274,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
     }
 
     def __init__(self, estimator, param_distributions, *, n_iter=None, distribution="geometric",
-                 eta=None, epsilon=None, delta=0.0, epsilon_score=None, validation_size=None,
+                 eta=None, epsilon=2.0, delta=0.0, epsilon_score=None, validation_size=None,
                  scoring=None, score_clip=None, classes=None, refit=False, n_jobs=None,
                  verbose=0, random_state=None, error_score=0.0, accountant=None,
                  return_train_score=False):
@@ -376,8 +402,11 @@ class DPRandomSearchCV(BaseDPSearchCV):
                                        public.classes, public.target_range, **clip)
         if self.epsilon is not None and space_sets_epsilon(self.param_distributions):
             raise ValueError(
-                "epsilon (budget mode) sets the estimator's DP epsilons, but the search space "
-                "sets an epsilon itself; give epsilon=None or remove epsilon from the space."
+                f"epsilon={self.epsilon:g} is the total budget of the fit (budget mode, the "
+                "default) and sets the estimator's DP epsilons, but param_distributions sets "
+                "an epsilon itself. Pass epsilon=None to use the estimator and the space as "
+                "configured (privacy_spent_ reports the total they cost), or remove epsilon "
+                "from the space."
             )
         # the model as configured: the largest cost over the space
         configured = estimator_privacy(self.estimator, space.space, n_classes=self._n_classes())
@@ -387,8 +416,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
         on_fit_rows = validation_size == 0  # every run fits and scores all rows
         epsilon_model = self._budget_model(repetition, on_fit_rows, configured)
         costs = self._costs(repetition, on_fit_rows, configured, epsilon_model)
-        if not on_fit_rows:  # the sizes are public: refused before the data is read
-            holdout_sizes(public.n_samples, validation_size)
+        # the sizes are public: a part left empty is refused before the data is read
+        m = public.n_samples if on_fit_rows else holdout_sizes(public.n_samples,
+                                                               validation_size)[1]
         evaluator = HoldoutEvaluator(
             self.estimator, score, epsilon_score=costs.epsilon_score,
             epsilons=self._run_settings(epsilon_model), error_score=self.error_score,
@@ -403,8 +433,51 @@ class DPRandomSearchCV(BaseDPSearchCV):
             refit_priced=self.epsilon is not None, delta=float(self.delta),
             scorers={"scoring": score, "scorer_ (used by score)": public_scorer},
             attributes={"scorer_": public_scorer, "epsilon_model_": costs.epsilon_model,
-                        "epsilon_run_": costs.epsilon_run},
+                        "epsilon_run_": costs.epsilon_run,
+                        # E[K] as resolved and accounted; never the K a fit draws
+                        "n_iter_expected_": repetition.mean,
+                        "privacy_split_": self._privacy_split(costs)},
+            warnings=self._too_few_rows(public.n_samples, m, score, costs.epsilon_score,
+                                        repetition),
             repetition=repetition, validation_size=validation_size, evaluator=evaluator)
+
+    def _privacy_split(self, costs: _RunCosts) -> dict:
+        """``privacy_split_``: what the budget buys (public, from the plan's costs)."""
+        tuning, _ = event_cost(costs.event, delta=self.delta)
+        return {"epsilon_tuning": tuning, "epsilon_run": costs.epsilon_run,
+                "epsilon_model": costs.epsilon_model, "epsilon_score": costs.epsilon_score,
+                "epsilon_refit": costs.epsilon_model if self.refit else 0.0}
+
+    def _n_candidates(self) -> int | None:
+        """The number of distinct candidates of a space made of lists; ``None`` when a
+        distribution is drawn from (public)."""
+        sub_spaces = (self.param_distributions if isinstance(self.param_distributions, list)
+                      else [self.param_distributions])
+        if all(is_listed(value) for sub in sub_spaces for value in sub.values()):
+            return len(ParameterGrid(self.param_distributions))
+        return None
+
+    def _too_few_rows(self, n_samples: int, m: int, score, epsilon_score: float,
+                      repetition: RandomizedRepetition) -> tuple[Warning, ...]:
+        """Data-independent warning: the noisy scores cannot be expected to pick a better run
+        than a random draw from the space would be (``RandomizedRepetition.selection_noise``
+        against :func:`~skdptune.selection._base.random_pick_loss`). A function of ``n``, the
+        parameters and the space only."""
+        scale = score.sensitivity_of_mean(m) / epsilon_score
+        noise = repetition.selection_noise(scale)
+        n_candidates = self._n_candidates()
+        if can_beat_random_pick(noise, n_candidates):
+            return ()
+        return (TooFewRowsWarning(
+            f"DPRandomSearchCV cannot be expected to beat a random pick of a candidate on "
+            f"n_samples={n_samples} rows: each run's score, read on {m} rows, is released "
+            f"with Laplace noise of scale {scale:.3g} (epsilon_score={epsilon_score:.3g}), "
+            f"and the best noisy score among E[K]={repetition.mean:g} expected runs can be "
+            f"{noise:.2f} below the best run's in expectation (2 x scale x (ln E[K] + 1)), at "
+            f"least what a random pick can lose ({random_pick_loss(n_candidates):.2f} on the "
+            "[0, 1] utility scale). Use more rows, a larger epsilon or fewer expected runs "
+            "(n_iter), or fit the estimator alone with the whole budget "
+            "(docs/random_search.md, 'Too few rows')."),)
 
     def _run_tuning(self, plan, X, y, metadata, seeds):
         repetition = plan.repetition

@@ -37,3 +37,18 @@ def fresh_default_accountant():
     BudgetAccountant().set_default()
     yield
     previous.set_default()
+
+
+@pytest.fixture
+def too_few_rows():
+    """``planned(search, n)``: the ``TooFewRowsWarning`` s that ``fit`` on ``n`` rows would give,
+    read off the search's plan, which is made from public information only (no data)."""
+    from skdptune import TooFewRowsWarning
+    from skdptune.public import PublicInfo
+
+    def planned(search, n):
+        public = PublicInfo(int(n), search._classes_from_params(), None)
+        plan = search._plan_tuning(public, search._search_space())
+        return [w for w in plan.warnings if isinstance(w, TooFewRowsWarning)]
+
+    return planned

@@ -473,3 +473,32 @@ def test_a_pool_entered_again_is_reused():
             assert evaluator._parallel is outer
         assert evaluator._parallel is outer
     assert evaluator._parallel is None
+
+
+@pytest.mark.parametrize("n_iter, dims", [(10, 1), (10, 2), (4, 2)])
+def test_too_few_rows_is_the_gradient_noise_against_the_clip(n_iter, dims, too_few_rows):
+    """It fires exactly where the noise of one released gradient, sigma sqrt(d) with sigma =
+    2 clip sqrt(n_iter) / (m mu), reaches the clip, the largest norm a clipped mean can have:
+    2 sqrt(n_iter d) / (m mu) >= 1 (m validation rows, mu from the budget)."""
+    space = dict(list(SPACE.items())[:dims])
+    s = DPGIBOSearchCV(LogisticRegression(data_norm=2.0), space, n_iter=n_iter,
+                       classes=[0, 1])
+    # mu depends on the budget only (epsilon, delta, tuning_share): solved as the search does
+    mu = s._plan_costs(s._search_space(), s._box()).mu
+    fired = []
+    for n in range(20, 1000, 7):
+        m = int(np.ceil(0.2 * n))
+        expected = 2 * np.sqrt(n_iter * dims) / (m * mu) >= 1
+        assert bool(too_few_rows(s, n)) == expected, n
+        fired.append(expected)
+    assert fired[0] and not fired[-1]  # the sweep crosses the threshold
+
+
+def test_too_few_rows_is_quiet_on_the_documented_example():
+    """The docstring's example (2,000 rows, 3 iterations, one dimension) does not warn."""
+    X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        DPGIBOSearchCV(LogisticRegression(data_norm=4.0), {"C": (1e-2, 1e2, "log")},
+                       epsilon=2.0, n_iter=3, classes=[0, 1], random_state=0,
+                       accountant=BudgetAccountant()).fit(X, y)

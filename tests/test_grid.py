@@ -24,6 +24,7 @@ from skdptune import (
     DPGridSearchCV,
     NonPrivateComponentError,
     PrivacyLeakError,
+    TooFewRowsWarning,
     estimator_privacy,
 )
 from skdptune._seeding import SeedPlan
@@ -149,20 +150,69 @@ def test_space_setting_epsilon_refused_in_budget_mode(data):
     assert acc.spent_budget == []
 
 
-def test_hopeless_selection_warns_before_data_is_read(data):
+def test_too_few_rows_warns_once_before_data_is_read(data):
     X, y = data
-    with pytest.warns(UserWarning, match="can barely select") as record:
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
         fit(X[:150], y[:150], min_partition_size=100)  # one partition: sensitivity 1
-    assert "1 partition(s)" in str(record[0].message)
-    assert "DPRandomSearchCV" in str(record[0].message)
-    big = DPGridSearchCV(nb(), GRID, epsilon=2.0, classes=[0, 1])
-    assert big._hopeless_selection(3, 1000, 1.0) == ()  # 2 ln(60) / 1000 = 0.008: no warning
-    assert len(big._hopeless_selection(3, 1, 1.0)) == 1
+    caught = [w for w in record if w.category is TooFewRowsWarning]
+    assert len(caught) == 1  # once per fit, not per partition or candidate
+    assert "1 partition(s)" in str(caught[0].message)
+    assert "DPRandomSearchCV" in str(caught[0].message)
     # the warning is fit's: planned_privacy of the same configuration plans silently
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         DPGridSearchCV(nb(), GRID, epsilon=2.0, classes=[0, 1],
                        min_partition_size=100).planned_privacy(150)
+
+
+@pytest.mark.parametrize("n_candidates", [2, 4, 20])
+@pytest.mark.parametrize("epsilon", [0.5, 2.0])
+def test_too_few_rows_is_permute_and_flips_bound_against_a_random_pick(n_candidates, epsilon,
+                                                                       too_few_rows):
+    """It fires exactly where 2 (ln |S| + 1) / (k eps_tuning), permute-and-flip's bound on its
+    expected loss, reaches 1 - 1/|S|, what a uniformly random pick can lose on [0, 1]."""
+    grid = {"var_smoothing": list(np.logspace(-9, -1, n_candidates))}
+    search = DPGridSearchCV(nb(), grid, epsilon=epsilon, min_partition_size=20, classes=[0, 1])
+    fired = []
+    for k in range(1, 60):
+        n = 20 * k
+        eps_tuning = search.planned_privacy(n).components[0].epsilon
+        expected = 2 * (np.log(n_candidates) + 1) / (k * eps_tuning) >= 1 - 1 / n_candidates
+        assert bool(too_few_rows(search, n)) == expected, (n, eps_tuning)
+        fired.append(expected)
+    assert fired[0] and not fired[-1]  # the sweep crosses the threshold
+    # a single candidate leaves nothing to choose: never a warning
+    single = DPGridSearchCV(nb(), {"var_smoothing": [1e-9]}, epsilon=epsilon,
+                            min_partition_size=20, classes=[0, 1])
+    assert too_few_rows(single, 20) == []
+
+
+def test_too_few_rows_is_quiet_on_the_readme_example(too_few_rows):
+    """The README's first example (3,000 training rows, 30 partitions, 4 candidates, total
+    epsilon 2): permute-and-flip's bound 2 (ln 4 + 1) / 30 = 0.16 is far below 0.75."""
+    search = DPGridSearchCV(LogisticRegression(data_norm=5.0), {"C": [0.01, 0.1, 1, 10]},
+                            epsilon=2.0, classes=[0, 1])
+    assert too_few_rows(search, 3000) == []
+    assert too_few_rows(search, 300)  # 3 partitions: 2 (ln 4 + 1) / 3 = 1.6
+
+
+def test_too_few_rows_with_the_svt_is_one_rounds_error(too_few_rows):
+    """selection="svt": one round's expected error (2 + 4 H_m) / (k eps0) against 1 - 1/m; at
+    the grid's defaults (N = 50 threshold steps, eps0 = eps / 75.5) it needs far more rows than
+    permute-and-flip."""
+    grid = {"var_smoothing": [1e-9, 1e-3, 1e-1, 0.5]}
+    svt = DPGridSearchCV(nb(), grid, epsilon=2.0, tuning_share=0.5, selection="svt",
+                         classes=[0, 1])
+    pf = DPGridSearchCV(nb(), grid, epsilon=2.0, tuning_share=0.5, classes=[0, 1])
+    (warning,) = too_few_rows(svt, 3000)
+    assert "selection='permute_and_flip'" in str(warning)
+    assert too_few_rows(pf, 3000) == []
+    eps0 = 2 * 1.0 / (3 * 50 + 1)  # the selection's epsilon is 1
+    harmonic = 1 + 1 / 2 + 1 / 3 + 1 / 4
+    for k in (1000, 1100):  # 0.78 and 0.71
+        expected = (2 + 4 * harmonic) / (k * eps0) >= 0.75
+        assert bool(too_few_rows(svt, 100 * k)) == expected == (k == 1000)
 
 
 def test_partition_fits_are_the_returned_model_in_miniature(monkeypatch):

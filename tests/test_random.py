@@ -1,6 +1,7 @@
 """DPRandomSearchCV end to end: budget mode, accounting hand-off, released attributes."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -12,9 +13,16 @@ from sklearn.datasets import make_classification
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
-from skdptune import DPRandomSearchCV, PrivacyLeakError, estimator_privacy
+from skdptune import (
+    DomainError,
+    DPRandomSearchCV,
+    PrivacyLeakError,
+    TooFewRowsWarning,
+    estimator_privacy,
+)
 from skdptune import random as random_module
 from skdptune.accounting import repetition_epsilon
+from skdptune.selection._repetition import RandomizedRepetition
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +52,7 @@ def search(**kw):
     ("logarithmic", None, 2.0), ("geometric", None, 3.0), ("negative_binomial", 0.5, 2.5)])
 def test_pure_bound_without_budget_mode(data, distribution, eta, factor):
     X, y = data
-    s = search(distribution=distribution, eta=eta, n_iter=3, refit=True).fit(X, y)
+    s = search(distribution=distribution, eta=eta, n_iter=3, epsilon=None, refit=True).fit(X, y)
     # delta = 0: the pure bound (2 + eta) * eps_Q, plus the refit (eps = 1)
     assert s.privacy_spent_.epsilon == pytest.approx(factor * 1.0 + 1.0)
     assert s.privacy_spent_.delta == 0.0
@@ -53,7 +61,7 @@ def test_pure_bound_without_budget_mode(data, distribution, eta, factor):
 
 def test_rdp_bound_used_when_tighter(data):
     X, y = data
-    s = search(n_iter=3, delta=1e-6, estimator=nb(0.1), refit=False,
+    s = search(n_iter=3, epsilon=None, delta=1e-6, estimator=nb(0.1), refit=False,
                distribution="logarithmic").fit(X, y)
     expected = repetition_epsilon(0.1, 0.0, "logarithmic", 3.0, None, 1e-6)
     assert s.privacy_spent_.epsilon == pytest.approx(expected)
@@ -121,7 +129,7 @@ def test_default_law_is_geometric_at_three_eps_q(data):
     s = search(epsilon=1.5, n_iter=3).fit(X, y)
     assert s.privacy_spent_.epsilon == pytest.approx(1.5, rel=1e-9)
     assert s.epsilon_run_ == pytest.approx(0.5)
-    fixed = search(n_iter=3, estimator=nb(0.4)).fit(X, y)  # no budget mode: 3 eps_Q
+    fixed = search(n_iter=3, estimator=nb(0.4), epsilon=None).fit(X, y)  # as configured: 3 eps_Q
     assert fixed.privacy_spent_.epsilon == pytest.approx(3 * 0.4)
 
 
@@ -142,10 +150,10 @@ def test_default_n_iter_leaves_the_geometric_cost_unchanged(data):
     """The geometric law's cost is 3 eps_Q whatever E[K]: the larger default costs time only
     (the same total as at n_iter=3, and about E[K] = 50 runs on average)."""
     X, y = data
-    default = search(estimator=nb(0.4), n_iter=None)
+    default = search(estimator=nb(0.4), n_iter=None, epsilon=None)  # as configured
     assert default.planned_privacy(len(y)).epsilon == pytest.approx(3 * 0.4)
     assert default.planned_privacy(len(y)).epsilon == pytest.approx(
-        search(estimator=nb(0.4), n_iter=3).planned_privacy(len(y)).epsilon)
+        search(estimator=nb(0.4), n_iter=3, epsilon=None).planned_privacy(len(y)).epsilon)
     rng = np.random.default_rng(0)
     law = default._repetition()  # once: each call re-decides the batching (~15 ms)
     draws = [law.sample(rng) for _ in range(4000)]
@@ -308,7 +316,7 @@ def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):
 
 def test_refit_false_keeps_the_winning_model(data):
     X, y = data
-    s = search(refit=False, n_iter=3).fit(X, y)
+    s = search(refit=False, n_iter=3, epsilon=None).fit(X, y)  # as configured
     assert s.privacy_spent_.epsilon == pytest.approx(3.0)  # geometric: 3 eps_Q, eps_Q = 1
     assert s.predict(X).shape == (len(X),)
     assert s.best_estimator_.get_params()["var_smoothing"] == s.best_params_["var_smoothing"]
@@ -459,14 +467,15 @@ def test_bounds_drawn_from_a_box_cost_its_worst_point(data):
     X, y = data
     box = _bounds_box()
     s = search(estimator=GaussianNB(epsilon=0.3, bounds=(-1.0, 1.0)),
-               space={"bounds": box}, n_iter=6, refit=False).fit(X, y)
+               space={"bounds": box}, n_iter=6, epsilon=None, refit=False).fit(X, y)
     assert s.epsilon_model_ == pytest.approx(0.3 * 40 / 21, rel=1e-15)
     assert s.privacy_spent_.epsilon == pytest.approx(3 * 0.3 * 40 / 21)
     lower, upper = s.best_params_["bounds"]
     assert ((-2.0 <= lower) & (lower <= -0.5) & (0.5 <= upper) & (upper <= 3.0)).all()
     # the runs draw afresh from the box (the winner is all a fit releases: other seeds)
     winners = {tuple(search(estimator=GaussianNB(epsilon=0.3, bounds=(-1.0, 1.0)),
-                            space={"bounds": box}, n_iter=6, refit=False, random_state=seed)
+                            space={"bounds": box}, n_iter=6, epsilon=None, refit=False,
+                            random_state=seed)
                      .fit(X, y).best_params_["bounds"][1]) for seed in range(4)}
     assert len(winners) == 4
 
@@ -488,3 +497,157 @@ def test_bounds_drawn_from_a_box_are_priced_one_by_one_in_budget_mode(data, refi
     assert cost <= s.epsilon_model_ and cost == pytest.approx(s.epsilon_model_, rel=1e-9)
     # priced at its own bounds, not at the worst point's (whose epsilon would be smaller)
     assert model.epsilon > s.epsilon_model_ * 21 / 40
+
+
+# -- the defaults: one total, the resolved runs and split, too few rows --------------------------
+def test_no_epsilon_is_budget_mode_at_the_total_of_the_other_searches(data):
+    """No epsilon: a total of 2 (budget mode), as DPGridSearchCV and DPGIBOSearchCV; a space
+    that sets an epsilon then needs epsilon=None, and the error says so."""
+    X, y = data
+    s = DPRandomSearchCV(nb(), SPACE, classes=[0, 1])
+    assert s.epsilon == 2.0
+    assert s.planned_privacy(len(y)).epsilon == pytest.approx(2.0, rel=1e-9)
+    assert s.planned_privacy(len(y)).epsilon <= 2.0
+    acc = BudgetAccountant()
+    with pytest.raises(ValueError, match="Pass epsilon=None") as info:
+        search(space={"epsilon": uniform(0.1, 1.0)}, accountant=acc).fit(X, y)
+    assert "epsilon=2 is the total budget" in str(info.value) and "default" in str(info.value)
+    assert acc.spent_budget == []
+    as_configured = search(space={"epsilon": [0.3, 0.6]}, epsilon=None, n_iter=3).fit(X, y)
+    assert as_configured.privacy_spent_.epsilon == pytest.approx(3 * 0.6 * 5 / 3)
+
+
+@pytest.fixture
+def two_runs(monkeypatch):
+    """``K = 2`` whatever the law's mean (fast fits; the attributes below must not follow it)."""
+    monkeypatch.setattr(RandomizedRepetition, "sample", lambda self, rng: 2)
+
+
+@pytest.mark.parametrize("refit", [False, True])
+@pytest.mark.parametrize("batched", [False, True])
+def test_expected_runs_and_budget_split_are_closed_forms(data, two_runs, batched, refit):
+    """Budget mode at the default total 2, geometric law, delta = 0. A validation part
+    (GaussianNB): eps_Q = max(model, score) = model, so the runs get 2 / 3 (refit=False) or
+    2 / 4 each; none (a batched LogisticRegression): eps_Q = model + model / 4, so 2 / 3 or
+    2 / 3.8, the model four fifths of it. E[K] = 50 or 2000 (n_iter=None)."""
+    X, y = data
+    estimator, space = (lr(), {"C": [0.1, 1.0]}) if batched else (nb(), SPACE)
+    s = search(estimator=estimator, space=space, refit=refit).fit(X, y)
+    model_share = 0.8 if batched else 1.0
+    run = 2.0 / (3 + refit * model_share)
+    expected = {"epsilon_tuning": 3 * run, "epsilon_run": run,
+                "epsilon_model": model_share * run,
+                "epsilon_score": (1 - model_share) * run if batched else run,
+                "epsilon_refit": refit * model_share * run}
+    assert s.privacy_split_.keys() == expected.keys()
+    for key, value in expected.items():
+        assert s.privacy_split_[key] == pytest.approx(value, rel=1e-9, abs=1e-15), key
+    assert s.n_iter_expected_ == (2000 if batched else 50)
+    # the same figures as the report and the older attributes
+    assert s.privacy_split_["epsilon_tuning"] == s.privacy_spent_.components[0].epsilon
+    assert s.privacy_split_["epsilon_model"] == s.epsilon_model_
+    assert s.privacy_split_["epsilon_run"] == s.epsilon_run_
+    assert s.privacy_spent_.epsilon == pytest.approx(2.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("distribution, n_iter, expected", [
+    ("geometric", 7, 7.0), ("logarithmic", None, 50.0), ("poisson", None, 10.0),
+    ("fixed", None, 10.0), ("fixed", 4, 4.0)])
+def test_expected_runs_resolve_n_iter(data, two_runs, distribution, n_iter, expected):
+    """As configured (epsilon=None): the split is the estimator's cost (nb(0.7): 0.7 a run,
+    the score as much, on a validation part), and n_iter_expected_ is n_iter or its default."""
+    X, y = data
+    s = search(estimator=nb(0.7), distribution=distribution, n_iter=n_iter, epsilon=None,
+               delta=1e-6 if distribution == "poisson" else 0.0).fit(X, y)
+    assert s.n_iter_expected_ == expected and isinstance(s.n_iter_expected_, float)
+    split = s.privacy_split_
+    assert [split["epsilon_run"], split["epsilon_model"], split["epsilon_score"]] == \
+        pytest.approx([0.7, 0.7, 0.7], rel=1e-12)
+    assert split["epsilon_refit"] == 0.0
+    assert split["epsilon_tuning"] == s.privacy_spent_.components[0].epsilon
+
+
+def test_the_resolved_attributes_are_not_the_drawn_number_of_runs(data, monkeypatch):
+    """K is secret (releasing it with the winner voids the bound): the fits that draw 9 and
+    13 runs release the same n_iter_expected_ and split, and no attribute holds K."""
+    X, y = data
+    released = []
+    for k in (9, 13):
+        monkeypatch.setattr(RandomizedRepetition, "sample", lambda self, rng, k=k: k)
+        s = search(n_iter=5).fit(X, y)
+        assert s.n_iter_expected_ == 5.0
+        numbers = [v for name, v in vars(s).items() if name.endswith("_")
+                   and isinstance(v, int | float) and not isinstance(v, bool)]
+        numbers += list(s.privacy_split_.values())
+        assert k not in numbers
+        released.append((s.n_iter_expected_, s.privacy_split_, s.epsilon_model_, s.epsilon_run_))
+    assert released[0] == released[1]
+
+
+def test_the_resolved_attributes_are_alike_on_neighbouring_datasets(data):
+    """Functions of the parameters and n only: the same on datasets that differ in one record
+    (here with different seeds too, so that K and the runs differ)."""
+    X, y = data
+    X_n, y_n = X.copy(), y.copy()
+    X_n[0], y_n[0] = -X_n[0], 1 - y_n[0]
+    a = search(random_state=1).fit(X, y)
+    b = search(random_state=2).fit(X_n, y_n)
+    for name in ("n_iter_expected_", "privacy_split_", "epsilon_model_", "epsilon_run_"):
+        assert getattr(a, name) == getattr(b, name), name
+
+
+def test_the_resolved_attributes_exist_only_after_a_successful_fit(data):
+    X, y = data
+    s = search(n_iter=3)
+    assert not hasattr(s, "n_iter_expected_") and not hasattr(s, "privacy_split_")
+    with pytest.raises(DomainError):
+        s.fit(X, np.where(y == 1, 2, 0))  # a label outside the declared classes
+    assert not hasattr(s, "n_iter_expected_") and not hasattr(s, "privacy_split_")
+    s.fit(X, y)
+    assert s.n_iter_expected_ == 3.0 and "epsilon_run" in s.privacy_split_
+
+
+@pytest.mark.parametrize("estimator, space, law, quiet_from", [
+    # batched, no validation part, eps_score = 2 / 15: 15 (ln 2000 + 1) / n >= 1 below n = 130
+    (lr(), {"C": loguniform(1e-2, 1e2)}, {}, 130),
+    # a 0.2 validation part, eps_score = 2 / 3: 3 (ln 50 + 1) / ceil(n / 5) >= 1 below n = 71
+    (nb(), SPACE, {}, 71),
+    # four listed candidates (a random pick loses 3/4 at most), E[K] = 10 on a validation part:
+    # 3 (ln 10 + 1) / ceil(n / 5) >= 3/4 below n = 66
+    (nb(), {"var_smoothing": [1e-9, 1e-5, 1e-3, 1e-1]}, {"n_iter": 10}, 66),
+])
+def test_too_few_rows_is_the_noisy_selections_bound_against_a_random_pick(
+        estimator, space, law, quiet_from, too_few_rows):
+    """It fires exactly where 2 b (ln E[K] + 1) -- b = 1 / (m epsilon_score) the Laplace scale
+    of a run's score -- reaches what a random pick can lose: 1, or 1 - 1/|S| for |S| listed
+    candidates."""
+    s = DPRandomSearchCV(estimator, space, classes=[0, 1], **law)
+    for n in range(quiet_from - 12, quiet_from + 12):
+        costs = s.planned_privacy(n).components[0].parts
+        eps_score = costs[2].epsilon
+        m = n if "all rows" in costs[2].name else int(np.ceil(0.2 * n))
+        bound = 2 / (m * eps_score) * (np.log(s._repetition().mean) + 1)
+        baseline = 1 - 1 / len(space["var_smoothing"]) if law else 1.0
+        assert bool(too_few_rows(s, n)) == (bound >= baseline) == (n < quiet_from), n
+
+
+def test_too_few_rows_at_50_rows_with_the_defaults(two_runs):
+    """The defaults on 50 rows: 2000 runs whose scores carry Laplace noise of scale 0.15 --
+    the search says so, once, before reading the data; 2,000 rows (docs/random_search.md's
+    example) are quiet."""
+    X, y = make_classification(n_samples=50, n_features=4, random_state=0)
+    s = DPRandomSearchCV(LogisticRegression(data_norm=4.0), {"C": loguniform(1e-2, 1e2)},
+                         classes=[0, 1], random_state=0)
+    with pytest.warns(TooFewRowsWarning) as record:
+        s.fit(X, y)
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "n_samples=50 rows" in message and "E[K]=2000" in message and "0.15" in message
+    assert s.privacy_spent_.epsilon == pytest.approx(2.0, rel=1e-9)
+    X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TooFewRowsWarning)
+        DPRandomSearchCV(LogisticRegression(data_norm=4.0),
+                         {"C": loguniform(1e-2, 1e2), "data_norm": [1.0, 2.0, 4.0]},
+                         n_iter=10, epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
+

@@ -94,14 +94,14 @@ def expected_tuning(eps_q, distribution, eta, n_iter, delta):
 
 
 # --------------------------------------------------------------------------------------------
-# privacy_spent_ without budget mode
+# privacy_spent_ without budget mode (epsilon=None: the estimator as configured)
 # --------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("refit", [True, False])
 @pytest.mark.parametrize(("distribution", "eta", "factor"), TNB)
 def test_pure_bound_is_2_plus_eta_times_eps_q(data, distribution, eta, factor, refit):
-    s = search(distribution, eta, n_iter=5, refit=refit).fit(*data)
+    s = search(distribution, eta, n_iter=5, epsilon=None, refit=refit).fit(*data)
     tuning = s.privacy_spent_.components[0]
     assert tuning.epsilon == pytest.approx(factor * EPS_MODEL, rel=1e-12)
     assert tuning.delta == 0.0 and "Cor. 3" in tuning.detail
@@ -112,7 +112,7 @@ def test_pure_bound_is_2_plus_eta_times_eps_q(data, distribution, eta, factor, r
 
 @pytest.mark.parametrize("refit", [True, False])
 def test_fixed_is_basic_composition(data, refit):
-    s = search("fixed", n_iter=6, refit=refit).fit(*data)
+    s = search("fixed", n_iter=6, epsilon=None, refit=refit).fit(*data)
     assert s.privacy_spent_.epsilon == pytest.approx((6 + refit) * EPS_MODEL, rel=1e-12)
     assert s.privacy_spent_.delta == 0.0
 
@@ -124,8 +124,8 @@ def test_delta_gives_the_smallest_of_pure_rdp_and_profile(data, distribution, et
     # the privacy profile below both
     eps_q, delta = 2.0, 1e-6
     estimator = nb(eps_q)
-    s = search(distribution, eta, estimator=estimator, n_iter=n_iter, delta=delta,
-               refit=True).fit(*data)
+    s = search(distribution, eta, estimator=estimator, n_iter=n_iter, epsilon=None,
+               delta=delta, refit=True).fit(*data)
     eps, dlt = expected_tuning(eps_q, distribution, eta, n_iter, delta)
     assert s.privacy_spent_.components[0].epsilon == pytest.approx(eps, rel=1e-9)
     assert s.privacy_spent_.epsilon == pytest.approx(eps + eps_q, rel=1e-9)
@@ -139,7 +139,8 @@ def test_delta_gives_the_smallest_of_pure_rdp_and_profile(data, distribution, et
 
 @pytest.mark.parametrize(("epsilon_score", "eps_q"), [(0.3, EPS_MODEL), (1.9, 1.9)])
 def test_one_run_costs_the_max_of_model_and_score(data, epsilon_score, eps_q):
-    s = search("geometric", n_iter=4, epsilon_score=epsilon_score, refit=True).fit(*data)
+    s = search("geometric", n_iter=4, epsilon=None, epsilon_score=epsilon_score,
+               refit=True).fit(*data)
     assert s.epsilon_run_ == pytest.approx(eps_q)
     # parallel composition on the fixed split: max(eps_model, eps_score), not the sum
     assert s.privacy_spent_.epsilon == pytest.approx(3 * eps_q + EPS_MODEL, rel=1e-12)
@@ -156,8 +157,8 @@ def test_a_run_scored_on_its_fit_rows_costs_the_sum(data, distribution, eta, fac
                                                     epsilon_score, eps_score):
     """validation_size=0: the score reads the rows the model is fitted on -- sequential
     composition, eps_model + epsilon_score (by default a quarter of eps_model)."""
-    s = search(distribution, eta, n_iter=4, epsilon_score=epsilon_score, validation_size=0,
-               refit=True).fit(*data)
+    s = search(distribution, eta, n_iter=4, epsilon=None, epsilon_score=epsilon_score,
+               validation_size=0, refit=True).fit(*data)
     eps_q = EPS_MODEL + eps_score
     assert s.epsilon_run_ == pytest.approx(eps_q, rel=1e-12)
     assert s.privacy_spent_.epsilon == pytest.approx(factor * eps_q + EPS_MODEL, rel=1e-12)
@@ -191,11 +192,11 @@ def test_default_validation_size_costs_the_sum_where_the_runs_are_batched(data, 
     eps_model + eps_model / 4 (3 of them for the geometric law, plus the refit); on GaussianNB
     a validation part, so a run costs eps_model."""
     batched = search("geometric", estimator=LogisticRegression(epsilon=EPS_MODEL, data_norm=1.0),
-                     space={"C": [0.1, 1.0]}, n_iter=4, refit=refit).fit(*data)
+                     space={"C": [0.1, 1.0]}, n_iter=4, epsilon=None, refit=refit).fit(*data)
     assert batched.epsilon_run_ == pytest.approx(1.25 * EPS_MODEL, rel=1e-12)
     assert batched.privacy_spent_.epsilon == pytest.approx(
         3 * 1.25 * EPS_MODEL + refit * EPS_MODEL, rel=1e-12)
-    split = search("geometric", n_iter=4, refit=refit).fit(*data)
+    split = search("geometric", n_iter=4, epsilon=None, refit=refit).fit(*data)
     assert split.epsilon_run_ == pytest.approx(EPS_MODEL, rel=1e-12)
     assert split.privacy_spent_.epsilon == pytest.approx((3 + refit) * EPS_MODEL, rel=1e-12)
 
@@ -230,7 +231,7 @@ def test_the_validation_size_is_decided_once_per_fit(data, monkeypatch):
     for seed in range(30):
         accountant = BudgetAccountant()
         s = search("geometric", estimator=LogisticRegression(epsilon=1.0, data_norm=2.0),
-                   space={"tol": _OwnGenerator(seed)}, n_iter=3,
+                   space={"tol": _OwnGenerator(seed)}, n_iter=3, epsilon=None,
                    accountant=accountant).fit(*data)
         spent = max(1.0, seen["eps_score"]) if not seen["all_rows"] else 1.0 + seen["eps_score"]
         run_part, fit, score = s.privacy_spent_.components[0].parts

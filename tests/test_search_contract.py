@@ -31,6 +31,12 @@ tested:
    (``test_sklearn_search_port.py::test_pickle`` and ``test_clone`` too).
 5. **planned_privacy(n)** before ``fit`` is what ``fit`` charges: ``test_side_channels.py::
    test_planned_privacy_is_what_fit_charges_and_reads_no_data``.
+6. **The defaults**: no ``epsilon`` means the same total in every search:
+   :func:`test_no_epsilon_means_the_same_total_in_every_search`. The ``TooFewRowsWarning`` is
+   given once per fit and alike on neighbours (``test_side_channels.py::
+   test_item3_too_few_rows_is_given_once_and_alike_on_neighbours``), where each search's
+   public criterion says so (``test_grid.py``, ``test_random.py``, ``test_gibo.py``:
+   ``test_too_few_rows_*``).
 
 Every test is seeded; the whole file runs in a few seconds.
 """
@@ -53,7 +59,7 @@ from sklearn.preprocessing import FunctionTransformer
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 
 # public, and the same on every dataset of a size: not what these tests watch
-pytestmark = pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+pytestmark = pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 
 N_ROWS = 300
 #: ``C`` ranges of the fixtures' spaces: each search takes the range in its own form
@@ -304,3 +310,13 @@ def test_a_dry_run_error_names_the_class_the_user_configured(search, data):
     with pytest.raises(ValueError, match="of LogisticRegression must be") as info:
         search(lr(), {"max_iter": [-5]}, classes=[0, 1], random_state=0).fit(X, y)
     assert "InterceptColumn" not in str(info.value)
+
+
+# -- 6. the defaults --------------------------------------------------------------------------
+def test_no_epsilon_means_the_same_total_in_every_search(make):
+    """A user who passes no epsilon spends 2 in every search, tuning and returned model."""
+    search = make()
+    assert search.get_params()["epsilon"] == 2.0
+    planned = search.planned_privacy(N_ROWS).epsilon
+    assert planned <= 2.0 and planned == pytest.approx(2.0, rel=1e-9)
+

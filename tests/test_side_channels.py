@@ -36,6 +36,7 @@ from skdptune import (
     DPGIBOSearchCV,
     DPGridSearchCV,
     DPRandomSearchCV,
+    TooFewRowsWarning,
     estimator_privacy,
 )
 from skdptune.estimators import leak_warnings_as_errors
@@ -170,7 +171,7 @@ def _warns_on_marked_rows(X):
 
 
 @pytest.mark.usefixtures("unforeseen_failures")
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 @pytest.mark.parametrize("make", [grid, rand, gibo])
 def test_a_leak_found_after_the_data_was_read_is_charged(make):
     """Neighbours that differ in one marked row: one fits, the other stops with
@@ -215,9 +216,23 @@ def test_item3_no_warning_leaves_fit(make, kw):
     on_d = fit_recording(make(random_state=0, **kw), X, y_d)
     on_n = fit_recording(make(random_state=0, **kw), X, y_n)
     assert on_d[1] == on_n[1]
-    # the only warning allowed is public: DPGridSearchCV's hopeless-selection warning, a
-    # function of n, the grid size and the budget (6 partitions here)
-    assert all("can barely select" in message for _, message in on_d[1])
+    # the only warning allowed is public: the too-few-rows warning, a function of n, the
+    # space and the budget (none fires here)
+    assert all(category is TooFewRowsWarning for category, _ in on_d[1])
+
+
+@pytest.mark.parametrize("make, n, kw", [(grid, 100, {}), (rand, 50, {"n_iter": 50}),
+                                         (gibo, 50, {"n_iter": 10})])
+def test_item3_too_few_rows_is_given_once_and_alike_on_neighbours(make, n, kw):
+    """Where every search has too few rows (one partition; 50 runs scored on 50 rows; ten
+    gradients from 10 validation rows), each warns exactly once per fit, with the same
+    message on both neighbours: the warning is a function of public quantities only."""
+    X, y_d, y_n = neighbours(n)
+    on_d = fit_recording(make(random_state=0, **kw), X, y_d)
+    on_n = fit_recording(make(random_state=0, **kw), X, y_n)
+    assert on_d[1] == on_n[1] and on_d[0] == on_n[0]
+    assert [category for category, _ in on_d[1]] == [TooFewRowsWarning]
+    assert f"n_samples={n} rows" in on_d[1][0][1]
 
 
 def test_item3_worker_functions_are_silent():
@@ -675,8 +690,9 @@ def test_forked_workers_draw_their_own_global_randomness():
     tree = DecisionTreeClassifier(bounds=(-1.0, 1.0), classes=[0, 1], max_depth=3)
     def fitted_structures(n_jobs):
         runs.clear()
-        search = rand(estimator=tree, space={"epsilon": [1.0]}, distribution="fixed", n_iter=8,
-                      refit=True, n_jobs=n_jobs).fit(X, y_d)
+        # the space sets the epsilon: as configured (epsilon=None)
+        search = rand(estimator=tree, space={"epsilon": [1.0]}, epsilon=None,
+                      distribution="fixed", n_iter=8, refit=True, n_jobs=n_jobs).fit(X, y_d)
         return [structure(model) for model in runs[0]], structure(search.best_estimator_)
 
     reseeds = mock.patch.object(np.random, "seed", wraps=np.random.seed)
@@ -820,7 +836,7 @@ def _pipeline_cases():
     return cases
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 @pytest.mark.parametrize("make", [grid, rand, "gibo"])
 @pytest.mark.parametrize("case", _pipeline_cases(), ids=lambda case: case[0])
 def test_rows_the_first_private_step_cannot_take_are_outside_the_domain(make, case):
@@ -883,7 +899,7 @@ def _after_private_transformer_cases():
     ]
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 @pytest.mark.parametrize("make", [grid, rand, "gibo"])
 @pytest.mark.parametrize("case", _after_private_transformer_cases(), ids=lambda case: case[0])
 def test_a_value_a_private_transformer_passes_on_too_large_is_outside_the_domain(make, case):
@@ -905,7 +921,7 @@ def test_a_value_a_private_transformer_passes_on_too_large_is_outside_the_domain
     assert_refused_on_the_neighbour(search, X, X2, y)
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 @pytest.mark.parametrize("make", [grid, rand])
 def test_a_tree_after_a_private_scaler_reads_a_float32_bound(make):
     """A diffprivlib tree reads float32, so the scaler's largest output must stay below
@@ -925,7 +941,7 @@ def test_a_tree_after_a_private_scaler_reads_a_float32_bound(make):
     clone(search).fit(X2, y)
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 @pytest.mark.parametrize("make", [grid, rand])
 def test_a_scaler_on_float32_rows_gets_float32s_limit(make):
     """A scaler keeps float32 rows in float32 (scikit-learn's transform), where its largest
@@ -941,7 +957,7 @@ def test_a_scaler_on_float32_rows_gets_float32s_limit(make):
     assert_refused_on_the_neighbour(search, X, X2, y)
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 def test_every_value_of_a_step_after_a_private_transformer_gets_its_limit():
     """A step after a private transformer drawn from a distribution: its support is listed
     and every value probed -- a degree of 6 drawn once in a hundred, never by the dry run's
@@ -1127,7 +1143,7 @@ def _clipped_scaler(epsilon):
                      ("sc", _dp_scaler().set_params(epsilon=epsilon))])
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 @pytest.mark.parametrize("make", [grid, rand])
 def test_a_step_that_a_replacement_puts_in_front_of_the_model_is_checked(make):
     """Found by a review: with a private scaler first, the ``PolynomialFeatures`` after it is
@@ -1233,7 +1249,7 @@ def test_a_composite_first_step_is_cut_at_its_private_components():
     assert np.allclose(image.fit_transform(Z), [[1, 2, 4, 0, 1, 5], [1, 3, 9, 1, 0, 7]])
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 def _log_shifted(Z):
     return np.log(np.asarray(Z, dtype=float) + 100.0)
 
@@ -1277,7 +1293,7 @@ def _composite_cases():
     return cases
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 @pytest.mark.parametrize("make", [grid, rand])
 @pytest.mark.parametrize("case", _composite_cases(), ids=lambda case: case[0])
 def test_what_a_composite_first_step_gives_is_read_as_its_model_reads_it(make, case):
@@ -1330,7 +1346,7 @@ def test_a_composite_whose_cut_output_names_would_clash_still_fits():
         frame, (np.arange(300) % 2).astype(int))
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 def test_a_typical_mixed_type_pipeline_still_fits():
     """A pandas frame through a ``ColumnTransformer`` of a private scaler and a one-hot encoder
     with declared categories: the composite's check passes on clean data."""
@@ -1416,7 +1432,7 @@ def test_a_complex_number_in_an_object_array_is_outside_the_domain(value):
     assert acc.spent_budget == []
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 def test_a_column_transformer_never_chooses_sparse_output_from_the_data():
     """A ``ColumnTransformer`` with its default ``sparse_threshold`` chooses sparse output when
     the rows are sparse enough -- here, when enough records hold a category the one-hot encoder
@@ -1449,7 +1465,7 @@ def test_a_column_transformer_never_chooses_sparse_output_from_the_data():
         assert search.best_estimator_.named_steps["ct"].sparse_output_ is False
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 @pytest.mark.parametrize("make", [grid, rand, "gibo"])
 @pytest.mark.parametrize("container", [list, tuple])
 def test_the_returned_models_label_type_does_not_follow_one_record(make, container):
@@ -1488,7 +1504,7 @@ def _regressor_search(make, acc):
     return make(estimator=reg, space={"copy_X": [True, False]}, **kw, **common)
 
 
-@pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
+@pytest.mark.filterwarnings("ignore::skdptune.TooFewRowsWarning")
 @pytest.mark.parametrize("make", [grid, rand, "gibo"])
 @pytest.mark.parametrize("value", [np.nan, np.inf])
 def test_a_regressors_non_finite_target_is_outside_the_domain(make, value,

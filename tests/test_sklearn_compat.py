@@ -51,10 +51,11 @@ def _estimators():
                        classes=CLASSES, random_state=0, accountant=BudgetAccountant()),
         # refit=True: the checks' tiny datasets (e.g. one label) need the model fitted on all
         # rows to predict that label through the DP noise; the default refit=False returns the
-        # winning run's model, fitted on 70 % of them
+        # winning run's model, fitted on 70 % of them; epsilon=None: every fit at the
+        # estimator's own epsilon (1.0), as for the grid's returned model
         DPRandomSearchCV(nb, {"var_smoothing": loguniform(1e-9, 1e-3)}, n_iter=2,
-                         validation_size=0.3, classes=CLASSES, random_state=0, refit=True,
-                         accountant=BudgetAccountant()),
+                         epsilon=None, validation_size=0.3, classes=CLASSES, random_state=0,
+                         refit=True, accountant=BudgetAccountant()),
     ]
 
 

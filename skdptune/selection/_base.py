@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from diffprivlib.utils import check_random_state
 
-__all__ = ["Selection"]
+__all__ = ["Selection", "can_beat_random_pick", "random_pick_loss"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,32 @@ class Selection:
     index: int
     trace: tuple[dict, ...] = ()
     fallback: bool = False
+
+
+def random_pick_loss(n_candidates: int | None) -> float:
+    """The largest expected utility loss of a uniformly random pick among the candidates.
+
+    On the [0, 1] utility scale, with one candidate at 1 and the others at 0, a uniform pick
+    among ``n_candidates`` loses ``1 - 1 / n_candidates`` in expectation, and no utilities make
+    it lose more. ``None``: a space with a continuous distribution, where a random draw can be
+    as bad as the worst utility (1). A public quantity.
+
+    Examples
+    --------
+    >>> random_pick_loss(4), random_pick_loss(None)
+    (0.75, 1.0)
+    """
+    return 1.0 if n_candidates is None else 1.0 - 1.0 / max(int(n_candidates), 1)
+
+
+def can_beat_random_pick(noise: float, n_candidates: int | None) -> bool:
+    """Whether a selection whose public noise figure is ``noise`` (on the [0, 1] utility
+    scale: a selector's ``selection_noise``) can be expected to do better than a uniformly
+    random pick (:func:`random_pick_loss`). A single candidate leaves nothing to choose: no
+    selection is worse than a random pick there. Data-independent (public inputs only)."""
+    if n_candidates == 1:
+        return True
+    return noise < random_pick_loss(n_candidates)
 
 
 def check_epsilon(epsilon: Any) -> float:

@@ -86,6 +86,13 @@ class NoisyGradient:
         """Standard deviation of the noise per coordinate: ``(2B / m) / mu_step``."""
         return self.sensitivity(m) / self.mu_step
 
+    def noise_norm(self, m: int, n_dims: int) -> float:
+        """Root-mean-square l2 norm of the noise vector of one release in ``n_dims``
+        dimensions: ``noise_scale(m) * sqrt(n_dims)``. Public. The released mean has norm at
+        most ``clip`` whatever the data: at or above it, every released gradient is at least
+        as much noise as signal."""
+        return self.noise_scale(m) * math.sqrt(int(n_dims))
+
     def privacy_event(self) -> GaussianDPEvent:
         """Cost description of all ``T`` releases: ``mu``-GDP on the validation rows."""
         return GaussianDPEvent(self.mu, name=f"{self.n_steps} noisy gradients ({self.mu:g}-GDP)")

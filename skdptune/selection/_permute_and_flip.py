@@ -27,7 +27,7 @@ from ._base import (
     resolve_rng,
 )
 
-__all__ = ["PermuteAndFlipSelector", "selection_error_bound"]
+__all__ = ["PermuteAndFlipSelector", "expected_loss_bound", "selection_error_bound"]
 
 
 def selection_error_bound(n_candidates: int, sensitivity: float, epsilon: float,
@@ -47,6 +47,23 @@ def selection_error_bound(n_candidates: int, sensitivity: float, epsilon: float,
     0.0491
     """
     return float(2.0 * sensitivity * np.log(max(int(n_candidates), 1) / beta) / epsilon)
+
+
+def expected_loss_bound(n_candidates: int, sensitivity: float, epsilon: float) -> float:
+    """Bound on the *expected* utility the selection loses: ``2 D (ln(n_candidates) + 1) / eps``.
+
+    The tail bound of :func:`selection_error_bound`, ``P[loss >= 2 D (ln m + t) / eps] <=
+    exp(-t)``, integrated over the loss: ``E[loss] <= 2 D ln(m) / eps + (2 D / eps) * int_0^inf
+    exp(-t) dt`` -- the tail bound at ``beta = 1 / e``. It holds for the exponential mechanism
+    and so for permute-and-flip, whose expected loss is never larger (McKenna & Sheldon 2020).
+    A public quantity: it depends on the settings only.
+
+    Examples
+    --------
+    >>> round(float(expected_loss_bound(4, 1 / 30, 1.0)), 4)
+    0.1591
+    """
+    return float(2.0 * sensitivity * (np.log(max(int(n_candidates), 1)) + 1.0) / epsilon)
 
 
 class PermuteAndFlipSelector:
@@ -87,6 +104,11 @@ class PermuteAndFlipSelector:
     def privacy_event(self) -> PermuteAndFlipEvent:
         """The data-independent cost of :meth:`select`: pure ``epsilon``-DP (replace-one)."""
         return PermuteAndFlipEvent(epsilon=self.epsilon)
+
+    def selection_noise(self, n_candidates: int) -> float:
+        """How far from the best the selection lands, in expectation at most, on the [0, 1]
+        utility scale (:func:`expected_loss_bound`; public)."""
+        return expected_loss_bound(n_candidates, self.sensitivity, self.epsilon)
 
     def select(self, utilities: np.ndarray) -> Selection:
         """Select a candidate privately.

@@ -133,6 +133,23 @@ class RandomizedRepetition:
             p *= (j + self.eta) / (j + 1) * (1.0 - self.gamma)
         return probabilities[k]
 
+    def selection_noise(self, noise_scale: float) -> float:
+        """How far the best noisy score's run lands from the best run, in expectation at most,
+        for scores released with Laplace noise of scale ``noise_scale``: ``2 b (ln E[K] + 1)``.
+        Public (``E[K]`` and ``b`` are).
+
+        The selected run's true score is at least its noisy score minus its noise, its noisy
+        score at least the best run's, and that at least the best run's true score minus its
+        noise: the loss is at most ``2 max_i |Z_i|`` over the ``K`` runs. ``|Z_i|`` is
+        exponential with mean ``b``, and the maximum of ``K`` of them has mean ``b H_K <=
+        b (ln K + 1)`` (``H_K`` the harmonic number; 0 when ``K = 0``); by Jensen's inequality
+        ``E[ln K] <= ln E[K]`` (for ``"poisson"`` over ``K >= 1``, where the bound, increasing
+        in ``P[K >= 1]``, is largest at 1). So the expected loss is below
+        ``2 b (ln E[K] + 1)``: many runs choose among many noise draws, and the largest of
+        them grows like ``ln E[K]``.
+        """
+        return float(2.0 * noise_scale * (math.log(self.mean) + 1.0))
+
     @staticmethod
     def select(noisy_scores: np.ndarray) -> int:
         """Index of the best run (highest noisy score; ties: the first)."""

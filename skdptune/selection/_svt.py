@@ -161,6 +161,23 @@ class DoublingSVT:
         """The data-independent cost of :meth:`select`: pure ``epsilon``-DP (replace-one)."""
         return DoublingSVTEvent(max_above=self.max_above, epsilon_round=self.epsilon_round)
 
+    def selection_noise(self, n_candidates: int) -> float:
+        """How far one round's comparisons are off, in expectation at most, on the [0, 1]
+        utility scale: ``(2 + 4 H_m) D / eps0`` for ``m`` candidates (``H_m`` the m-th harmonic
+        number). Public.
+
+        A round finds the first candidate whose noisy utility reaches the noisy threshold:
+        what it says about the utilities is off by at most the threshold's noise plus the
+        largest query noise, ``|Lap(2 D / eps0)| + max_s |Lap(4 D / eps0)|``, whose
+        expectation is ``2 D / eps0 + 4 D H_m / eps0`` (the maximum of ``m`` exponential
+        variables of mean ``b`` has mean ``b H_m``). The selection is the last candidate a
+        round found; when one round's error reaches the utilities' range, no round tells the
+        candidates apart.
+        """
+        harmonic = float(np.sum(1.0 / np.arange(1, max(int(n_candidates), 1) + 1)))
+        return ((THRESHOLD_NOISE_MULTIPLIER + QUERY_NOISE_MULTIPLIER * harmonic)
+                * self.sensitivity / self.epsilon_round)
+
     def select(self, utilities: np.ndarray) -> Selection:
         """Select a candidate privately.
 

@@ -109,8 +109,8 @@ def test_diffprivlibs_own_fit_is_flagged():
 # -- whole searches (slow) --------------------------------------------------------------------
 def _random(seed):
     return DPRandomSearchCV(_model(), {"C": [1.0]}, distribution="fixed", n_iter=1,
-                            validation_size=0, refit=False, classes=[0, 1], random_state=seed,
-                            accountant=BudgetAccountant())
+                            epsilon=None, validation_size=0, refit=False, classes=[0, 1],
+                            random_state=seed, accountant=BudgetAccountant())
 
 
 def _grid(seed):

@@ -129,7 +129,7 @@ X = np.random.RandomState(20240611).uniform(-1.0, 1.0, size=(N_ROWS, N_FEATURES)
 
 def _search(estimator, space, seed: int, validation_size=VALIDATION_SIZE) -> DPRandomSearchCV:
     return DPRandomSearchCV(
-        estimator, space, n_iter=N_ITER, distribution="logarithmic",
+        estimator, space, n_iter=N_ITER, distribution="logarithmic", epsilon=None,
         validation_size=validation_size, refit=False, classes=list(CLASSES), random_state=seed,
         accountant=BudgetAccountant())
 
