@@ -21,8 +21,6 @@ from sklearn.preprocessing import FunctionTransformer
 from skdptune import DomainError, DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 from skdptune.linear_model import SSPRegressor
 
-pytestmark = pytest.mark.filterwarnings("ignore:DPGridSearchCV can barely select")
-
 N_ROWS, Y_RANGE = 2000, (-4.0, 4.0)
 
 
