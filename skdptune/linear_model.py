@@ -368,7 +368,7 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         ``alpha``).
     n_features_in_ : int
         Number of features seen during ``fit``.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (``n_features_in_``,)
         Names of the features, when ``X`` has string column names.
 
     See Also
@@ -503,6 +503,25 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
         return X @ self.coef_ + self.intercept_
+
+    def score(self, X, y, sample_weight=None):
+        """The coefficient of determination R^2 of ``predict(X)`` against ``y``.
+
+        Not private: ``y`` is read exactly. Score held-out public data, or let a skdptune
+        search score privately.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        float
+            ``sklearn.metrics.r2_score(y, self.predict(X), sample_weight=sample_weight)``.
+        """
+        return super().score(X, y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
