@@ -86,7 +86,7 @@ from sklearn.utils.metadata_routing import (
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ._private import one_fit_at_a_time, run_private
+from ._private import Progress, one_fit_at_a_time, run_private
 from ._seeding import SeedPlan
 from .accounting import PrivacyReport, privacy_report
 from .estimators import (
@@ -353,15 +353,39 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         return {"epsilon_total": plan.model_cost[0], "n_classes": self._n_classes()}
 
     # -- helpers -------------------------------------------------------------------------------
-    def _log(self, level: int, message: str) -> None:
+    def _log(self, level: int, message: str, live: bool = False) -> None:
         """Print public progress information (never a score) when ``verbose >= level``; inside
-        the private region, hold it until the region succeeds (:meth:`_holding_lines`)."""
+        the private region, hold it until the region succeeds (:meth:`_holding_lines`).
+
+        ``live``: print at once even there -- only for a line of public text that the tuning
+        prints first, before any step that reads the data, so that every fit reaching the
+        region prints it, whether it fails or not (announcing what :meth:`_progress` counts).
+        """
         if self.verbose >= level:
             line = f"[{type(self).__name__}] {message}"
-            if self._held_lines is not None:
+            if self._held_lines is not None and not live:
                 self._held_lines.append(line)
             else:
                 print(line, flush=True)
+
+    def _progress(self, what: str) -> Progress | None:
+        """Live progress over a public count, printed at once when ``verbose >= 2`` (``None``
+        below): ``[Search] <what>: <done>/<total>``.
+
+        Unlike :meth:`_log`'s lines, these are not held: the search reports the same
+        sequence on every dataset of a size -- tasks and iterations fixed before the data is
+        read, in their order, and a failure reported only after the last one
+        (docs/privacy.md, "What is released"). Only a stop in the middle (a
+        ``PrivacyLeakError``, Ctrl-C) ends it early, at the point its running time shows.
+        """
+        if self.verbose < 2:
+            return None
+        prefix = f"[{type(self).__name__}] {what}:"
+
+        def report(done: int, total: int) -> None:
+            print(f"{prefix} {done}/{total}", flush=True)
+
+        return report
 
     #: lines held back while the private region runs (``None``: print at once)
     _held_lines: list[str] | None = None

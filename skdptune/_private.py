@@ -69,6 +69,14 @@ generator.
 Printing is handled where it starts: the searches' ``verbose`` messages are fixed texts and
 counts known before the data is read, and every ``verbose`` parameter of the inner estimators
 is set to 0 (:func:`skdptune.evaluation._fit.candidate_template`).
+
+**Progress.** :func:`run_tasks` reports each finished joblib task, in the order the tasks were
+dispatched, to a callback of the search's (``verbose >= 2``): the tasks and their number are
+fixed before the data is read, and a run that fails inside a task is reported after every task
+has finished (:func:`~skdptune.evaluation._fit.all_or_fail`), so the sequence of progress
+reports is the same on every dataset of a size. Only a stop in the middle (a
+``PrivacyLeakError``, ``KeyboardInterrupt``) ends it early, at a point its running time shows
+too (docs/privacy.md).
 """
 
 from __future__ import annotations
@@ -77,17 +85,23 @@ import contextlib
 import os
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
 from diffprivlib.utils import PrivacyLeakWarning
 from joblib.parallel import get_active_backend
+from sklearn.utils.parallel import Parallel
 
 from .exceptions import PrivacyLeakError, PrivateFitError
 
-__all__ = ["FAILURE_MESSAGE", "LEAKS", "LEAK_MESSAGE", "discard_all_but_leaks",
-           "one_fit_at_a_time", "private_n_jobs", "run_private", "silenced", "uses_threads"]
+__all__ = ["FAILURE_MESSAGE", "LEAKS", "LEAK_MESSAGE", "Progress", "discard_all_but_leaks",
+           "one_fit_at_a_time", "private_n_jobs", "run_private", "run_tasks", "silenced",
+           "uses_threads"]
+
+#: ``progress(done, total)``: told, in the process running ``fit``, that the first ``done`` of
+#: ``total`` tasks have finished (public counts: see "Progress" above)
+Progress = Callable[[int, int], None]
 
 FAILURE_MESSAGE = (
     "The private part of fit failed. The cause is not released, because it may depend on the "
@@ -144,6 +158,31 @@ def private_n_jobs(n_jobs):
     "Threads" above); this saves starting threads that would only wait.
     """
     return 1 if uses_threads() else n_jobs
+
+
+def run_tasks(tasks: Iterable, *, n_jobs, progress: Progress | None = None,
+              **parallel_params: Any) -> list:
+    """``Parallel(n_jobs=n_jobs, **parallel_params)(tasks)``, with ``progress(done, total)``
+    called after each task, in dispatch order (see "Progress" above).
+
+    Results come back as they finish where joblib can return them so (joblib >= 1.3, every
+    backend but ``multiprocessing``); elsewhere ``progress`` hears once, at the end. The
+    results, their order and the tasks are the same either way.
+    """
+    tasks = list(tasks)
+    if progress is None:
+        return Parallel(n_jobs=n_jobs, **parallel_params)(tasks)
+    try:
+        parallel = Parallel(n_jobs=n_jobs, return_as="generator", **parallel_params)
+    except (TypeError, ValueError):  # joblib < 1.3, or a backend that cannot
+        results = Parallel(n_jobs=n_jobs, **parallel_params)(tasks)
+        progress(len(tasks), len(tasks))
+        return results
+    results = []
+    for result in parallel(tasks):
+        results.append(result)
+        progress(len(results), len(tasks))
+    return results
 
 
 @contextlib.contextmanager

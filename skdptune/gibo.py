@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
 from ._params import get_params
+from ._private import FAILURE_MESSAGE
 from ._space import EpsilonSplit, check_box_space
 from .accounting import event_cost, gdp_epsilon, self_composition_cost
 from .accounting._gaussian import float_gdp_epsilon
@@ -21,7 +22,7 @@ from .evaluation._holdout import holdout_sizes, holdout_split
 from .evaluation._losses import LossEvaluator, train_chunks
 from .evaluation._scores import check_per_example_score, raw_scorer_name
 from .events import EpsilonDeltaEvent, ParallelEvent, PrivacyEvent, SelfComposedEvent
-from .exceptions import TooFewRowsWarning
+from .exceptions import PrivateFitError, TooFewRowsWarning
 from .selection._gp_gradient import RBFGradientModel
 from .selection._gradient_step import SignalToNoiseStep
 from .selection._noisy_gradient import NoisyGradient
@@ -125,8 +126,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         about 10 ms of joblib dispatch: with fits of a few milliseconds ``n_jobs=1`` is faster
         (docs/gibo.md, "Speed").
     verbose : int, default=0
-        One line per iteration: its number and the released point (printed when the private
-        part has succeeded, docs/privacy.md).
+        ``1``: one line per iteration, its number and the released point (printed when the
+        private part has succeeded, docs/privacy.md). ``2``: also a live progress line per
+        iteration (a count only).
     random_state : None, int or RandomState, default=None
         ``None``: secure noise. An int: reproducible (testing and teaching only).
     error_score : "raise" or float, default=0.0
@@ -386,13 +388,30 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         step = self._step_rule(noisy.noise_scale(len(validation)))
         points, losses = np.empty((0, box.n_dims)), None  # losses: PRIVATE, never stored
         trajectory, fit = [], 0
+        n_iter = int(self.n_iter)
+        progress = self._progress("iterations done")
+        # a failed fit stops the fits, not the iterations: the failure is raised after the
+        # last one, so that the live progress is the same sequence wherever the failing
+        # record is (with train_split="disjoint" each iteration fits its own rows)
+        failed = False
         with evaluator.pool():
-            for t in range(int(self.n_iter)):
+            for t in range(n_iter):
+                if failed:
+                    if progress is not None:
+                        progress(t + 1, n_iter)
+                    continue
                 new = gp.acquire(theta, points, batch, seeds.rng("sampling", t))
                 settings = [box.from_unit(z) for z in new]
-                new_losses, _ = evaluator.losses(
-                    X, y, settings, rows[fit:fit + batch], validation, metadata.fit,
-                    [seeds.seed("fit", fit + j) if seeds.seeded else None for j in range(batch)])
+                try:
+                    new_losses, _ = evaluator.losses(
+                        X, y, settings, rows[fit:fit + batch], validation, metadata.fit,
+                        [seeds.seed("fit", fit + j) if seeds.seeded else None
+                         for j in range(batch)])
+                except PrivateFitError:
+                    failed = True
+                    if progress is not None:
+                        progress(t + 1, n_iter)
+                    continue
                 fit += batch
                 # the GP sees the points of this and the previous iteration
                 points = np.vstack([points, new])[-2 * batch:]
@@ -406,6 +425,10 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                                    "params": box.from_unit(theta), "gradient": gradient,
                                    "query_params": settings})
                 self._log(1, f"iteration {t + 1}/{self.n_iter}: {box.from_unit(theta)}")
+                if progress is not None:
+                    progress(t + 1, n_iter)
+            if failed:
+                raise PrivateFitError(FAILURE_MESSAGE)
             final = box.from_unit(theta)
             model = None
             if not self.refit:

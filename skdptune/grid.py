@@ -129,8 +129,9 @@ class DPGridSearchCV(BaseDPSearchCV):
     pre_dispatch : int or str, default="2*n_jobs"
         As in ``GridSearchCV``.
     verbose : int, default=0
-        Progress messages: phases and counts known before the data is read (never a score,
-        never a time; docs/privacy.md).
+        ``1``: phases and counts known before the data is read, and the selected candidate
+        (never a score, never a time; docs/privacy.md). ``2``: also a live progress line per
+        finished joblib task of partition fits (a count only).
     random_state : None, int or RandomState, default=None
         ``None`` draws all noise from a secure generator. An int makes the search reproducible
         (for testing and teaching; do not use seeded noise in production).
@@ -405,11 +406,11 @@ class DPGridSearchCV(BaseDPSearchCV):
         selector = self._make_selector(plan.epsilon_tuning, evaluator.sensitivity,
                                        seeds.noise_seed("selection"))
         self._log(1, f"fitting {len(candidates)} candidates x {evaluator.n_partitions} "
-                     f"partitions = {len(candidates) * evaluator.n_partitions} fits")
+                     f"partitions = {len(candidates) * evaluator.n_partitions} fits", live=True)
         # exact utilities: private, handed straight to the selector and never kept
         selection = selector.select(evaluator.evaluate(
             X, y, candidates, metadata.fit, split_params=metadata.split,
-            score_params=metadata.score))
+            score_params=metadata.score, progress=self._progress("fit tasks done")))
         self._log(1, f"selected candidate {selection.index} by {self.selection}"
                      + (" (fallback: nothing selected)" if selection.fallback else ""))
         attributes = {

@@ -173,7 +173,10 @@ class DPRandomSearchCV(BaseDPSearchCV):
     n_jobs : int, default=None
         Parallel runs.
     verbose : int, default=0
-        Fixed phase messages only (never ``K``, a score or a time; docs/privacy.md).
+        ``1``: fixed phase messages and the expected number of runs (never the drawn ``K``,
+        a score or a time; docs/privacy.md). ``2``: also a live progress line per finished
+        joblib task of runs: their number is public (a fixed count per worker, or per
+        expected runs when batched), each holds a share of the runs.
     random_state : None, int or RandomState, default=None
         ``None``: secure noise. An int makes runs reproducible (testing and teaching only).
     error_score : "raise" or float, default=0.0
@@ -489,7 +492,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
                                        random_state=seeds.seed("sampling", 1, r))))
             for r in range(max(n_runs, 1))
         ]
-        self._log(1, "running the private repetition")
+        self._log(1, f"running the private repetition: {repetition.mean:g} runs expected (the "
+                     "number drawn is not shown)", live=True)
         if n_runs == 0:
             # K = 0 (Poisson): a data-independent output, flagged
             return TuningResult(candidate_params=candidates[:1], best_index=0, fallback=True,
@@ -500,7 +504,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
             split = (np.arange(n_samples),) * 2
         else:  # data-independent, shared by the runs (the analysis holds for any fixed split)
             split = holdout_split(n_samples, plan.validation_size, seeds.rng("split"))
-        scores, models = plan.evaluator.run(X, y, candidates, split, metadata.fit, seeds)
+        scores, models = plan.evaluator.run(X, y, candidates, split, metadata.fit, seeds,
+                                            progress=self._progress("run tasks done"))
         best = repetition.select(scores)
         # release the winner only: its parameters, noisy score and model
         return TuningResult(

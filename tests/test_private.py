@@ -17,6 +17,7 @@ import pytest
 from diffprivlib.utils import PrivacyLeakWarning
 from joblib import parallel_backend
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.parallel import delayed
 
 from skdptune import _private
 from skdptune._private import (
@@ -26,6 +27,7 @@ from skdptune._private import (
     one_fit_at_a_time,
     private_n_jobs,
     run_private,
+    run_tasks,
     silenced,
     uses_threads,
 )
@@ -338,3 +340,34 @@ def test_private_n_jobs_is_one_under_a_thread_backend():
     with parallel_backend("threading"):
         assert uses_threads()
         assert private_n_jobs(4) == 1 and private_n_jobs(-1) == 1
+
+
+# -- run_tasks: progress over the tasks, in dispatch order --------------------------------------
+def _slow_square(i):
+    import time
+
+    time.sleep(0.02 * (5 - i))  # later tasks finish first in a pool
+    return i * i
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_run_tasks_reports_each_task_in_dispatch_order(n_jobs):
+    heard = []
+    results = run_tasks((delayed(_slow_square)(i) for i in range(5)), n_jobs=n_jobs,
+                        progress=lambda done, total: heard.append((done, total)))
+    assert results == [0, 1, 4, 9, 16]
+    assert heard == [(1, 5), (2, 5), (3, 5), (4, 5), (5, 5)]
+
+
+def test_run_tasks_without_progress_is_parallel():
+    assert run_tasks((delayed(_slow_square)(i) for i in range(3)), n_jobs=1) == [0, 1, 4]
+
+
+def test_run_tasks_reports_once_at_the_end_where_results_cannot_stream():
+    """joblib's ``multiprocessing`` backend cannot return results as they come: the same
+    results, and one report when all are done."""
+    heard = []
+    with parallel_backend("multiprocessing", n_jobs=2):
+        results = run_tasks((delayed(_slow_square)(i) for i in range(4)), n_jobs=2,
+                            progress=lambda done, total: heard.append((done, total)))
+    assert results == [0, 1, 4, 9] and heard == [(4, 4)]

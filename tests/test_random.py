@@ -243,9 +243,9 @@ def test_default_validation_size_fits_the_runs_on_every_row(data, monkeypatch,
     splits = []
     real_run = _holdout.HoldoutEvaluator.run
 
-    def run(self, X, y, candidates, split, *args):
+    def run(self, X, y, candidates, split, *args, **kwargs):
         splits.append(split)
-        return real_run(self, X, y, candidates, split, *args)
+        return real_run(self, X, y, candidates, split, *args, **kwargs)
 
     monkeypatch.setattr(_holdout.HoldoutEvaluator, "run", run)
     kw = dict(estimator=lr(data_norm=2.0), space={"C": [0.1, 1.0, 10.0]}, n_iter=5, epsilon=1.5)
@@ -400,9 +400,9 @@ def test_runs_scored_on_their_fit_rows_fit_and_score_every_row(data, batched, sc
         seen.append((len(utilities), m, epsilon_score))
         return real(utilities, score, m, epsilon_score, noise_seed)
 
-    def run(self, X, y, candidates, split, *args):
+    def run(self, X, y, candidates, split, *args, **kwargs):
         splits.append(split)
-        return real_run(self, X, y, candidates, split, *args)
+        return real_run(self, X, y, candidates, split, *args, **kwargs)
 
     monkeypatch.setattr(_holdout, "_noisy_score", spy)
     monkeypatch.setattr(_holdout.HoldoutEvaluator, "run", run)

@@ -222,9 +222,9 @@ def test_the_validation_size_is_decided_once_per_fit(data, monkeypatch):
     seen = {}
     real = _holdout.HoldoutEvaluator.run
 
-    def run(self, X, y, candidates, split, *args):
+    def run(self, X, y, candidates, split, *args, **kwargs):
         seen.update(all_rows=len(split[1]) == len(X), eps_score=self.epsilon_score)
-        return real(self, X, y, candidates, split, *args)
+        return real(self, X, y, candidates, split, *args, **kwargs)
 
     monkeypatch.setattr(_holdout.HoldoutEvaluator, "run", run)
     decisions = set()

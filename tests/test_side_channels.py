@@ -39,6 +39,7 @@ from skdptune import (
     TooFewRowsWarning,
     estimator_privacy,
 )
+from skdptune import gibo as gibo_module
 from skdptune.estimators import leak_warnings_as_errors
 from skdptune.exceptions import (
     DomainError,
@@ -1614,6 +1615,75 @@ def test_a_failed_fit_prints_the_same_wherever_the_failing_record_is():
     lines = out.getvalue().splitlines()
     assert "budget checked" in lines[0] and sum("iteration" in line for line in lines) == 4
     assert "refitting" in lines[-1]
+
+
+def _gibo_failing_on(row, X, y, verbose=2):
+    """What a DPGIBOSearchCV over disjoint chunks prints when the fit of one iteration's chunk
+    fails (the record at ``row`` is marked), with live progress (``verbose=2``)."""
+    X_marked = X.copy()
+    X_marked[row, -1] = 1.0
+    pipe = Pipeline([("ft", FunctionTransformer(_fails_on_private_rows)), ("clf", lr())])
+    search = DPGIBOSearchCV(pipe, {"clf__C": (0.1, 10.0, "log")}, n_iter=4, batch_size=1,
+                            train_split="disjoint", classes=[0, 1], verbose=verbose,
+                            accountant=BudgetAccountant(), random_state=0)
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(PrivateFitError):
+        search.fit(X_marked, y)
+    return out.getvalue()
+
+
+@pytest.mark.usefixtures("unforeseen_failures")
+def test_live_progress_is_the_same_wherever_the_failing_record_is(monkeypatch):
+    """``verbose=2`` prints progress as it happens: a failed fit stops the fits but not the
+    iterations, so every fit prints the whole sequence, whichever iteration's chunk held the
+    failing record. BROKEN twin: a failure that stops the iterations at once (the progress
+    would tell the iteration, hence which chunk held the record) is caught by the same test."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(200, 3))
+    X[:, -1] = 0.0
+    y = (X[:, 0] > 0).astype(int)
+    rows = range(0, 200, 9)
+    printed = {_gibo_failing_on(row, X, y) for row in rows}
+    assert len(printed) == 1
+    lines = printed.pop().splitlines()
+    assert [line for line in lines if "iterations done" in line] == [
+        f"[DPGIBOSearchCV] iterations done: {t}/4" for t in range(1, 5)]
+
+    class Unforeseen(Exception):
+        pass
+
+    monkeypatch.setattr(gibo_module, "PrivateFitError", Unforeseen)  # the broken twin
+    assert len({_gibo_failing_on(row, X, y) for row in rows}) > 1
+
+
+@pytest.mark.usefixtures("unforeseen_failures")
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_live_progress_of_a_failed_repetition_is_the_whole_sequence(n_jobs):
+    """A run that fails inside a task is reported after every task (``all_or_fail``): the
+    progress lines of a failed fit are those of a fit that succeeds."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(200, 3))
+    X[:, -1] = 0.0
+    y = (X[:, 0] > 0).astype(int)
+
+    def progress_lines(X_rows):
+        search = rand(estimator=_failing_pipe(), space=PIPE_SPACE, n_iter=5, verbose=2,
+                      n_jobs=n_jobs, random_state=0)
+        out = io.StringIO()
+        with redirect_stdout(out):
+            try:
+                search.fit(X_rows, y)
+            except PrivateFitError:
+                pass
+        return [line for line in out.getvalue().splitlines() if "tasks done" in line]
+
+    X_marked = X.copy()
+    X_marked[17, -1] = 1.0
+    succeeded = progress_lines(X)
+    assert progress_lines(X_marked) == succeeded
+    total = len(succeeded)  # the batched runs' groups: one per 100 expected runs, at least one
+    assert succeeded == [f"[DPRandomSearchCV] run tasks done: {t}/{total}"
+                         for t in range(1, total + 1)]
 
 
 @pytest.mark.parametrize("stop", [KeyboardInterrupt, SystemExit])

@@ -44,9 +44,9 @@ from joblib import effective_n_jobs
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
-from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.parallel import delayed
 
-from .._private import LEAKS, private_n_jobs, silenced
+from .._private import LEAKS, private_n_jobs, run_tasks, silenced
 from ._batched import batched_model, plain_model_rows, supports_batched_fits
 from ._batched_runs import CHUNK_BYTES, fit_runs, run_accuracies
 from ._fit import (
@@ -355,10 +355,12 @@ class HoldoutEvaluator:
         self.expected_runs = expected_runs
         self.batched = batched
 
-    def run(self, X, y, candidates, split, fit_params, seeds):
+    def run(self, X, y, candidates, split, fit_params, seeds, progress=None):
         """Noisy scores and models of ``candidates`` (one run each). Released outputs of Q.
 
-        Raises ``PrivateFitError`` (fixed message) when any run failed.
+        ``progress(done, total)`` hears of each finished joblib task (their number is public:
+        :func:`batched_groups`, :func:`one_by_one_tasks`). Raises ``PrivateFitError`` (fixed
+        message) when any run failed, after every task has finished.
         """
         train, validation = split
         seeded = seeds.seeded
@@ -385,14 +387,15 @@ class HoldoutEvaluator:
         shares = np.array_split(np.arange(len(templates)), n_tasks)
         with single_threaded_blas():
             # batched: each group solved together; else each task fits its runs in turn
-            blocks = Parallel(n_jobs=n_jobs)(
-                delayed(_runs_task)(
+            blocks = run_tasks(
+                (delayed(_runs_task)(
                     batched, [templates[r] for r in share], X_sent, y_sent, train, validation,
                     self.score, fit_params, self.error_score == "raise", self.epsilon_score,
                     [fit_seeds[r] for r in share], [noise_seeds[r] for r in share],
                     self.epsilons, self.padding, [keys[r] for r in share], names,
-                )
-                for share in shares
+                 )
+                 for share in shares),
+                n_jobs=n_jobs, progress=progress,
             )
         outputs = all_or_fail([output for block in blocks for output in block])
         scores = np.array([s for s, _ in outputs], dtype=float)

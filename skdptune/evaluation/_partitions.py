@@ -51,10 +51,10 @@ import numpy as np
 from joblib import effective_n_jobs
 from sklearn.model_selection import KFold
 from sklearn.utils import _safe_indexing
-from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import _num_samples
 
-from .._private import LEAKS, private_n_jobs, silenced
+from .._private import LEAKS, private_n_jobs, run_tasks, silenced
 from ._batched import (
     batched_model,
     batched_partition_utilities,
@@ -519,7 +519,7 @@ class PartitionEvaluator:
         self.batched = batched
 
     def _evaluate_batched(self, views, failures, templates, candidates, n_parts, n_samples,
-                          n_jobs, error_score, score_params):
+                          n_jobs, error_score, score_params, progress):
         """:meth:`evaluate_partitions` by batched solves (:func:`_candidates_utilities`), the
         candidates of each view in groups; one ``Parallel`` call for all. A partition's utility
         is the mean over its units, the failed ones (``failures``) at ``error_score``."""
@@ -535,13 +535,14 @@ class PartitionEvaluator:
             tasks += [(members[group], X_sent, y_sent, units, padding, padded)
                       for group in groups]
         with single_threaded_blas():
-            blocks = Parallel(n_jobs=n_jobs, pre_dispatch=self.pre_dispatch)(
-                delayed(_candidates_utilities)(
+            blocks = run_tasks(
+                (delayed(_candidates_utilities)(
                     [(i, templates[i]) for i in group], X_sent, y_sent, n_parts, units,
                     self.scorer, padding, error_score, self.seeds, settings, n_samples,
                     score_params, padded,
-                )
-                for group, X_sent, y_sent, units, padding, padded in tasks
+                 )
+                 for group, X_sent, y_sent, units, padding, padded in tasks),
+                n_jobs=n_jobs, pre_dispatch=self.pre_dispatch, progress=progress,
             )
         totals = np.zeros((len(templates), n_parts))
         counts = np.zeros((len(templates), n_parts))
@@ -567,18 +568,19 @@ class PartitionEvaluator:
         return make_partitions(n_samples, self.n_partitions, self.seeds.rng("partition"))
 
     def evaluate(self, X, y, candidates, fit_params, split_params=None,
-                 score_params=None) -> np.ndarray:
+                 score_params=None, progress=None) -> np.ndarray:
         """Exact aggregated utilities, shape ``(len(candidates),)``. PRIVATE: do not store.
 
         ``split_params`` (``groups``; row-aligned) go to a user's inner splitter only,
         ``score_params`` (e.g. ``sample_weight``; row-aligned) to the scorer only, each
         restricted to the rows of the partition (the validation rows, for the scorer).
+        ``progress(done, total)`` hears of each finished joblib task (a public count).
         """
         return self.evaluate_partitions(X, y, candidates, fit_params, split_params,
-                                        score_params).mean(axis=1)
+                                        score_params, progress).mean(axis=1)
 
     def evaluate_partitions(self, X, y, candidates, fit_params, split_params=None,
-                            score_params=None) -> np.ndarray:
+                            score_params=None, progress=None) -> np.ndarray:
         """Exact utilities per (candidate, partition), shape ``(len(candidates), k)``. PRIVATE."""
         n_samples = _num_samples(X)
         # a failure's utility: error_score, NaN as the minimum (scikit-learn ranks it last)
@@ -599,17 +601,19 @@ class PartitionEvaluator:
                                   score_params)
             if batched is not None:
                 return self._evaluate_batched(*batched, templates, candidates, len(parts),
-                                              n_samples, n_jobs, error_score, score_params)
+                                              n_samples, n_jobs, error_score, score_params,
+                                              progress)
         n_chunks = min(len(parts), 4 * effective_n_jobs(n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
         with single_threaded_blas():
-            blocks = Parallel(n_jobs=n_jobs, pre_dispatch=self.pre_dispatch)(
-                delayed(_chunk_utilities)(
+            blocks = run_tasks(
+                (delayed(_chunk_utilities)(
                     templates, X_sent, y_sent, chunk, parts, self.scorer, self.cv, self.padding,
                     fit_params, error_score, self.seeds, settings, n_samples, split_params,
                     score_params,
-                )
-                for chunk in chunks
+                 )
+                 for chunk in chunks),
+                n_jobs=n_jobs, pre_dispatch=self.pre_dispatch, progress=progress,
             )
         return np.hstack(blocks)
