@@ -1642,7 +1642,7 @@ def test_live_progress_is_the_same_wherever_the_failing_record_is(monkeypatch):
     X = rng.uniform(-1, 1, size=(200, 3))
     X[:, -1] = 0.0
     y = (X[:, 0] > 0).astype(int)
-    rows = range(0, 200, 9)
+    rows = range(0, 200, 23)  # every iteration's chunk holds some of them
     printed = {_gibo_failing_on(row, X, y) for row in rows}
     assert len(printed) == 1
     lines = printed.pop().splitlines()

@@ -66,7 +66,7 @@ def test_the_intercept_is_regularised_where_diffprivlibs_runs_away():
     X = np.array([[0.0], [1.0], [0.0], [0.0]])
     y = np.array([1, 1, 0, 1])
     runaway = 0
-    for seed in range(60):
+    for seed in range(15):  # diffprivlib's runs away in 12 of them
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             theirs = LogisticRegression(data_norm=1.0, C=1.0, epsilon=1.0,
