@@ -48,7 +48,8 @@ SMOKE: dict[str, list[tuple[str, str]]] = {
                            ("seeds = range(2)", "seeds = range(1)"),
                            ("n=12000, d=6", "n=3000, d=6")],
     "quickstart.py": [("cv=5)", "cv=2)"),
-                      ('grid = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}', 'grid = {"C": [0.1, 10.0]}')],
+                      ('grid = {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}', 'grid = {"C": [0.1, 10.0]}'),
+                      ("n_iter=200,", "n_iter=20,")],
 }
 
 RUN_AS_THE_GALLERY = (
