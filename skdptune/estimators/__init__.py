@@ -5,10 +5,12 @@ Everything in skdptune that needs to look *inside* an estimator goes through thi
 :mod:`._settings` (the settings of a search space that can change privacy), :mod:`._guards`
 (refusals before any data is read), :mod:`._pricing` (the cost of one fit, budget modes),
 :mod:`._inner` (inner fits and the release of a fitted model), :mod:`._structure` (the steps in
-front of the first private model), and :mod:`.models`, the only code that names a diffprivlib
-model class: one adapter per model family, found through one registry by class.
+front of the first private model), :mod:`._counterpart` (the non-private twin of an estimator,
+a reference), and :mod:`.models`, the only code that names a diffprivlib model class: one
+adapter per model family, found through one registry by class.
 """
 
+from ._counterpart import nonprivate_counterpart
 from ._guards import (
                       check_leak_free_configuration,
                       check_private_components,
@@ -61,7 +63,8 @@ __all__ = [
     "with_children",
     "estimator_privacy_parts", "final_step_after_free_steps", "for_inner_fits", "free_image",
     "is_listed", "iter_dp_components", "leading_free_steps", "leak_warnings_as_errors",
-    "nonprivate_components", "replace_one_factor", "rescale_row_dependent_params",
+    "nonprivate_components", "nonprivate_counterpart", "replace_one_factor",
+    "rescale_row_dependent_params",
     "scale_dp_epsilons", "seed_dp_components", "seeded_dp_components", "set_total_epsilon",
     "shapes_model_input", "sound_fitting", "space_sets_epsilon", "strip_nonprivate_attributes",
     "structure_variants", "switch_to_sound_fits", "with_throwaway_accountants",

@@ -23,6 +23,10 @@ Rules every adapter keeps
 * **Data-independent answers.** Every method reads the component's parameters (public), never
   fitted attributes or data, except :meth:`ModelAdapter.output_bound`, which reads a public
   magnitude.
+* **The counterpart is a reference, never a fallback.**
+  :meth:`ModelAdapter.nonprivate_counterpart` builds the scikit-learn model the family stands
+  in for, to show what privacy costs (the non-private line of a privacy-utility front);
+  nothing private is ever fitted with it.
 * **Refused families** (:attr:`ModelAdapter.unsound` set) do not meet their own guarantee as
   implemented: no cost stated for them is true, and the searches and
   :func:`~skdptune.estimator_privacy` refuse them like non-private components, saying why.
@@ -97,6 +101,21 @@ class ModelAdapter:
     #: for a regressor, the parameter holding the public range ``(lower, upper)`` of its
     #: target (the declared domain of ``y``, and the scale of its bounded scores), or ``None``
     target_param: ClassVar[str | None] = None
+    #: the scikit-learn class that fits the same model without privacy (one of
+    #: :attr:`replaces`), or ``None``: the non-private reference of a privacy-utility front
+    counterpart: ClassVar[type | None] = None
+    #: the parameters the family shares with :attr:`counterpart`, in the same meaning: copied
+    #: to it by :meth:`nonprivate_counterpart` (privacy parameters never are)
+    counterpart_params: ClassVar[tuple[str, ...]] = ()
+
+    def nonprivate_counterpart(self, estimator: Any) -> Any | None:
+        """A new, unfitted :attr:`counterpart` with ``estimator``'s values of
+        :attr:`counterpart_params` (its other parameters at scikit-learn's defaults); ``None``
+        when the family has no counterpart. Not private: a reference to compare with."""
+        if self.counterpart is None:
+            return None
+        params = estimator.get_params(deep=False)
+        return self.counterpart(**{name: params[name] for name in self.counterpart_params})
 
     def leaking(self, params: Mapping[str, Any]) -> list[str]:
         """The parameters of :attr:`leak_params` that, set as in ``params``, diffprivlib would

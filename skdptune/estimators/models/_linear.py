@@ -32,3 +32,9 @@ class SSPRegressorAdapter(ModelAdapter):
     # a ridge added to the Gram matrix, a sum over the rows: a fit on fewer rows standing in
     # for one on all of them gets the ridge in proportion
     row_proportional_params = ("alpha",)
+    # ordinary least squares: ``alpha`` weighs the Gram matrix of the rows normalised by their
+    # bounds, intercept included, which no ``Ridge(alpha)`` on the raw rows reproduces; the
+    # adaptive ridge is only as large as the noise needs, and least squares is the fit a user
+    # would run without privacy
+    counterpart = _SklearnLinearRegression
+    counterpart_params = ("fit_intercept",)

@@ -284,6 +284,10 @@ class LogisticRegressionAdapter(ModelAdapter):
     row_dependent_params = ("C",)
     exact_float_params = ("epsilon", "C", "data_norm")
     sound_fit = InterceptColumnLogisticRegression
+    # the same penalised likelihood (ridge 1 / (C n)) without clipping or noise; with three or
+    # more classes scikit-learn fits it jointly (multinomial), diffprivlib one-vs-rest
+    counterpart = _SklearnLogisticRegression
+    counterpart_params = ("C", "fit_intercept", "tol", "max_iter")
 
     def cost_function(self, estimator: Any, label: str,
                       n_classes: int | None) -> Callable[[float], float]:

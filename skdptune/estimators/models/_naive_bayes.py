@@ -110,6 +110,8 @@ class GaussianNBAdapter(ModelAdapter):
     #: bounds whose factor, 5/3, is at most that of any point of a box a search accepts
     #: (every feature's ``max(|l|, |u|) / (u - l) >= 1/2`` once ``l < u``)
     least_cost_params = {"bounds": (-1.0, 1.0)}
+    counterpart = _SklearnGaussianNB
+    counterpart_params = ("priors", "var_smoothing")
 
     def replace_one_factor(self, estimator: Any) -> fractions.Fraction | float:
         bounds = get_params(estimator, deep=False)["bounds"]

@@ -33,6 +33,8 @@ class PCAAdapter(ModelAdapter):
     }
     pair_params = ("bounds",)
     structure_params = ("centered",)
+    counterpart = _SklearnPCA
+    counterpart_params = ("n_components", "whiten", "copy")
 
     def leaking(self, params: Mapping[str, Any]) -> list[str]:
         # centred data: no mean is read, so no bounds are needed

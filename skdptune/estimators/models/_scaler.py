@@ -49,6 +49,8 @@ class StandardScalerAdapter(ModelAdapter):
     # its transform is scikit-learn's: the same names and float type, without drawing noise
     # (diffprivlib draws it feature by feature: about 0.5 ms a feature)
     format_twin = _SklearnStandardScaler
+    counterpart = _SklearnStandardScaler
+    counterpart_params = ("with_mean", "with_std", "copy")
 
     def output_bound(self, params: Mapping[str, Any],
                      n_features: int) -> tuple[bool, float] | None:

@@ -228,6 +228,10 @@ class DecisionTreeAdapter(ModelAdapter):
     pair_params = ("bounds",)
     sound_fit = SeparateStreamsDecisionTreeClassifier
     input_dtype = np.float32
+    # diffprivlib's splits are drawn at random (data-independent), scikit-learn's are the
+    # best ones: the tree a user would grow without privacy, at the same depth
+    counterpart = _SklearnTree
+    counterpart_params = ("max_depth",)
 
     def replace_one_factor(self, estimator):
         return fractions.Fraction(2)

@@ -207,3 +207,48 @@ def test_a_regressors_target_range_is_its_bounds_on_y():
     assert family.target_range(SSPRegressor()) is None  # left to the data: refused elsewhere
     assert all(adapter_for(CONFIGURED[cls]()).target_range(CONFIGURED[cls]()) is None
                for cls in ACCEPTED if cls is not SSPRegressor)
+
+
+#: parameters that describe the privacy of a fit: never copied to a non-private counterpart
+PRIVACY_PARAMS = {"epsilon", "delta", "accountant", "bounds", "bounds_X", "bounds_y",
+                  "data_norm", "classes", "random_state"}
+
+
+@pytest.mark.parametrize("cls", ACCEPTED, ids=lambda c: c.__name__)
+def test_every_accepted_family_has_its_non_private_counterpart(cls):
+    """The counterpart is one of the scikit-learn classes the family stands in for, built with
+    the parameters the two share in the same meaning, and none of the privacy ones."""
+    family = adapter_for(CONFIGURED[cls]())
+    assert family.counterpart in family.replaces
+    shared = set(family.counterpart_params)
+    assert shared <= set(inspect.signature(cls).parameters)
+    assert shared <= set(inspect.signature(family.counterpart).parameters)
+    assert not shared & PRIVACY_PARAMS
+    model = CONFIGURED[cls]()
+    twin = family.nonprivate_counterpart(model)
+    assert type(twin) is family.counterpart
+    own, theirs = model.get_params(deep=False), twin.get_params(deep=False)
+    assert all(theirs[name] == own[name] for name in shared)
+    assert family.nonprivate_counterpart(model) is not twin  # a new one each time
+
+
+def test_the_counterparts_carry_the_non_private_settings():
+    from sklearn.linear_model import LinearRegression as SklearnLinear
+    from sklearn.linear_model import LogisticRegression as SklearnLR
+    from sklearn.tree import DecisionTreeClassifier as SklearnTree
+
+    lr = LogisticRegression(epsilon=0.3, data_norm=2.0, C=7.0, fit_intercept=False)
+    assert adapter_for(lr).nonprivate_counterpart(lr).get_params() == SklearnLR(
+        C=7.0, fit_intercept=False).get_params()
+    tree = DecisionTreeClassifier(max_depth=3, bounds=(0.0, 1.0), classes=[0, 1])
+    assert adapter_for(tree).nonprivate_counterpart(tree).get_params() == SklearnTree(
+        max_depth=3).get_params()
+    ssp = SSPRegressor(alpha=5.0, fit_intercept=False)
+    assert adapter_for(ssp).nonprivate_counterpart(ssp).get_params() == SklearnLinear(
+        fit_intercept=False).get_params()
+
+
+@pytest.mark.parametrize("cls", REFUSED, ids=lambda c: c.__name__)
+def test_refused_families_have_no_counterpart(cls):
+    family = adapter_for(cls.__new__(cls))
+    assert family.counterpart is None and family.nonprivate_counterpart(cls()) is None
