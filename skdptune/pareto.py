@@ -49,6 +49,7 @@ __all__ = ["NotPrivateWarning", "ParetoFront", "ParetoPoint", "privacy_utility_f
 
 _N_CANDIDATES = 2000  # random candidates per acquisition step
 _N_REFINE = 3  # best candidates refined by L-BFGS-B
+_SAME_POINT = 1e-3  # unit-cube distance (each coordinate) under which a point is evaluated
 _MAX_CORNERS = 256  # corners of the box evaluated for the default anti-ideal epsilon
 _NOT_PRIVATE = (
     "privacy_utility_front is NOT differentially private: the front, its points, its plot, "
@@ -276,7 +277,7 @@ def privacy_utility_front(
     on log scales), then ``n_iter`` points chosen by Bayesian optimisation -- two independent
     Gaussian processes (Matern 5/2, fitted kernel hyperparameters) model ``log(epsilon)`` and
     the utility, and the next point maximises the hypervolume-based probability of improvement
-    (HVPoI) over random candidates refined by L-BFGS-B.
+    (HVPoI) over random candidates refined by L-BFGS-B, among the points not evaluated yet.
 
     Parameters
     ----------
@@ -595,7 +596,8 @@ def _fit_surrogate(Z: np.ndarray, target: np.ndarray, rng: np.random.RandomState
 
 
 def _propose(Z: np.ndarray, points: np.ndarray, anti_ideal, rng) -> np.ndarray:
-    """Next point of the unit cube: the HVPoI maximiser (candidates, then L-BFGS-B)."""
+    """Next point of the unit cube: the HVPoI maximiser (candidates, then L-BFGS-B) that is not
+    a point already evaluated (:func:`_first_new`)."""
     gp_eps = _fit_surrogate(Z, np.log(points[:, 0]), rng)
     # below the anti-ideal a utility adds no hypervolume, however low: clipped there, one
     # extreme score (an r2 of -1e6) cannot flatten the surrogate's standardised target
@@ -612,16 +614,33 @@ def _propose(Z: np.ndarray, points: np.ndarray, anti_ideal, rng) -> np.ndarray:
         # every predicted mean is dominated: HVPoI is flat at 0, so go where improving at all
         # is most likely
         poi = probability_of_improvement(*predictive(candidates), points, anti_ideal)
-        return candidates[int(np.argmax(poi))]
+        return _first_new(candidates[np.argsort(-poi, kind="stable")], Z, rng)
     scale = values.max()
 
     def negative(z):
         return -hvpoi(*predictive(z[None, :]), points, anti_ideal)[0] / scale
 
-    best_z, best_value = candidates[int(np.argmax(values))], 1.0
+    refined = []
     for z0 in candidates[np.argsort(values)[-_N_REFINE:]]:
         result = minimize(negative, z0, method="L-BFGS-B", bounds=[(0.0, 1.0)] * Z.shape[1],
                           options={"maxiter": 30})
-        if -result.fun > best_value:
-            best_z, best_value = result.x, -result.fun
-    return np.clip(best_z, 0.0, 1.0)
+        refined.append((-result.fun, np.clip(result.x, 0.0, 1.0)))
+    # best first; a refined point only ahead of the best candidate when it beats it
+    ahead = sorted((entry for entry in refined if entry[0] > 1.0), key=lambda e: -e[0])
+    ranked = [z for _, z in ahead] + list(candidates[np.argsort(-values, kind="stable")])
+    return _first_new(ranked, Z, rng)
+
+
+def _first_new(ranked, Z: np.ndarray, rng) -> np.ndarray:
+    """The first point of ``ranked`` farther than :data:`_SAME_POINT` from every evaluated point
+    (coordinate-wise, in the unit cube); a fresh uniform point when none is.
+
+    Re-evaluating a setting adds nothing to the front but one more noisy draw of the same
+    utility, and the front keeps the best of them: an optimistic point, bought with an
+    evaluation. The acquisition lands on evaluated points where the surrogate's mean exceeds
+    the observation (a noisy point), and L-BFGS-B stops on the box's faces: the same corner
+    was evaluated four times in a row."""
+    for z in ranked:
+        if not np.any(np.all(np.abs(Z - z) <= _SAME_POINT, axis=1)):
+            return np.asarray(z, dtype=float)
+    return rng.uniform(size=Z.shape[1])

@@ -28,7 +28,7 @@ from skdptune._seeding import SeedPlan
 from skdptune._space import BoxSpace
 from skdptune.estimators.models._logistic import logistic_regression_epsilon
 from skdptune.evaluation._fit import single_threaded_blas
-from skdptune.pareto import NotPrivateWarning, _optimise, _propose
+from skdptune.pareto import NotPrivateWarning, _first_new, _optimise, _propose
 
 ANTI = (10.0, 0.0)
 
@@ -213,6 +213,54 @@ def test_propose_is_not_moved_by_a_utility_below_the_anti_ideal():
     z_anti = _propose(Z, at_anti, ANTI, np.random.RandomState(5))
     z_extreme = _propose(Z, extreme, ANTI, np.random.RandomState(5))
     np.testing.assert_array_equal(z_extreme, z_anti)
+
+
+def _cube(box, params):
+    return np.array([box.to_unit(p) for p in params])
+
+
+def test_bo_does_not_re_evaluate_a_point():
+    """A utility that only falls as epsilon grows -- a lucky point at the smallest epsilon, as
+    the near-constant predictor of a user trial was -- drives HVPoI to that corner of the box:
+    L-BFGS-B stops on the box's face, and a user trial evaluated the same corner four times in
+    a row. Here the previous code evaluated it five times in a row, all within 1e-3 of it in
+    the unit cube."""
+    box = BoxSpace({"epsilon": (0.01, 10.0, "log")})
+
+    def privacy_of(params):
+        return params["epsilon"], 0.0
+
+    def utility_of(params, index):
+        return 0.75 - 0.1 * np.log10(params["epsilon"] / 0.01) / 3, 0.0
+
+    with single_threaded_blas():
+        rec = _optimise(box, privacy_of, utility_of, ANTI, SeedPlan(0), n_initial=4,
+                        n_total=9, verbose=0)
+    Z = _cube(box, rec["params"])
+    assert Z.min() == 0.0  # the acquisition did go to the corner
+    gaps = [np.abs(a - b).max() for a, b in itertools.combinations(Z, 2)]
+    assert min(gaps) > pareto_module._SAME_POINT
+
+
+def test_the_next_point_is_the_best_new_one_or_a_fresh_one():
+    Z = np.array([[0.0, 1.0], [0.5, 0.5]])
+    ranked = [np.array([0.0, 1.0]), np.array([0.0005, 0.9995]), np.array([0.5, 0.5]),
+              np.array([0.2, 0.3]), np.array([0.9, 0.1])]
+    assert _first_new(ranked, Z, np.random.RandomState(0)).tolist() == [0.2, 0.3]
+    fresh = _first_new(ranked[:3], Z, np.random.RandomState(0))  # every one evaluated
+    np.testing.assert_array_equal(fresh, np.random.RandomState(0).uniform(size=2))
+
+
+def test_propose_works_when_no_point_beats_the_anti_ideal():
+    """With a chance level as the anti-ideal utility, the first points may all be at or below
+    it (tiny epsilons give constant predictors): the utility surrogate's target is then
+    constant and HVPoI is flat; the proposal is still a new point of the cube."""
+    rng = np.random.RandomState(2)
+    Z = rng.uniform(size=(5, 2))
+    points = np.column_stack([np.exp(3 * Z[:, 0] - 2), [0.5, 0.47, 0.5, 0.3, 0.5]])
+    z = _propose(Z, points, (10.0, 0.5), np.random.RandomState(0))
+    assert z.shape == (2,) and np.all((z >= 0) & (z <= 1))
+    assert np.abs(Z - z).max(axis=1).min() > pareto_module._SAME_POINT
 
 
 # -- privacy_utility_front end to end --------------------------------------------------------
