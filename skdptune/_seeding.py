@@ -29,7 +29,9 @@ class SeedPlan:
         returns ``None``) and fresh entropy for data-independent choices such as partitions.
     """
 
-    _STREAMS = ("partition", "split", "fit", "selection", "sampling", "refit", "score")
+    # a new stream goes last: the streams before it keep their seeds
+    _STREAMS = ("partition", "split", "fit", "selection", "sampling", "refit", "score",
+                "reference")
 
     def __init__(self, random_state) -> None:
         if random_state is None:

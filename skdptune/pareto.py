@@ -19,11 +19,13 @@ from typing import Any
 import numpy as np
 from diffprivlib import BudgetAccountant
 from scipy.optimize import minimize
-from sklearn.base import clone, is_classifier
+from sklearn.base import clone, is_classifier, is_regressor
+from sklearn.dummy import DummyClassifier, DummyRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
 from sklearn.model_selection import KFold, StratifiedKFold, check_cv, cross_val_score
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_scalar
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import _num_samples, indexable
@@ -39,13 +41,15 @@ from .estimators import (
     clone_with_throwaway_accountants,
     estimator_privacy,
     for_inner_fits,
+    nonprivate_counterpart,
     seed_dp_components,
     switch_to_sound_fits,
 )
 from .evaluation._fit import single_threaded_blas
 from .evaluation._scores import check_bounded_scorer
 
-__all__ = ["NotPrivateWarning", "ParetoFront", "ParetoPoint", "privacy_utility_front"]
+__all__ = ["NotPrivateWarning", "ParetoFront", "ParetoPoint", "Reference",
+           "privacy_utility_front"]
 
 _N_CANDIDATES = 2000  # random candidates per acquisition step
 _N_REFINE = 3  # best candidates refined by L-BFGS-B
@@ -74,6 +78,21 @@ class ParetoPoint:
     params: dict
 
 
+@dataclass(frozen=True)
+class Reference:
+    """A model the front is compared with, scored on the same splits as the points.
+
+    ``label`` names it on the plot; ``estimator`` is the unfitted model; ``utility`` and
+    ``utility_std`` are the mean and the standard deviation over the repeats of its
+    cross-validated score, as for a point. Not private (docs/pareto.md, threat model).
+    """
+
+    label: str
+    estimator: Any
+    utility: float
+    utility_std: float
+
+
 class ParetoFront:
     """Every evaluated point of a privacy-utility search, its front and hypervolume history.
 
@@ -99,6 +118,13 @@ class ParetoFront:
         ``(epsilon, utility)`` reference point of the hypervolume.
     space : BoxSpace
         The search space.
+    scoring : str, callable or None
+        The scorer of the utility (``None``: the estimator's ``score``).
+    references : dict of str to Reference
+        The models the points are compared with, scored on the same splits:
+        ``"constant"``, a constant predictor (the majority class of a classifier's rows, the
+        mean of a regressor's targets), and ``"nonprivate"``, the estimator's non-private
+        counterpart or the model given as ``reference``; absent when there is none.
     proposal_time, evaluation_time : ndarray of shape (n_points,)
         Seconds spent choosing each point (surrogates and acquisition) and evaluating it
         (privacy and utility oracles).
@@ -120,10 +146,15 @@ class ParetoFront:
     6
     >>> front.best_under(5.0).epsilon <= 5.0
     True
+    >>> sorted(front.references)  # a majority-class predictor and scikit-learn's GaussianNB
+    ['constant', 'nonprivate']
+    >>> front.references["constant"].utility  # balanced accuracy of a constant: 1 / 2
+    0.5
     """
 
     def __init__(self, *, epsilon, delta, utility, utility_std, params, source, anti_ideal,
-                 space, proposal_time, evaluation_time) -> None:
+                 space, proposal_time, evaluation_time, scoring=None,
+                 references=None) -> None:
         self.epsilon = np.asarray(epsilon, dtype=float)
         self.delta = np.asarray(delta, dtype=float)
         self.utility = np.asarray(utility, dtype=float)
@@ -134,6 +165,8 @@ class ParetoFront:
         self.space = space
         self.proposal_time = np.asarray(proposal_time, dtype=float)
         self.evaluation_time = np.asarray(evaluation_time, dtype=float)
+        self.scoring = scoring
+        self.references = dict(references or {})
         self.hypervolume_history = np.array(
             [hypervolume(self._points()[: k + 1], self.anti_ideal) for k in range(len(self))])
 
@@ -141,8 +174,10 @@ class ParetoFront:
         return len(self.epsilon)
 
     def __repr__(self) -> str:
+        references = {key: round(ref.utility, 4) for key, ref in self.references.items()}
         return (f"ParetoFront(n_points={len(self)}, n_pareto={int(self.pareto_mask.sum())}, "
-                f"hypervolume={self.hypervolume:.4g}, anti_ideal={self.anti_ideal})")
+                f"hypervolume={self.hypervolume:.4g}, anti_ideal={self.anti_ideal}, "
+                f"scoring={_scoring_name(self.scoring)!r}, references={references})")
 
     def _points(self) -> np.ndarray:
         return np.column_stack([self.epsilon, self.utility])
@@ -218,9 +253,12 @@ class ParetoFront:
         return frame
 
     def plot(self, ax=None):
-        """Scatter of every point and the front's staircase (needs matplotlib).
+        """Every point with its error bar, the front's staircase and the references (needs
+        matplotlib).
 
-        Epsilon is on a log axis (``ax.set_xscale("linear")`` undoes it). Returns the Axes.
+        Error bars are one standard deviation over the repeats (``utility_std``); each
+        reference is a horizontal line, its band one standard deviation. Epsilon is on a log
+        axis (``ax.set_xscale("linear")`` undoes it). Returns the Axes.
         """
         try:
             import matplotlib.pyplot as plt
@@ -230,15 +268,24 @@ class ParetoFront:
             _, ax = plt.subplots()
         front = self.pareto_indices
         others = ~self.pareto_mask
-        ax.scatter(self.epsilon[others], self.utility[others], color="0.65", s=18,
-                   label="evaluated")
+        ax.errorbar(self.epsilon[others], self.utility[others], yerr=self.utility_std[others],
+                    fmt="o", color="0.65", ms=4, elinewidth=0.8,
+                    label="evaluated (bars: ±1 sd over repeats)")
         ax.step(self.epsilon[front], self.utility[front], where="post", color="C0")
-        ax.scatter(self.epsilon[front], self.utility[front], color="C0", s=30, zorder=3,
-                   label="Pareto front")
+        ax.errorbar(self.epsilon[front], self.utility[front], yerr=self.utility_std[front],
+                    fmt="o", color="C0", ms=5.5, elinewidth=1.0, capsize=2, zorder=3,
+                    label="Pareto front")
+        for (color, style), ref in zip([("0.3", "--"), ("C2", "-.")],
+                                       self.references.values(), strict=False):
+            ax.axhline(ref.utility, color=color, ls=style, lw=1.2,
+                       label=f"{ref.label}: {ref.utility:.3f}")
+            if ref.utility_std > 0:
+                ax.axhspan(ref.utility - ref.utility_std, ref.utility + ref.utility_std,
+                           color=color, alpha=0.12, lw=0)
         ax.set_xscale("log")
         ax.set_xlabel("epsilon (privacy cost; smaller is more private)")
-        ax.set_ylabel("utility (mean cross-validated score)")
-        ax.legend(loc="lower right")
+        ax.set_ylabel(f"utility ({_scoring_name(self.scoring)}, mean over repeats)")
+        ax.legend(loc="best", fontsize="small")
         return ax
 
 
@@ -254,6 +301,7 @@ def privacy_utility_front(
     n_initial: int = 10,
     n_iter: int = 20,
     anti_ideal: tuple[float | None, float | None] | None = None,
+    reference: Any = None,
     privacy: Callable[[Any], Any] | None = None,
     n_jobs: int | None = None,
     random_state: int | np.random.RandomState | None = None,
@@ -278,6 +326,8 @@ def privacy_utility_front(
     Gaussian processes (Matern 5/2, fitted kernel hyperparameters) model ``log(epsilon)`` and
     the utility, and the next point maximises the hypervolume-based probability of improvement
     (HVPoI) over random candidates refined by L-BFGS-B, among the points not evaluated yet.
+    Every point, and every reference model (a constant predictor; the estimator's non-private
+    counterpart), is scored on the same ``n_repeats`` cross-validation splits.
 
     Parameters
     ----------
@@ -295,10 +345,14 @@ def privacy_utility_front(
     y : array-like of shape (n_samples,), default=None
         Targets.
     scoring : str, callable or None, default=None
-        Scorer of the utility (higher is better); ``None`` uses the estimator's ``score``.
+        Scorer of the utility (higher is better). ``None``: ``"balanced_accuracy"`` for a
+        classifier and ``"r2"`` for a regressor -- scores a constant predictor cannot beat by
+        chance (1 / n_classes and about 0), where accuracy gives it the majority class's
+        share -- and the estimator's ``score`` for anything else.
     cv : int or cross-validation splitter, default=5
         An int gives (stratified for classifiers) K-fold with a fresh shuffle per repeat; a
-        splitter is used as given in every repeat.
+        splitter is split once per repeat. Repeat ``r`` uses the same splits for every point
+        and every reference.
     n_repeats : int, default=3
         Cross-validations averaged per point (DP fits are random).
     n_initial : int, default=10
@@ -309,8 +363,22 @@ def privacy_utility_front(
         Reference point ``(epsilon, utility)`` of the hypervolume; only points with smaller
         epsilon and higher utility count. ``None`` (either coordinate): epsilon = the largest
         epsilon of the privacy oracle at the corners of the box (every point of the space
-        counts when privacy is monotone in each parameter); utility = the lower end of the
-        scorer's known range (0 for accuracy, r2, roc_auc, f1, ...; other scorers need it).
+        counts when privacy is monotone in each parameter); utility = the score of a constant
+        predictor where the scorer's is known -- 1 / n_classes for balanced accuracy, the
+        majority class's share for accuracy, 0.5 for roc_auc, 0 for r2 and
+        matthews_corrcoef -- so that a point no better than a constant adds no hypervolume;
+        otherwise the lower end of the scorer's known range (0 for f1, precision, ...); other
+        scorers need it.
+    reference : None, False or estimator, default=None
+        The non-private model the points are compared with (``references["nonprivate"]``,
+        a line on the plot), scored on the same splits. ``None``: the estimator with every
+        diffprivlib model replaced by the scikit-learn model it stands in for, with the same
+        non-private settings as configured (diffprivlib's ``LogisticRegression`` ->
+        scikit-learn's ``LogisticRegression(C=...)``; skdptune's ``SSPRegressor`` ->
+        ``LinearRegression``; a pipeline step by step), when every component has one, and no
+        reference otherwise (a skdptune search, a model of your own). ``False``: none. A
+        constant predictor (``references["constant"]``) is always scored for a classifier or
+        a regressor.
     privacy : callable or None, default=None
         ``privacy(estimator) -> epsilon or (epsilon, delta)`` for the estimator configured with
         a point's parameters, for mechanisms accounted elsewhere (e.g. DP-SGD with
@@ -356,8 +424,8 @@ def privacy_utility_front(
     ...                                   random_state=0)
     >>> len(front)  # GaussianNB pays 5/3 of its epsilon under replace-one (docs/privacy.md)
     6
-    >>> round(front.anti_ideal[0], 4), front.anti_ideal[1]
-    (16.6667, 0.0)
+    >>> round(front.anti_ideal[0], 4), front.anti_ideal[1]  # balanced accuracy: chance is 1/2
+    (16.6667, 0.5)
     >>> front.best_under(10.0).epsilon <= 10.0
     True
     """
@@ -366,15 +434,25 @@ def privacy_utility_front(
     _check_counts(n_repeats=n_repeats, n_initial=n_initial, n_iter=n_iter, verbose=verbose)
     X, y = indexable(X, y)
     seeds = SeedPlan(random_state)
+    scoring = _default_scoring(estimator, scoring)
+    compared = _reference_models(estimator, reference, y)
     privacy_of = _privacy_oracle(estimator, privacy, _num_samples(X))
-    anti_ideal = _resolve_anti_ideal(anti_ideal, box, privacy_of, estimator, scoring, seeds)
+    anti_ideal = _resolve_anti_ideal(anti_ideal, box, privacy_of, estimator, scoring, y, seeds)
     utility_of = _UtilityOracle(estimator, X, y, scoring, cv, n_repeats, n_jobs, seeds)
 
     # one BLAS thread: the fits and the GP algebra are small (see single_threaded_blas)
     with single_threaded_blas(), _warn_if_the_default_accountant_is_charged():
+        # first: a reference that cannot be fitted fails before the points are evaluated
+        references = {key: Reference(label, model, *utility_of.reference(model, number))
+                      for number, (key, (label, model)) in enumerate(compared.items())}
+        if verbose:
+            for ref in references.values():
+                print(f"[privacy_utility_front] reference {ref.label}: utility="
+                      f"{ref.utility:.4f} +- {ref.utility_std:.4f}", flush=True)
         records = _optimise(box, privacy_of, utility_of, anti_ideal, seeds,
                             n_initial=n_initial, n_total=n_initial + n_iter, verbose=verbose)
-    return ParetoFront(anti_ideal=anti_ideal, space=box, **records)
+    return ParetoFront(anti_ideal=anti_ideal, space=box, scoring=scoring,
+                       references=references, **records)
 
 
 @contextlib.contextmanager
@@ -441,6 +519,56 @@ def _check_counts(*, n_repeats, n_initial, n_iter, verbose) -> None:
     check_scalar(verbose, "verbose", numbers.Integral, min_val=0)
 
 
+# -- scoring and references --------------------------------------------------------------------
+def _default_scoring(estimator, scoring):
+    """``scoring``, or for ``None`` a score that a constant predictor cannot raise by chance:
+    balanced accuracy for a classifier, r2 for a regressor (the estimator's ``score``
+    otherwise)."""
+    if scoring is not None:
+        return scoring
+    if is_classifier(estimator):
+        return "balanced_accuracy"
+    if is_regressor(estimator):
+        return "r2"
+    return None
+
+
+def _scoring_name(scoring) -> str:
+    if scoring is None:
+        return "score"
+    return scoring if isinstance(scoring, str) else getattr(scoring, "__name__", repr(scoring))
+
+
+def _reference_models(estimator, reference, y) -> dict[str, tuple[str, Any]]:
+    """``key -> (label, unfitted model)`` of the references to score: a constant predictor
+    for a classifier or a regressor, and ``reference`` (``None``: the estimator's non-private
+    counterpart, where it has one)."""
+    if not (reference is None or reference is False
+            or (hasattr(reference, "fit") and not isinstance(reference, type))):
+        raise ValueError(f"reference must be None, False or an estimator; got {reference!r}.")
+    out = {}
+    if y is not None and is_classifier(estimator):
+        # "prior" predicts the majority class, as "most_frequent" does, and gives the class
+        # shares as probabilities (one-hot ones would give a log loss of -inf)
+        out["constant"] = ("majority class", DummyClassifier(strategy="prior"))
+    elif y is not None and is_regressor(estimator):
+        out["constant"] = ("mean of the target", DummyRegressor(strategy="mean"))
+    if reference is None:
+        counterpart = nonprivate_counterpart(estimator)
+        if counterpart is not None:
+            out["nonprivate"] = (f"non-private {_model_name(counterpart)}", counterpart)
+    elif reference is not False:
+        out["nonprivate"] = (f"reference {_model_name(reference)}", reference)
+    return out
+
+
+def _model_name(model) -> str:
+    if isinstance(model, Pipeline):
+        return " + ".join(_model_name(step) for _, step in model.steps
+                          if step is not None and not isinstance(step, str))
+    return type(model).__name__
+
+
 # -- privacy oracle ---------------------------------------------------------------------------
 def _privacy_oracle(estimator, privacy, n_samples: int) -> Callable[[dict], tuple[float, float]]:
     """``params -> (epsilon, delta)``: data-independent, from the configured estimator."""
@@ -479,13 +607,13 @@ def _check_cost(cost, params: dict) -> tuple[float, float]:
 
 
 # -- anti-ideal point -------------------------------------------------------------------------
-def _resolve_anti_ideal(anti_ideal, box: BoxSpace, privacy_of, estimator, scoring,
+def _resolve_anti_ideal(anti_ideal, box: BoxSpace, privacy_of, estimator, scoring, y,
                         seeds: SeedPlan) -> tuple[float, float]:
     eps_ref, u_ref = (None, None) if anti_ideal is None else _check_pair(anti_ideal)
     if eps_ref is None:
         eps_ref = _max_epsilon(box, privacy_of, seeds)
     if u_ref is None:
-        u_ref = _worst_utility(estimator, scoring)
+        u_ref = _worst_utility(estimator, scoring, y)
     if not eps_ref > 0:
         raise ValueError(f"The anti-ideal epsilon must be > 0; got {eps_ref!r}.")
     return float(eps_ref), float(u_ref)
@@ -512,7 +640,30 @@ def _max_epsilon(box: BoxSpace, privacy_of, seeds: SeedPlan) -> float:
     return max(privacy_of(box.from_unit(z))[0] for z in corners)
 
 
-def _worst_utility(estimator, scoring) -> float:
+#: the score of a constant predictor, where a scorer's is known: from the labels ...
+_CHANCE_FROM_LABELS: Mapping[str, Callable[[np.ndarray], float]] = {
+    "balanced_accuracy": lambda y: 1.0 / len(np.unique(y)),
+    "accuracy": lambda y: float(np.unique(y, return_counts=True)[1].max() / len(y)),
+}
+#: ... or whatever the data
+_CHANCE: Mapping[str, float] = {
+    **dict.fromkeys(("roc_auc", "roc_auc_ovr", "roc_auc_ovo", "roc_auc_ovr_weighted",
+                     "roc_auc_ovo_weighted"), 0.5),
+    "matthews_corrcoef": 0.0,
+    "r2": 0.0,
+}
+
+
+def _worst_utility(estimator, scoring, y) -> float:
+    """The worst utility worth showing: a constant predictor's score where the scorer's is
+    known (the front is not private: it may read the labels), else the lower end of the
+    scorer's range."""
+    if isinstance(scoring, str):
+        if scoring in _CHANCE:
+            return _CHANCE[scoring]
+        if scoring in _CHANCE_FROM_LABELS and y is not None \
+                and type_of_target(y) in ("binary", "multiclass"):
+            return _CHANCE_FROM_LABELS[scoring](np.asarray(y))
     try:
         return check_bounded_scorer(scoring, None, estimator).lo
     except ValueError:
@@ -524,60 +675,67 @@ def _worst_utility(estimator, scoring) -> float:
 
 # -- utility oracle ---------------------------------------------------------------------------
 class _UtilityOracle:
-    """``(params, index) -> (mean, std)`` of the cross-validated score over the repeats."""
+    """The mean and the standard deviation over the repeats of an estimator's cross-validated
+    score; repeat ``r`` uses the same splits for every point and every reference."""
 
     def __init__(self, estimator, X, y, scoring, cv, n_repeats, n_jobs, seeds: SeedPlan):
         self.estimator = estimator
         self.X, self.y = X, y
         self.scoring = scoring
-        self.n_repeats = n_repeats
         self.n_jobs = n_jobs
         self.seeds = seeds
         classifier = is_classifier(estimator)
         if isinstance(cv, numbers.Integral):
             stratify = classifier and type_of_target(y) in ("binary", "multiclass")
-            self._splitter_class = StratifiedKFold if stratify else KFold
-            self.n_splits = int(cv)
-            self.fixed_cv = None
+            splitter = StratifiedKFold if stratify else KFold
+            splitters = [splitter(int(cv), shuffle=True, random_state=seeds.seed("split", r))
+                         for r in range(n_repeats)]
         else:
-            self.fixed_cv = check_cv(cv, y, classifier=classifier)
-
-    def _cv(self, index: int, repeat: int):
-        if self.fixed_cv is not None:
-            return self.fixed_cv
-        return self._splitter_class(self.n_splits, shuffle=True,
-                                    random_state=self.seeds.seed("split", index, repeat))
-
-    def _throwaway_clone(self, params: dict, seed: int | None):
-        est = set_params(clone_with_throwaway_accountants(self.estimator),
-                         **clone_with_throwaway_accountants(params))
-        for_inner_fits(est)
-        # a search nested in a pipeline or another meta-estimator charges its own accountant,
-        # and with accountant=None diffprivlib's default one: give it a throwaway one too
-        nested = {f"{key}__accountant": BudgetAccountant()
-                  for key, value in get_params(est).items()
-                  if isinstance(value, BaseDPSearchCV)}
-        if nested:
-            set_params(est, **nested)
-        if isinstance(est, BaseDPSearchCV):
-            # a search charges its own accountant (None: diffprivlib's default) once per fit
-            set_params(est, accountant=BudgetAccountant(), random_state=seed)
-        elif seed is not None:
-            seed_dp_components(est, seed)
-        # fitted as the searches fit it, and priced as such (cross_val_score's clones keep
-        # the class): skdptune.estimators.switch_to_sound_fits
-        switch_to_sound_fits(est)
-        return est
+            splitters = [check_cv(cv, y, classifier=classifier)] * n_repeats
+        # split once per repeat: a shuffling splitter without a seed would split afresh at
+        # every use, and the points and the references would not be scored alike
+        self.splits = [list(splitter.split(X, y)) for splitter in splitters]
 
     def __call__(self, params: dict, index: int) -> tuple[float, float]:
+        """Point ``index``, the estimator with ``params``."""
+        return self._score(self.estimator, params, "fit", index)
+
+    def reference(self, model, number: int) -> tuple[float, float]:
+        """Reference ``number``, ``model`` as it is."""
+        return self._score(model, {}, "reference", number)
+
+    def _score(self, model, params: dict, stream: str, key: int) -> tuple[float, float]:
         scores = []
-        for repeat in range(self.n_repeats):
-            est = self._throwaway_clone(params, self.seeds.noise_seed("fit", index, repeat))
-            folds = cross_val_score(est, self.X, self.y, scoring=self.scoring,
-                                    cv=self._cv(index, repeat), n_jobs=self.n_jobs,
-                                    error_score="raise")
+        for repeat, splits in enumerate(self.splits):
+            est = _throwaway_clone(model, params, self.seeds.noise_seed(stream, key, repeat))
+            folds = cross_val_score(est, self.X, self.y, scoring=self.scoring, cv=splits,
+                                    n_jobs=self.n_jobs, error_score="raise")
             scores.append(float(np.mean(folds)))
         return float(np.mean(scores)), float(np.std(scores))
+
+
+def _throwaway_clone(model, params: dict, seed: int | None):
+    """A clone of ``model`` with ``params``, every accountant in it a throwaway one, seeded by
+    ``seed``, fitted soundly: it charges nobody."""
+    est = set_params(clone_with_throwaway_accountants(model),
+                     **clone_with_throwaway_accountants(params))
+    for_inner_fits(est)
+    # a search nested in a pipeline or another meta-estimator charges its own accountant,
+    # and with accountant=None diffprivlib's default one: give it a throwaway one too
+    nested = {f"{key}__accountant": BudgetAccountant()
+              for key, value in get_params(est).items()
+              if isinstance(value, BaseDPSearchCV)}
+    if nested:
+        set_params(est, **nested)
+    if isinstance(est, BaseDPSearchCV):
+        # a search charges its own accountant (None: diffprivlib's default) once per fit
+        set_params(est, accountant=BudgetAccountant(), random_state=seed)
+    elif seed is not None:
+        seed_dp_components(est, seed)
+    # fitted as the searches fit it, and priced as such (cross_val_score's clones keep
+    # the class): skdptune.estimators.switch_to_sound_fits
+    switch_to_sound_fits(est)
+    return est
 
 
 # -- Bayesian optimisation --------------------------------------------------------------------

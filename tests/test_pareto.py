@@ -11,9 +11,13 @@ import pytest
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
 from scipy.stats import loguniform
+from sklearn import linear_model, naive_bayes
 from sklearn.base import clone
 from sklearn.datasets import make_classification
-from sklearn.pipeline import Pipeline
+from sklearn.dummy import DummyClassifier
+from sklearn.model_selection import KFold, cross_val_score
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from skdptune import DPRandomSearchCV, ParetoFront, privacy_utility_front
 from skdptune import pareto as pareto_module
@@ -28,6 +32,7 @@ from skdptune._seeding import SeedPlan
 from skdptune._space import BoxSpace
 from skdptune.estimators.models._logistic import logistic_regression_epsilon
 from skdptune.evaluation._fit import single_threaded_blas
+from skdptune.linear_model import SSPRegressor
 from skdptune.pareto import NotPrivateWarning, _first_new, _optimise, _propose
 
 ANTI = (10.0, 0.0)
@@ -289,8 +294,9 @@ def test_front_records_every_evaluation(front):
     assert isinstance(front, ParetoFront) and len(front) == 7
     assert front.source.tolist() == ["random"] * 4 + ["bo"] * 3
     # epsilon: max over the box, GaussianNB(bounds=(-1, 1)) paying 5/3 of its epsilon under
-    # replace-one; utility: accuracy's minimum
-    assert front.anti_ideal == (pytest.approx(10.0 * 5 / 3), 0.0)
+    # replace-one; utility: the default scorer's (balanced accuracy's) chance level, 1/2
+    assert front.scoring == "balanced_accuracy"
+    assert front.anti_ideal == (pytest.approx(10.0 * 5 / 3), 0.5)
     np.testing.assert_allclose(front.epsilon, [p["epsilon"] * 5 / 3 for p in front.params])
     np.testing.assert_array_equal(front.delta, 0.0)
     assert np.all((front.utility >= 0) & (front.utility <= 1))
@@ -304,7 +310,9 @@ def test_front_records_every_evaluation(front):
     front_idx = front.pareto_indices
     assert np.all(np.diff(front.epsilon[front_idx]) > 0)
     assert np.all(np.diff(front.utility[front_idx]) > 0)
-    assert "ParetoFront(n_points=7" in repr(front)
+    assert repr(front).startswith("ParetoFront(n_points=7")
+    assert "scoring='balanced_accuracy', references={'constant': 0.5, 'nonprivate': " \
+        in repr(front)
 
 
 def test_seeded_front_is_reproducible(data, front):
@@ -361,6 +369,7 @@ class _BuildsItsModelInFit(GaussianNB):
 
     def fit(self, X, y, sample_weight=None):
         self.model_ = GaussianNB(epsilon=self.epsilon, bounds=self.bounds).fit(X, y)
+        self.classes_ = self.model_.classes_  # scikit-learn's scorers read it
         return self
 
     def predict(self, X):
@@ -407,7 +416,22 @@ def test_plot(front):
 
     ax = front.plot()
     assert ax.get_xscale() == "log"
-    assert len(ax.collections) == 2 and len(ax.lines) == 1
+    # every point with its error bar (one sd over the repeats), in two groups
+    bars = [c for c in ax.containers if c.has_yerr]
+    assert len(bars) == 2
+    plotted = np.concatenate([c.lines[0].get_ydata() for c in bars])
+    assert sorted(plotted) == sorted(front.utility)
+    segments = np.concatenate([c.lines[2][0].get_segments() for c in bars])
+    np.testing.assert_allclose(sorted(s[1, 1] - s[0, 1] for s in segments),
+                               sorted(2 * front.utility_std))
+    # the references: a labelled horizontal line each
+    labels = ax.get_legend_handles_labels()[1]
+    for ref in front.references.values():
+        assert f"{ref.label}: {ref.utility:.3f}" in labels
+        assert any(np.allclose(line.get_ydata(), ref.utility) for line in ax.lines)
+    assert "majority class: 0.500" in labels
+    assert any(label.startswith("non-private GaussianNB: ") for label in labels)
+    assert "balanced_accuracy" in ax.get_ylabel()
     fig, given = plt.subplots()
     assert front.plot(ax=given) is given
     plt.close("all")
@@ -421,9 +445,11 @@ def test_verbose_prints_progress(data):
                               cv=2, n_repeats=1, n_initial=2, n_iter=1, random_state=0,
                               verbose=1)
     lines = out.getvalue().splitlines()
-    assert len(lines) == 3
-    assert lines[0].startswith("[privacy_utility_front] evaluation 1/3 (random)")
-    assert "evaluation 3/3 (bo)" in lines[2] and "hypervolume=" in lines[2]
+    assert len(lines) == 5
+    assert lines[0].startswith("[privacy_utility_front] reference majority class: utility=")
+    assert lines[1].startswith("[privacy_utility_front] reference non-private GaussianNB")
+    assert lines[2].startswith("[privacy_utility_front] evaluation 1/3 (random)")
+    assert "evaluation 3/3 (bo)" in lines[4] and "hypervolume=" in lines[4]
 
 
 def test_privacy_callable(data):
@@ -438,7 +464,7 @@ def test_privacy_callable(data):
                                       n_iter=0, random_state=0)
     np.testing.assert_allclose(front.epsilon, [2 * p["epsilon"] for p in front.params])
     np.testing.assert_array_equal(front.delta, 1e-6)
-    assert front.anti_ideal == (4.0, 0.0)
+    assert front.anti_ideal == (4.0, 0.5)
     with pytest.warns(NotPrivateWarning), pytest.raises(ValueError, match="finite epsilon > 0"):
         privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 2.0)}, X, y,
                               privacy=lambda est: 0.0, n_initial=1, n_iter=0)
@@ -550,6 +576,120 @@ def test_unknown_scorer_with_explicit_anti_ideal_utility(data):
                                       X, y, scoring="neg_log_loss", anti_ideal=(None, -50.0),
                                       cv=2, n_repeats=1, n_initial=2, n_iter=0)
     assert front.anti_ideal == (pytest.approx(5 / 3), -50.0)
+
+
+# -- default scoring, anti-ideal and references ---------------------------------------------
+def test_an_explicit_scoring_is_kept_with_its_chance_level_as_anti_ideal(data):
+    X, y = data
+    majority = np.bincount(y).max() / len(y)
+    for scoring, chance in [("accuracy", majority), ("roc_auc", 0.5),
+                            ("matthews_corrcoef", 0.0), ("f1", 0.0)]:
+        with pytest.warns(NotPrivateWarning):
+            front = privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)),
+                                          {"epsilon": (0.1, 1.0)}, X, y, scoring=scoring,
+                                          cv=KFold(2), n_repeats=1, n_initial=2, n_iter=0,
+                                          random_state=0)
+        assert front.scoring == scoring and front.anti_ideal[1] == chance
+        # the points and the references are scored with it
+        assert front.references["nonprivate"].utility == pytest.approx(np.mean(
+            cross_val_score(naive_bayes.GaussianNB(), X, y, scoring=scoring, cv=KFold(2))))
+
+
+def test_multiclass_chance_level_is_one_over_the_number_of_classes():
+    X, y = make_classification(n_samples=240, n_features=4, n_informative=4, n_redundant=0,
+                               n_classes=3, random_state=0)
+    with pytest.warns(NotPrivateWarning):
+        front = privacy_utility_front(GaussianNB(bounds=(-4.0, 4.0)),
+                                      {"epsilon": (0.1, 1.0)}, np.clip(X, -4, 4), y, cv=3,
+                                      n_repeats=1, n_initial=2, n_iter=0, random_state=0)
+    assert front.anti_ideal[1] == pytest.approx(1 / 3)
+    assert front.references["constant"].utility == pytest.approx(1 / 3)
+
+
+def test_a_regressor_is_scored_by_r2_against_the_mean_and_least_squares():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    y = np.clip(X @ [1.0, -0.5] + 0.2 * rng.normal(size=300), -2, 2)
+    model = SSPRegressor(bounds_X=(-1.0, 1.0), bounds_y=(-2.0, 2.0))
+    with pytest.warns(NotPrivateWarning):
+        front = privacy_utility_front(model, {"epsilon": (0.1, 10.0, "log")}, X, y, cv=3,
+                                      n_repeats=2, n_initial=3, n_iter=0, random_state=0)
+    assert front.scoring == "r2" and front.anti_ideal[1] == 0.0
+    constant, nonprivate = front.references["constant"], front.references["nonprivate"]
+    assert constant.label == "mean of the target" and -0.05 < constant.utility <= 0.0
+    assert nonprivate.label == "non-private LinearRegression"
+    assert type(nonprivate.estimator) is linear_model.LinearRegression
+    assert nonprivate.utility > 0.8 and nonprivate.utility >= front.utility.max() - 0.02
+
+
+def test_a_constant_predictor_adds_no_hypervolume():
+    """A user trial: on imbalanced data (here 75/25) the default scorer, accuracy, gave a
+    near-constant predictor of a tiny epsilon 0.73, and the front offered it as the best point
+    under epsilon = 1. Here the model predicts one class whatever its epsilon (its features
+    are zeroed): under balanced accuracy every point scores exactly the chance level, which
+    is the anti-ideal and the constant reference, so the front has no hypervolume."""
+    X, y = make_classification(n_samples=400, n_features=3, n_informative=3, n_redundant=0,
+                               weights=[0.75], random_state=0)
+    model = make_pipeline(FunctionTransformer(np.zeros_like),
+                          LogisticRegression(data_norm=1.0))
+    space = {"logisticregression__epsilon": (0.01, 1.0, "log")}
+    kwargs = {"cv": 3, "n_repeats": 2, "n_initial": 3, "n_iter": 0, "random_state": 0}
+    with pytest.warns(NotPrivateWarning):
+        front = privacy_utility_front(model, space, X, y, **kwargs)
+        old = privacy_utility_front(model, space, X, y, scoring="accuracy",
+                                    anti_ideal=(None, 0.0), **kwargs)
+    assert front.anti_ideal[1] == 0.5 == front.references["constant"].utility
+    np.testing.assert_allclose(front.utility, 0.5)
+    assert front.hypervolume == 0.0 and not np.any(front.utility > front.anti_ideal[1])
+    # the old default showed the same constant predictors as a front
+    assert old.hypervolume > 0 and old.best_under(1.0).utility >= 0.74
+
+
+@pytest.mark.parametrize("cv", [3, KFold(3, shuffle=True)], ids=["int", "unseeded-splitter"])
+def test_points_and_references_are_scored_on_the_same_splits(data, cv):
+    X, y = data
+    seen = []
+
+    def spy(estimator, X, y, *, cv, **kwargs):
+        seen.append([(train.tolist(), test.tolist()) for train, test in cv])
+        return cross_val_score(estimator, X, y, cv=cv, **kwargs)
+
+    with pytest.warns(NotPrivateWarning), \
+            mock.patch.object(pareto_module, "cross_val_score", side_effect=spy):
+        front = privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 1.0)},
+                                      X, y, cv=cv, n_repeats=2, n_initial=2, n_iter=0,
+                                      random_state=0)
+    # the two references, then the two points, each over the two repeats
+    assert len(seen) == 8
+    assert all(seen[i] == seen[i % 2] for i in range(8))
+    assert seen[0] != seen[1]  # a fresh shuffle per repeat
+    per_repeat = [np.mean(cross_val_score(naive_bayes.GaussianNB(), X, y, cv=splits,
+                                          scoring="balanced_accuracy"))
+                  for splits in seen[:2]]
+    nonprivate = front.references["nonprivate"]
+    assert nonprivate.utility == pytest.approx(np.mean(per_repeat))
+    assert nonprivate.utility_std == pytest.approx(np.std(per_repeat))
+
+
+def test_a_given_reference_or_none(data):
+    X, y = data
+    accountant = BudgetAccountant()
+    given = GaussianNB(bounds=(-1.0, 1.0), epsilon=50.0, accountant=accountant)
+    kwargs = {"cv": 2, "n_repeats": 1, "n_initial": 2, "n_iter": 0, "random_state": 0}
+    with pytest.warns(NotPrivateWarning):
+        front = privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 1.0)},
+                                      X, y, reference=given, **kwargs)
+    assert front.references["nonprivate"].estimator is given
+    assert front.references["nonprivate"].label == "reference GaussianNB"
+    assert accountant.spent_budget == []  # fitted with a throwaway accountant
+    with pytest.warns(NotPrivateWarning):
+        front = privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 1.0)},
+                                      X, y, reference=False, **kwargs)
+    assert list(front.references) == ["constant"]
+    assert type(front.references["constant"].estimator) is DummyClassifier
+    with pytest.warns(NotPrivateWarning), pytest.raises(ValueError, match="reference must be"):
+        privacy_utility_front(GaussianNB(bounds=(-1.0, 1.0)), {"epsilon": (0.1, 1.0)}, X, y,
+                              reference="auto", **kwargs)
 
 
 # -- DPareto against random sampling on a real DP model ---------------------------------------
