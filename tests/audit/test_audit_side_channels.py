@@ -36,14 +36,45 @@ fresh ``random_state`` (seeded, so the audit is deterministic); ``D`` and ``D'``
 seed streams.
 
 **Outcome of one run**, everything released that could reveal the record, discretised:
-``(status, classes_, score bucket, prediction at the record)`` with ``status`` one of
-``"raised <ExceptionType>"``, ``"no model"`` (no ``best_estimator_``) or ``"model"``; the noisy
-``best_score_`` bucketed at 0.5, 0.8, 0.9, 1.0 and 1.1; and the returned model's prediction at
-the special record's features (a membership/attribute test of the kind an attacker would run).
+``(status, classes_, score bucket, prediction at the record, residual bucket)`` with ``status``
+one of ``"raised <ExceptionType>"``, ``"no model"`` (no ``best_estimator_``) or ``"model"``;
+the noisy ``best_score_`` bucketed at 0.5, 0.8, 0.9, 1.0 and 1.1; the returned model's
+prediction at the special record's features (a membership/attribute test of the kind an
+attacker would run); and the *signed score residual* (:func:`signed_residual`) bucketed at
+``-1/(2m)``, 0 and ``+1/(2m)``.
 
-**Events** are fixed in advance (:data:`EVENTS`, defined as predicates on outcomes) and audited
-with :func:`family_audit` (Clopper--Pearson, 95 %, Bonferroni over the family and both
-directions); :func:`split_audit` (event chosen on the first half) is reported alongside.
+The residual is the noisy-score channel with the model's share taken out:
+``r = sigma (best_score_ - acc'(model))``, where ``acc'`` is the released model's exact accuracy
+on the validation rows of ``D'`` and ``sigma = +1`` if the model predicts 0 at the record, -1
+otherwise. It is a function of the release and of public information only: the split follows
+from ``random_state`` (:func:`split`), and the attacker of the DP game knows ``D'`` and the
+candidate record. With the record in the validation part the model is a function of the train
+rows alone, the same on both sides, and the exact score on ``D`` is ``acc' - sigma / m`` (the
+record's label 1 turns a correct 0 into an error, or an error into a correct 1): on ``D'`` the
+residual is the released run's Laplace noise, on ``D`` the same noise minus ``1/m`` -- one
+Laplace scale at ``eps_score = 1``. The score buckets see that shift blurred: ``acc'`` varies
+from run to run (0.5 to 1.0), and 18-23 % of the returned models predict 1 at the record, for
+which ``D`` moves the score up instead of down. The edges are fixed by that analysis (a tail
+event ``r >= t`` of two Laplace laws one scale apart has the ratio ``e`` for every ``t >= 0``,
+and the most runs near ``t = 0``; the winner's noise is biased upwards by the selection, hence
+an edge half a scale either side), not by the counts. With the record in the train part the
+residual is still a function of the release (sound) and carries no clean shift; without a
+validation part (``/fit_rows``) it is still computed against the 20 % split, a function of the
+release too, just not the statistic that isolates the score there (that path has no power
+check).
+
+**Events** are fixed in advance (:data:`EVENTS`, 14 predicates on outcomes: the status, the
+classes, the prediction at the record, five score thresholds and three residual thresholds)
+and audited with :func:`family_audit` (Clopper--Pearson, 95 %, Bonferroni over the 14 events
+and both directions: each bound at level ``0.05 / 28``, each side's interval at
+``0.05 / 56``; the three residual events cost about 0.01 of the bound against the 11 without
+them). :func:`split_audit` (event chosen on the first half, evaluated on the second)
+is reported alongside, on the outcomes *without* the residual bucket
+(:func:`without_residual`): its candidate events are unions of at most 20 outcomes, and the
+residual multiplies the outcomes by four, which fragments them -- with it the broken padding
+variants' split bound with 100 runs a side falls from 2.57 to 2.09 (barely above the claim),
+for a sound validation bound with 1000 runs of 0.60 instead of 0.21. The power check is the
+family audit's.
 
 **Broken variants** (each must be flagged, lower bound > claim):
 
@@ -52,31 +83,53 @@ directions); :func:`split_audit` (event chosen on the first half) is reported al
   right way to handle a failure, but it is still an output: only the padding makes it
   impossible;
 * *failure as an output* (the behaviour before the fix): no padding, and a failed run returns
-  ``(Laplace(0.0), None)`` as the old evaluator did -- no model, a noisy score near 0.
+  ``(Laplace(0.0), None)`` as the old evaluator did -- no model, a noisy score near 0;
+* *score noise of n* (:data:`SCORE_TWIN`, the power check's twin, record in the validation
+  part): the validation score's Laplace noise calibrated to a sensitivity of ``1/n`` instead of
+  ``1/m``, five times too little noise here, a loss of 5 per run on this pair. Without the
+  residual events the family audit does *not* flag it: 1.24 to 1.40 with 100 to 500 runs a side,
+  below the claim -- the score buckets are that weak. With them: 1.98 (100 runs), 2.65 (200),
+  3.10 (300), 3.33 (500); the split audit, 2.06 at 200 and 2.43 at 300, so 500 runs a side.
 
-Measured (``eps_run = 1``, claim ``privacy_spent_.epsilon = 2.0``; family / split bound):
+**Power.** With the record in the validation part the sound search's loss on this pair is the
+score channel's, ``eps_score = eps_run = 1`` per run, half the claim (the selection of the best
+of ``K`` runs could in principle spend up to the claim; the residual's best event shows a
+ratio of ``e^1.02``). An audit of a pure ``eps = 1`` channel cannot give much: with 1000 runs a
+side and this family's Bonferroni level, the expected Clopper--Pearson bound is 0.78 for the
+best event any ``1``-DP mechanism can have (probability ``e / (1 + e) = 0.73`` against
+``0.27``) and 0.69 for the Laplace tail ``r >= 0`` of a single run (0.50 against 0.18); with
+200 runs, 0.50 and 0.32. The score buckets alone reach 0.36
+(``best_score_ >= 1.0``: 420 against 217 of 1000, a ratio of ``e^0.66``), which is why the
+power check (``> 0.2 * claim = 0.4``) failed before the residual was added; the residual gives
+0.65 (``r >= +1/(2m)``: 386 against 139), and each of its three events alone clears 0.58, so
+the check does not rest on the edge that happened to win. On fresh seed streams (``D``: 11,
+``D'``: 12) the same audit gave 0.65 (sound) and 2.62 / 2.48 (score noise of ``n``).
+
+Measured (``eps_run = 1``, claim ``privacy_spent_.epsilon = 2.0``; family / split bound; the
+batched path, the one-by-one path measured the same at 1000 runs):
 
 ==================================  ===================  ===================
 variant (placement)                 fast, 200 runs/side  slow, 1000 runs/side
 ==================================  ===================  ===================
 sound (train)                       0.00 / 0.00          0.00 / 0.00
-sound (validation)                  0.15 / 0.00          0.50 / 0.34
+sound (validation)                  0.42 / 0.00          0.65 / 0.21
 sound (fixed, row 0)                --                   0.00 / 0.00
-BROKEN no padding (train)           2.66 / 2.57 (100)    4.99 / 4.91
-BROKEN failure as output (train)    2.66 / 2.57 (100)    4.99 / 4.91
-BROKEN no padding (fixed)           --                   4.73 / 4.63
-BROKEN failure as output (fixed)    --                   4.73 / 3.61
+BROKEN no padding (train)           2.62 / 2.57 (100)    4.96 / 4.91
+BROKEN failure as output (train)    2.62 / 2.57 (100)    4.96 / 4.91
+BROKEN no padding (fixed)           --                   4.69 / 4.63
+BROKEN failure as output (fixed)    --                   4.69 / 3.61
+BROKEN score noise of n (valid.)    --                   3.33 / 3.06 (500)
 ==================================  ===================  ===================
 
 No sound fit raised and every returned model had ``classes_ == (0, 1)``. The only channel the
 sound audit sees is the one it should: the noisy validation score when the record is in the
-validation part ("best_score_ >= 1.1": 22 % on ``D'`` against 8 % on ``D``), well within the
-claim. The broken variants' true loss on this pair is infinite (an event of probability 1, or
-0.8 at the fixed row, against 0), so their bounds only grow with the number of runs, about as
-``log(n / log(2 F / alpha))`` for a family of ``F`` events: the fast suite flags them with 100
-runs a side (3.37 / 3.25 with 200). The default suite audits the default path (batched runs,
-~25 s of CPU); the paths fitted one by one, on a pipeline and on all rows run with the slow suite,
-as the 1000-run audits do.
+validation part, well within the claim. The padding variants' true loss on this pair is
+infinite (an event of probability 1, or 0.8 at the fixed row, against 0), so their bounds only
+grow with the number of runs, about as ``log(n / log(2 F / alpha))`` for a family of ``F``
+events: the fast suite flags them with 100 runs a side. The default suite audits the default
+path (batched runs, ~25 s of CPU); the paths fitted one by one, on a pipeline and on all rows
+run with the slow suite (200 runs; on a pipeline, validation: 0.47 / 0.19; on all rows, whose
+residual is not the score's, 0.08 / 0.00), as the 1000-run audits and the score twin do.
 """
 
 from __future__ import annotations
@@ -114,9 +167,14 @@ SPACE = {"C": [0.1, 1.0, 10.0]}
 CLASSES = (0, 1)
 FIXED_RECORD = 0
 SCORE_EDGES = (0.5, 0.8, 0.9, 1.0, 1.1)
+M_VALIDATION = holdout.holdout_sizes(N_ROWS, VALIDATION_SIZE)[1]  # m = 10
+SENSITIVITY = 1.0 / M_VALIDATION  # of the validation accuracy; the Laplace scale at eps_run = 1
+#: edges of the signed score residual (:func:`signed_residual`), in units of the sensitivity
+RESIDUAL_EDGES = tuple(k * SENSITIVITY for k in (-0.5, 0.0, 0.5))
 N_FAST = 200
 N_TWIN = 100  # the fast audits of the broken twins: their bound already clears the claim
 N_SLOW = 1000
+N_SCORE_TWIN = 500  # the broken score noise: its split bound is 2.06 with 200 runs, 3.06 here
 ALPHA = 0.05
 
 X = np.random.RandomState(20240611).uniform(-1.0, 1.0, size=(N_ROWS, N_FEATURES))
@@ -164,12 +222,16 @@ def claimed_epsilon() -> float:
         return float(make_search(0).fit(X, y).privacy_spent_.epsilon)
 
 
+def split(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The public (train, validation) split of the run seeded ``seed`` (the search's own)."""
+    return holdout.holdout_split(N_ROWS, VALIDATION_SIZE, SeedPlan(seed).rng("split"))
+
+
 def special_record(seed: int, placement: str) -> int:
     """The row whose label differs, chosen from the public split of the run seeded ``seed``."""
     if placement == "fixed":
         return FIXED_RECORD
-    train, validation = holdout.holdout_split(N_ROWS, VALIDATION_SIZE,
-                                              SeedPlan(seed).rng("split"))
+    train, validation = split(seed)
     part = {"train": train, "validation": validation}[placement]
     return int(part[np.argmax(np.linalg.norm(X[part], axis=1))])
 
@@ -178,25 +240,52 @@ def score_bucket(score: float) -> int:
     return int(np.searchsorted(SCORE_EDGES, score, side="right"))
 
 
+def signed_residual(score: float, predictions: tuple, seed: int, record: int) -> float:
+    """The released score minus the released model's exact validation accuracy on ``D'``,
+    signed so that ``D`` shifts it by ``-1/m`` (module docstring, "Outcome of one run").
+
+    ``D'`` labels every row 0; the model is a function of the train rows only, so an attacker
+    who holds it computes its accuracy on the validation rows of ``D'``; on ``D`` the exact
+    score differs from it by ``-1/m`` when the model predicts 0 at the record (then wrong on
+    ``D``), by ``+1/m`` when it predicts 1 -- hence the sign. A function of the split and the
+    release only, the same on both sides.
+    """
+    _, validation = split(seed)
+    accuracy_on_d_prime = float(np.mean([predictions[i] == 0 for i in validation]))
+    sign = 1.0 if predictions[record] == 0 else -1.0
+    return sign * (score - accuracy_on_d_prime)
+
+
+def residual_bucket(residual: float) -> int:
+    return int(np.searchsorted(RESIDUAL_EDGES, residual, side="right"))
+
+
 def release(seed: int, y: np.ndarray) -> tuple:
-    """What one fit releases: ``(status, classes_, score bucket, predictions at every row)``."""
+    """What one fit releases: ``(status, classes_, noisy best_score_, predictions at every
+    row)``."""
     search = make_search(seed)
     try:
         search.fit(X, y)
     except Exception as exc:  # the exception type is part of the output
         return (f"raised {type(exc).__name__}", None, None, None)
-    bucket = score_bucket(search.best_score_)
+    score = float(search.best_score_)
     model = getattr(search, "best_estimator_", None)
     if model is None:
-        return ("no model", None, bucket, None)
+        return ("no model", None, score, None)
     classes = tuple(int(c) for c in model.classes_)
-    return ("model", classes, bucket, tuple(int(p) for p in model.predict(X)))
+    return ("model", classes, score, tuple(int(p) for p in model.predict(X)))
 
 
-def outcome(released: tuple, record: int) -> tuple:
-    """The outcome of a run: the release, with the prediction at the special record only."""
-    status, classes, bucket, predictions = released
-    return (status, classes, bucket, None if predictions is None else predictions[record])
+def outcome(released: tuple, seed: int, placement: str) -> tuple:
+    """The outcome of a run: ``(status, classes_, score bucket, prediction at the special
+    record, signed residual bucket)``, from the release and the public split of ``seed``."""
+    status, classes, score, predictions = released
+    bucket = None if score is None else score_bucket(score)
+    if predictions is None:
+        return (status, classes, bucket, None, None)
+    record = special_record(seed, placement)
+    residual = residual_bucket(signed_residual(score, predictions, seed, record))
+    return (status, classes, bucket, predictions[record], residual)
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,7 +333,8 @@ def _patch(mp: pytest.MonkeyPatch, variant: str) -> None:
     """``variant`` = ``name``, ``name/one_by_one`` (the runs fitted one by one, the path of
     every estimator but diffprivlib's ``LogisticRegression``, alone or after data-independent
     steps; by default they are batched), ``name/pipeline`` (:func:`make_pipeline_search`) or
-    ``name/fit_rows`` (:func:`make_fit_rows_search`)."""
+    ``name/fit_rows`` (:func:`make_fit_rows_search`). ``score_noise_of_n`` is the broken
+    score noise (module docstring); the other broken variants remove the padding."""
     name, _, path = variant.partition("/")
     if path == "one_by_one":
         mp.setattr(holdout, "supports_batched_fits", lambda *args, **kwargs: False)
@@ -255,6 +345,14 @@ def _patch(mp: pytest.MonkeyPatch, variant: str) -> None:
     elif path:
         raise ValueError(variant)
     if name == "sound":
+        return
+    if name == "score_noise_of_n":
+        real = holdout._noisy_score
+
+        def noisy_score(utilities, score, m, epsilon_score, noise_seed):
+            return real(utilities, score, N_ROWS, epsilon_score, noise_seed)
+
+        mp.setattr(holdout, "_noisy_score", noisy_score)
         return
     # both broken variants: no padding rows, so a train part with one class fails to fit
     mp.setattr(skdptune.public._preflight, "make_padding", lambda *args, **kwargs: None)
@@ -268,6 +366,9 @@ def _patch(mp: pytest.MonkeyPatch, variant: str) -> None:
 
 VARIANTS = tuple(f"{name}{path}" for path in ("", "/one_by_one", "/pipeline", "/fit_rows")
                  for name in ("sound", "no_padding", "failure_as_output"))
+#: BROKEN (the score channel): the validation score's Laplace noise calibrated to a
+#: sensitivity of ``1/n`` instead of ``1/m`` -- five times too little noise here
+SCORE_TWIN = "score_noise_of_n"
 SIDE_SEEDS = {"D": 1, "D'": 2}
 
 
@@ -282,7 +383,7 @@ def releases(variant: str, side: str, placement: str, n_runs: int) -> tuple:
 
     ``D'`` (all labels 0) does not depend on the placement: pass ``placement=""`` to share it.
     """
-    assert variant in VARIANTS
+    assert variant in VARIANTS or variant.partition("/")[0] == SCORE_TWIN
     labels = []
     for seed in run_seeds(side, n_runs):
         y = np.zeros(N_ROWS, dtype=int)
@@ -301,7 +402,7 @@ def releases(variant: str, side: str, placement: str, n_runs: int) -> tuple:
 def outcomes(variant: str, placement: str, side: str, n_runs: int) -> tuple:
     """``n_runs`` outcomes on one side; the record is placed by each run's public split."""
     released = releases(variant, side, placement if side == "D" else "", n_runs)
-    return tuple(outcome(r, special_record(seed, placement))
+    return tuple(outcome(r, seed, placement)
                  for r, seed in zip(released, run_seeds(side, n_runs), strict=True))
 
 
@@ -318,6 +419,10 @@ def _score_at_least(t: float) -> Callable[[tuple], bool]:
     return lambda o: o[2] is not None and o[2] > SCORE_EDGES.index(t)
 
 
+def _residual_at_least(t: float) -> Callable[[tuple], bool]:
+    return lambda o: o[4] is not None and o[4] > RESIDUAL_EDGES.index(t)
+
+
 EVENTS: dict[str, Callable[[tuple], bool]] = {
     "fit raised": lambda o: o[0].startswith("raised"),
     "fit raised PrivateFitError": lambda o: o[0] == f"raised {PrivateFitError.__name__}",
@@ -329,6 +434,8 @@ EVENTS: dict[str, Callable[[tuple], bool]] = {
     "model predicts 1 at the record": lambda o: o[3] == 1,
     **{f"best_score_ < {t}": _score_below(t) for t in SCORE_EDGES[:3]},
     **{f"best_score_ >= {t}": _score_at_least(t) for t in SCORE_EDGES[3:]},
+    # the noisy-score channel with the model's share taken out: D shifts it by -1/m
+    **{f"signed score residual >= {t:+.2f}": _residual_at_least(t) for t in RESIDUAL_EDGES},
 }
 
 
@@ -341,13 +448,20 @@ class Audit:
     raised_q: int
 
 
+def without_residual(out: tuple) -> tuple:
+    """The outcomes without their residual bucket, for :func:`split_audit` (module docstring,
+    "Events")."""
+    return tuple(o[:4] for o in out)
+
+
 def audit(variant: str, placement: str, n_runs: int) -> Audit:
     out_p = outcomes(variant, placement, "D", n_runs)
     out_q = outcomes(variant, placement, "D'", n_runs)
     seen = set(out_p) | set(out_q)
     events = [frozenset(o for o in seen if predicate(o)) for predicate in EVENTS.values()]
     result = Audit(family=family_audit(out_p, out_q, events, alpha=ALPHA),
-                   split=split_audit(out_p, out_q, alpha=ALPHA),
+                   split=split_audit(without_residual(out_p), without_residual(out_q),
+                                     alpha=ALPHA),
                    claim=claimed_epsilon(),
                    raised_d=sum(EVENTS["fit raised"](o) for o in out_p),
                    raised_q=sum(EVENTS["fit raised"](o) for o in out_q))
@@ -425,7 +539,7 @@ def test_failure_side_channel_is_flagged(variant):
     out_q = outcomes(variant, "train", "D'", N_TWIN)
     if variant.startswith("no_padding"):
         assert result.raised_d == 0 and result.raised_q == N_TWIN
-        assert set(out_q) == {("raised PrivateFitError", None, None, None)}
+        assert set(out_q) == {("raised PrivateFitError", None, None, None, None)}
     else:
         assert result.raised_d == result.raised_q == 0
         assert all(o[0] == "no model" for o in out_q)
@@ -445,7 +559,21 @@ def test_slow_sound_search_is_within_its_claim(placement, path):
     assert result.family.epsilon_lb <= result.claim
     assert result.split.epsilon_lb <= result.claim
     if placement == "validation":
+        # the audit has power (module docstring, "Power"): the noisy-score channel's true loss
+        # on this pair is eps_run = 1, half the claim, whose expected bound at 1000 runs is
+        # 0.69 (a Laplace tail); the signed residual shows 0.65, the score buckets alone 0.36
         assert result.family.epsilon_lb > 0.2 * result.claim
+
+
+@pytest.mark.slow
+def test_slow_broken_score_noise_is_flagged():
+    """The power check's broken twin: the same audit (record in the validation part) flags a
+    score whose noise is five times too small (its loss on this pair is about 5 per run).
+    The default path only: the one-by-one path adds the same noise (``_noisy_score``)."""
+    result = audit(SCORE_TWIN, "validation", N_SCORE_TWIN)
+    assert result.raised_d == result.raised_q == 0
+    assert result.family.epsilon_lb > result.claim
+    assert result.split.epsilon_lb > result.claim
 
 
 @pytest.mark.slow
