@@ -1,0 +1,187 @@
+"""The compatibility layer for diffprivlib 0.6.6 on scikit-learn >= 1.8 (skdptune._compat).
+
+For each of the two breaks: it reproduces without the layer exactly where the layer repairs
+it (so the layer is neither stale nor missing), and with the layer the model behaves as on
+scikit-learn 1.7, the last version diffprivlib 0.6.6 supports -- the same fitted numbers
+(golden values recorded on scikit-learn 1.7.2, equal to 10 decimals on 1.8.0 and 1.9.1), the
+same parameters, the same one-vs-rest probabilities. On scikit-learn < 1.8 the layer changes
+nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import inspect
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import sklearn
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import DecisionTreeClassifier, LogisticRegression
+from scipy.special import expit
+from sklearn.base import clone
+
+from skdptune import _compat
+
+SKLEARN = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
+TREE_BREAK = SKLEARN >= (1, 9)  # DOUBLE and DTYPE gone from sklearn.tree._tree
+LOGISTIC_BREAK = SKLEARN >= (1, 8)  # LogisticRegression(multi_class=...) gone
+
+pytestmark = pytest.mark.skipif(
+    importlib.metadata.version("diffprivlib") != _compat.DIFFPRIVLIB_VERSION,
+    reason="the layer repairs diffprivlib 0.6.6 only")
+
+
+def run_fresh(code: str) -> subprocess.CompletedProcess:
+    """``code`` in a fresh interpreter (nothing imported yet)."""
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture
+def data():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, (120, 3))
+    return X, (X[:, 0] + X[:, 1] > 0).astype(int), (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.3)
+
+
+def test_the_repairs_are_applied_exactly_on_the_versions_that_break():
+    expected = []
+    if TREE_BREAK:
+        expected.append("sklearn.tree._tree: DTYPE, DOUBLE")
+    if LOGISTIC_BREAK:
+        expected.append("diffprivlib.models.LogisticRegression: __init__, predict_proba")
+    assert _compat.APPLIED == expected
+    init = LogisticRegression.__init__
+    assert _compat.apply() == expected  # again: nothing more
+    assert LogisticRegression.__init__ is init
+
+
+# -- scikit-learn >= 1.9: import diffprivlib -----------------------------------------------------
+
+def test_without_the_layer_diffprivlib_imports_only_before_scikit_learn_1_9():
+    process = run_fresh("import diffprivlib")
+    if TREE_BREAK:
+        assert process.returncode != 0
+        assert "cannot import name 'DOUBLE' from 'sklearn.tree._tree'" in process.stderr
+    else:
+        assert process.returncode == 0, process.stderr
+
+
+def test_after_import_skdptune_diffprivlibs_trees_import_and_fit():
+    process = run_fresh("""
+        import skdptune
+        import numpy as np
+        from diffprivlib import BudgetAccountant
+        from diffprivlib.models import DecisionTreeClassifier, RandomForestClassifier
+        X = np.random.RandomState(0).uniform(-1, 1, (60, 2))
+        y = (X[:, 0] > 0).astype(int)
+        for model in (DecisionTreeClassifier(max_depth=2), RandomForestClassifier(n_estimators=2)):
+            model.set_params(bounds=(-1, 1), classes=[0, 1], random_state=0,
+                             accountant=BudgetAccountant())
+            assert model.fit(X, y).predict(X).shape == (60,)
+    """)
+    assert process.returncode == 0, process.stderr
+
+
+def test_the_tree_dtypes_are_the_ones_scikit_learns_trees_use():
+    from sklearn.tree import DecisionTreeClassifier as SkTree
+    from sklearn.tree import _tree
+
+    assert _tree.DTYPE is _compat.TREE_DTYPES["DTYPE"] is np.float32
+    assert _tree.DOUBLE is _compat.TREE_DTYPES["DOUBLE"] is np.float64
+    X = np.random.RandomState(0).uniform(-1, 1, (40, 2))
+    tree = SkTree(max_depth=2, random_state=0).fit(X, X[:, 0] > 0).tree_
+    assert tree.value.dtype == tree.threshold.dtype == _tree.DOUBLE
+    assert tree.apply(X.astype(_tree.DTYPE)).shape == (40,)
+    with pytest.raises(ValueError, match="float32"):
+        tree.apply(X.astype(np.float64))
+
+
+def test_diffprivlibs_tree_is_the_one_of_scikit_learn_1_7(data):
+    X, _, y3 = data
+    model = DecisionTreeClassifier(max_depth=3, epsilon=2.0, bounds=(-1, 1), classes=[0, 1, 2],
+                                   random_state=3, accountant=BudgetAccountant()).fit(X, y3)
+    np.testing.assert_array_equal(model.tree_.feature,
+                                  [2, 0, 1, -2, -2, 2, -2, -2, 1, 2, -2, -2, 0, -2, -2])
+    np.testing.assert_allclose(model.tree_.threshold, [
+        -0.85855024, -0.7573428376, 0.7858939087, -2.0, -2.0, -0.823706124, -2.0, -2.0,
+        -0.5855142437, -0.9376475534, -2.0, -2.0, -0.7092597118, -2.0, -2.0], atol=1e-9)
+    np.testing.assert_array_equal(model.predict(X[:30]), [
+        1, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 0])
+
+
+# -- scikit-learn >= 1.8: LogisticRegression ---------------------------------------------------
+
+def test_without_the_layer_the_constructor_breaks_only_from_scikit_learn_1_8():
+    from sklearn.linear_model import LogisticRegression as SkLogisticRegression
+
+    if LOGISTIC_BREAK:
+        with pytest.raises(TypeError, match="multi_class"):
+            SkLogisticRegression(**_compat.LOGISTIC_FIXED_SETTINGS)
+    else:
+        SkLogisticRegression(**_compat.LOGISTIC_FIXED_SETTINGS)
+
+
+def test_the_logistic_regressions_parameters_and_settings_are_diffprivlibs():
+    params = {"epsilon": 1.0, "data_norm": None, "tol": 1e-4, "C": 1.0, "fit_intercept": True,
+              "max_iter": 100, "verbose": 0, "warm_start": False, "n_jobs": None,
+              "random_state": None, "accountant": None}
+    signature = inspect.signature(LogisticRegression.__init__)
+    assert {name: p.default for name, p in signature.parameters.items()
+            if name not in ("self", "unused_args")} == params
+    model = LogisticRegression(epsilon=0.5, C=2.0, data_norm=3.0)
+    assert set(model.get_params()) == set(params)
+    assert clone(model).get_params()["C"] == 2.0
+    assert model.accountant is BudgetAccountant.load_default(None)
+    for name, value in _compat.LOGISTIC_FIXED_SETTINGS.items():
+        assert getattr(model, name) == value
+    with pytest.warns(Warning, match="unknown_setting"):
+        LogisticRegression(unknown_setting=1)
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_the_logistic_regressions_fit_is_the_one_of_scikit_learn_1_7(data, classes,
+                                                                     fit_intercept):
+    X, y2, y3 = data
+    accountant = BudgetAccountant()
+    model = LogisticRegression(epsilon=2.0, data_norm=1.5, C=0.5, fit_intercept=fit_intercept,
+                               random_state=7, accountant=accountant)
+    model.fit(X, y2 if classes == 2 else y3)
+    coef, intercept = {
+        (2, True): ([[1.8460026198, 4.3856166833, 0.0001306222]], [0.3909970563]),
+        (2, False): ([[2.1988563187, 2.6971386255, 0.2316356843]], [0.0]),
+        (3, True): ([[-22.5672794709, 20.0002188388, -7.1604412347],
+                     [-0.222111136, 0.2686059935, 4.3220309856],
+                     [1.3884918367, 9.5017740493, -2.8386000189]],
+                    [8.5248287027, 0.4010177745, -7.758211209]),
+        (3, False): ([[-2.5830394982, -0.4005266958, 0.0877843827],
+                      [-0.3773406189, 1.3854355858, -0.2116374984],
+                      [1.3962175006, 12.6602343426, -18.6183186384]], [0.0, 0.0, 0.0]),
+    }[classes, fit_intercept]
+    np.testing.assert_allclose(model.coef_, coef, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(model.intercept_, intercept, rtol=1e-6, atol=1e-8)
+    assert accountant.spent_budget == [(2.0, 0)]  # charged once, as diffprivlib charges
+
+
+def test_the_logistic_regression_predicts_its_one_vs_rest_probabilities(data):
+    """diffprivlib fits one-vs-rest; scikit-learn 1.8 would take a softmax of the scores."""
+    X, y2, y3 = data
+    for y in (y2, y3):
+        model = LogisticRegression(epsilon=2.0, data_norm=1.5, random_state=0,
+                                   accountant=BudgetAccountant()).fit(X, y)
+        scores = model.decision_function(X)
+        if scores.ndim == 1:
+            expected = np.column_stack([1 - expit(scores), expit(scores)])
+        else:
+            expected = expit(scores) / expit(scores).sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(model.predict_proba(X), expected, rtol=1e-12)
+        np.testing.assert_allclose(model.predict_log_proba(X), np.log(expected), rtol=1e-12)
+        np.testing.assert_array_equal(model.predict(X),
+                                      model.classes_[expected.argmax(axis=1)])
+    softmax = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
+    assert not np.allclose(model.predict_proba(X), softmax)  # the two rules differ here
