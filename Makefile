@@ -5,7 +5,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 ADULT ?= ../shared/data/adult.csv
 
-.PHONY: demo test test-slow test-slow-ci test-min lint bench docs clean
+.PHONY: demo test test-slow test-slow-ci test-min test-latest lint bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -58,7 +58,7 @@ docs: $(VENV)/.installed-docs
 	@echo "site: $(DOCS_OUT)/index.html"
 
 clean:
-	rm -rf $(VENV) $(MIN_VENV) build dist *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(MIN_VENV) $(LATEST_VENV) build dist *.egg-info .pytest_cache .ruff_cache
 	rm -rf docs/_build docs/generated docs/auto_examples docs/gen_modules docs/sg_execution_times.rst
 
 # The lowest supported versions together, in a venv of its own: every floor of pyproject.toml's
@@ -79,3 +79,22 @@ $(MIN_VENV)/.installed: pyproject.toml Makefile
 test-min: $(MIN_VENV)/.installed
 	$(MIN_VENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(scikit-learn|diffprivlib|dp-accounting|numpy|scipy|joblib|threadpoolctl|pandas|matplotlib|dask|distributed) "
 	$(MIN_VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+# The default suite on the newest scikit-learn the package index offers, in a venv of its own
+# made once with the newest releases that pyproject.toml allows. Every run then upgrades
+# scikit-learn alone to the newest release, past pyproject.toml's cap when a newer one is out
+# (pip then reports the conflict with the cap and installs it): that is how CI learns that a
+# new scikit-learn breaks something, or that the cap can move. diffprivlib 0.6.6 needs
+# skdptune/_compat.py's repairs on scikit-learn >= 1.8. About 7 minutes on two idle cores, the
+# venv's first install included.
+LATEST_VENV ?= .venv-latest
+$(LATEST_VENV)/.installed: pyproject.toml Makefile
+	$(PYTHON) -m venv $(LATEST_VENV)
+	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e ".[test]"
+	touch $@
+
+test-latest: $(LATEST_VENV)/.installed
+	$(LATEST_VENV)/bin/python -m pip install --quiet --upgrade scikit-learn
+	$(LATEST_VENV)/bin/python -m pip list 2>/dev/null | grep -iE "^(scikit-learn|diffprivlib|dp-accounting|numpy|scipy) "
+	$(LATEST_VENV)/bin/python -m pytest -q -p no:cacheprovider
