@@ -12,6 +12,20 @@ those values, which are what scikit-learn <= 1.8 exported (tested against scikit
 trees). It has to run before diffprivlib is first imported: ``import skdptune`` runs it first
 thing, so on scikit-learn >= 1.9 import skdptune before diffprivlib.
 
+The same holds in every process that unpickles something of diffprivlib's, and scikit-learn's
+parallel helpers (``cross_val_score``, ``GridSearchCV`` and others with ``n_jobs``) send their
+process workers the caller's warning filters ahead of the task: diffprivlib installs one for its
+``PrivacyLeakWarning`` when imported, so a worker's first import was ``diffprivlib.utils`` and
+failed (``cross_val_score(DPGridSearchCV(...), n_jobs=2)`` raised ``BrokenProcessPool``). Where
+the tree repair is made, diffprivlib's two warning categories (``PrivacyLeakWarning``,
+``DiffprivlibCompatibilityWarning``) are therefore pickled by reference to this module, which
+hands out diffprivlib's own classes (:func:`__getattr__`): unpickling one imports skdptune first.
+The classes stay the same objects -- ``except``, ``issubclass`` and warning filters are
+unchanged --; their ``__module__`` reads ``skdptune._compat`` in such a process. A worker that
+meets a diffprivlib object before anything of skdptune's or scikit-learn's (a function of your
+own sent with ``joblib`` directly) still needs ``import skdptune`` first in that function's
+module.
+
 **scikit-learn >= 1.8: diffprivlib's ``LogisticRegression()`` raises ``TypeError``.** Its
 ``__init__`` hands scikit-learn's constructor fixed settings (``penalty="l2"``, ``dual=False``,
 ``intercept_scaling=1.0``, ``class_weight=None``, ``solver="lbfgs"``, ``multi_class="ovr"``) and
@@ -26,12 +40,13 @@ that passes scikit-learn's constructor the fixed settings it still takes and sto
 (``_predict_proba_lr``): the model predicts the probabilities it was fitted for, on every
 version (with two classes both rules agree).
 
-**Privacy.** Neither repair touches a mechanism, a sensitivity, the clipping of the rows or
+**Privacy.** No repair touches a mechanism, a sensitivity, the clipping of the rows or
 ``fit``: diffprivlib's ``fit`` and its objective perturbation run unchanged, and
 ``predict_proba`` is post-processing of the released coefficients. Only the names of
-scikit-learn's tree module and the construction of diffprivlib's ``LogisticRegression``
-change; the tests in ``tests/test_compat.py`` check that each repair is applied exactly where
-its break reproduces, and that the repaired models behave as on scikit-learn 1.7.
+scikit-learn's tree module, the construction of diffprivlib's ``LogisticRegression`` and the
+module its warning categories are pickled from change; the tests in ``tests/test_compat.py``
+check that each repair is applied exactly where its break reproduces, and that the repaired
+models behave as on scikit-learn 1.7.
 """
 
 from __future__ import annotations
@@ -57,6 +72,10 @@ LOGISTIC_FIXED_SETTINGS = {"penalty": "l2", "dual": False, "intercept_scaling": 
 #: parameters of the same name
 LOGISTIC_PASSED = (*LOGISTIC_FIXED_SETTINGS, "tol", "C", "fit_intercept", "random_state",
                    "max_iter", "verbose", "warm_start", "n_jobs")
+
+#: diffprivlib's warning categories (``diffprivlib.utils``), which warning filters name and
+#: scikit-learn's parallel helpers therefore send to their workers
+WARNING_CATEGORIES = ("PrivacyLeakWarning", "DiffprivlibCompatibilityWarning")
 
 #: the repairs :func:`apply` made in this interpreter (names, for tests and bug reports)
 APPLIED: list[str] = []
@@ -95,6 +114,26 @@ def _restore_tree_dtypes() -> None:
     for name in _missing_tree_dtypes():
         setattr(_tree, name, TREE_DTYPES[name])
     APPLIED.append("sklearn.tree._tree: DTYPE, DOUBLE")
+
+
+def _pickle_warning_categories_through_skdptune() -> None:
+    from diffprivlib import utils
+
+    for name in WARNING_CATEGORIES:
+        getattr(utils, name).__module__ = __name__
+    APPLIED.append("diffprivlib.utils: " + ", ".join(WARNING_CATEGORIES)
+                   + " pickled as skdptune._compat's")
+
+
+def __getattr__(name: str):
+    """diffprivlib's warning categories, as attributes of this module: what unpickling one of
+    them finds here (:data:`WARNING_CATEGORIES`), once ``import skdptune`` made diffprivlib
+    importable."""
+    if name in WARNING_CATEGORIES:
+        from diffprivlib import utils
+
+        return getattr(utils, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _repair_logistic_regression() -> None:
@@ -165,6 +204,7 @@ def apply() -> list[str]:
         return APPLIED
     if _missing_tree_dtypes():
         _restore_tree_dtypes()
+        _pickle_warning_categories_through_skdptune()
     if logistic_regression_needs_repair():
         _repair_logistic_regression()
     return APPLIED

@@ -52,6 +52,8 @@ def test_the_repairs_are_applied_exactly_on_the_versions_that_break():
     expected = []
     if TREE_BREAK:
         expected.append("sklearn.tree._tree: DTYPE, DOUBLE")
+        expected.append("diffprivlib.utils: PrivacyLeakWarning, DiffprivlibCompatibilityWarning"
+                        " pickled as skdptune._compat's")
     if LOGISTIC_BREAK:
         expected.append("diffprivlib.models.LogisticRegression: __init__, predict_proba")
     assert _compat.APPLIED == expected
@@ -112,6 +114,61 @@ def test_diffprivlibs_tree_is_the_one_of_scikit_learn_1_7(data):
         -0.5855142437, -0.9376475534, -2.0, -2.0, -0.7092597118, -2.0, -2.0], atol=1e-9)
     np.testing.assert_array_equal(model.predict(X[:30]), [
         1, 1, 1, 1, 1, 0, 1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 0, 1, 1, 1, 0])
+
+
+# -- scikit-learn >= 1.9: processes that unpickle diffprivlib's warning categories ------------
+# scikit-learn's parallel helpers send their workers the caller's warning filters ahead of the
+# task, and diffprivlib installs one for PrivacyLeakWarning when imported.
+
+def test_without_the_layer_a_fresh_process_cannot_unpickle_diffprivlibs_warnings_from_1_9():
+    # what scikit-learn sent a worker: a reference to diffprivlib.utils (pickle protocol 0)
+    process = run_fresh("""
+        import pickle
+        pickle.loads(b"cdiffprivlib.utils\\nPrivacyLeakWarning\\n.")
+    """)
+    if TREE_BREAK:
+        assert "cannot import name 'DOUBLE' from 'sklearn.tree._tree'" in process.stderr
+    else:
+        assert process.returncode == 0, process.stderr
+
+
+def test_diffprivlibs_warning_categories_unpickle_first_thing_in_a_fresh_process():
+    import pickle
+
+    from diffprivlib.utils import DiffprivlibCompatibilityWarning, PrivacyLeakWarning
+
+    categories = [PrivacyLeakWarning, DiffprivlibCompatibilityWarning]
+    assert pickle.loads(pickle.dumps(categories)) == categories  # the same classes
+    module = "skdptune._compat" if TREE_BREAK else "diffprivlib.utils"
+    assert {category.__module__ for category in categories} == {module}
+    process = run_fresh(f"""
+        import pickle
+        categories = pickle.loads({pickle.dumps(categories)!r})
+        assert [c.__name__ for c in categories] == {[c.__name__ for c in categories]!r}
+        assert issubclass(categories[0], RuntimeWarning)
+        from diffprivlib.utils import PrivacyLeakWarning
+        assert categories[0] is PrivacyLeakWarning
+    """)
+    assert process.returncode == 0, process.stderr
+
+
+def test_scikit_learns_process_workers_run_a_search_and_a_diffprivlib_model():
+    process = run_fresh("""
+        import numpy as np
+        import skdptune
+        from diffprivlib import BudgetAccountant
+        from diffprivlib.models import GaussianNB
+        from sklearn.model_selection import cross_val_score
+        X = np.random.RandomState(0).uniform(-1, 1, (1200, 2))
+        y = (X[:, 0] > 0).astype(int)
+        nb = GaussianNB(bounds=(-1, 1), accountant=BudgetAccountant())
+        search = skdptune.DPGridSearchCV(nb, {"var_smoothing": [1e-9, 1e-3]}, classes=[0, 1],
+                                         accountant=BudgetAccountant(), random_state=0)
+        for estimator in (search, nb):
+            scores = cross_val_score(estimator, X, y, cv=2, n_jobs=2)  # loky: processes
+            assert scores.shape == (2,) and scores.min() > 0.6, scores
+    """)
+    assert process.returncode == 0, process.stderr[-3000:]
 
 
 # -- scikit-learn >= 1.8: LogisticRegression ---------------------------------------------------
