@@ -5,26 +5,35 @@ it (so the layer is neither stale nor missing), and with the layer the model beh
 scikit-learn 1.7, the last version diffprivlib 0.6.6 supports -- the same fitted numbers
 (golden values recorded on scikit-learn 1.7.2, equal to 10 decimals on 1.8.0 and 1.9.1), the
 same parameters, the same one-vs-rest probabilities. On scikit-learn < 1.8 the layer changes
-nothing.
+nothing. Every model family then tunes under a search on the installed scikit-learn, and the
+code a reader runs (examples, pages, docstrings, benchmarks) imports skdptune before diffprivlib.
 """
 
 from __future__ import annotations
 
+import doctest
+import importlib
 import importlib.metadata
 import inspect
+import pkgutil
+import re
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 import sklearn
 from diffprivlib import BudgetAccountant
-from diffprivlib.models import DecisionTreeClassifier, LogisticRegression
+from diffprivlib.models import DecisionTreeClassifier, GaussianNB, LogisticRegression
 from scipy.special import expit
+from scipy.stats import loguniform
 from sklearn.base import clone
 
-from skdptune import _compat
+import skdptune
+from skdptune import DPRandomSearchCV, _compat
+from skdptune.linear_model import SSPRegressor
 
 SKLEARN = tuple(int(part) for part in sklearn.__version__.split(".")[:2])
 TREE_BREAK = SKLEARN >= (1, 9)  # DOUBLE and DTYPE gone from sklearn.tree._tree
@@ -242,3 +251,101 @@ def test_the_logistic_regression_predicts_its_one_vs_rest_probabilities(data):
                                       model.classes_[expected.argmax(axis=1)])
     softmax = np.exp(scores) / np.exp(scores).sum(axis=1, keepdims=True)
     assert not np.allclose(model.predict_proba(X), softmax)  # the two rules differ here
+
+
+# -- the repaired models inside a search ---------------------------------------------------------
+
+FAMILIES = {
+    "LogisticRegression": (LogisticRegression(data_norm=1.5), {"C": loguniform(0.01, 100.0)}),
+    "GaussianNB": (GaussianNB(bounds=(-1.0, 1.0)), {"var_smoothing": [1e-9, 1e-3, 1e-1]}),
+    "DecisionTreeClassifier": (DecisionTreeClassifier(bounds=(-1.0, 1.0), classes=[0, 1, 2]),
+                               {"max_depth": [2, 3, 4]}),
+    "SSPRegressor": (SSPRegressor(bounds_X=(-1.0, 1.0), bounds_y=(-3.0, 3.0)),
+                     {"alpha": loguniform(0.01, 100.0)}),
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_model_family_tunes_under_the_random_search(family):
+    """On the installed scikit-learn (1.8 and 1.9 through the repairs): the search fits, charges
+    what it planned, and the tuned model predicts, with one-vs-rest probabilities."""
+    estimator, space = FAMILIES[family]
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, (1500, 3))
+    regression = family == "SSPRegressor"
+    y = (np.clip(X @ [1.5, -1.0, 0.5], -3, 3) if regression
+         else (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.3))
+    accountant = BudgetAccountant()
+    search = DPRandomSearchCV(clone(estimator), space, n_iter=3, epsilon=2.0, random_state=0,
+                              accountant=accountant,
+                              **({} if regression else {"classes": [0, 1, 2]}))
+    planned = tuple(search.planned_privacy(len(X)))
+    search.fit(X, y)
+    assert accountant.spent_budget == [planned] and planned[0] == pytest.approx(2.0)
+    assert type(search.best_estimator_).__name__ == family or isinstance(
+        search.best_estimator_, type(estimator))
+    assert search.predict(X).shape == (len(X),)
+    if not regression:
+        proba = search.predict_proba(X)
+        assert proba.shape == (len(X), 3)
+        np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+# -- the code a reader runs imports skdptune first -----------------------------------------------
+# On scikit-learn >= 1.9, diffprivlib imports only after skdptune. The suite cannot see the
+# order by running that code -- its own interpreter imported skdptune first (conftest.py) --,
+# so the order is read from the text, on every scikit-learn.
+
+ROOT = Path(__file__).resolve().parents[1]
+IMPORT = re.compile(r"^\s*(?:>>> )?(?:from|import) (skdptune|diffprivlib)\b", re.MULTILINE)
+FENCE = re.compile(r"^```(?:python|py)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def imports_skdptune_first(code: str) -> bool:
+    """Whether ``code`` imports skdptune before diffprivlib (or diffprivlib not at all)."""
+    found = IMPORT.findall(code)
+    return "diffprivlib" not in found or found[0] == "skdptune"
+
+
+def code_readers_run() -> dict[str, str]:
+    """Each unit a reader runs from the top: an example, a page's python blocks in order (as
+    tests/test_docs.py runs them), the docstring example of a name a public module exports."""
+    units = {path.name: path.read_text(encoding="utf-8")
+             for path in sorted((ROOT / "examples").glob("*.py"))}
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        blocks = FENCE.findall(path.read_text(encoding="utf-8"))
+        if blocks:
+            units[path.name] = "".join(blocks)
+    names = [info.name for info in pkgutil.walk_packages(skdptune.__path__, "skdptune.")]
+    finder, seen = doctest.DocTestFinder(), set()
+    for name in ["skdptune", *names]:
+        if any(part.startswith("_") for part in name.split(".")):
+            continue
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", ()):
+            # recursing into the object's own module only (not into builtins' docstrings)
+            for test in finder.find(getattr(module, attr), f"{name}.{attr}", globs={}):
+                if test.examples and (test.filename, test.lineno) not in seen:
+                    seen.add((test.filename, test.lineno))  # once, under its shortest name
+                    units[test.name] = "".join(example.source for example in test.examples)
+    return units
+
+
+UNITS = code_readers_run()
+
+
+def test_the_import_order_check_reads_every_kind_of_unit():
+    assert {"quickstart.py", "README.md", "index.md", "skdptune.DPGridSearchCV",
+            "skdptune.estimators.estimator_privacy_parts"} <= set(UNITS)
+    assert imports_skdptune_first("import skdptune\nimport diffprivlib\n")
+    assert not imports_skdptune_first(">>> from diffprivlib import models\n>>> import skdptune\n")
+
+
+@pytest.mark.parametrize("unit", sorted(UNITS))
+def test_the_code_a_reader_runs_imports_skdptune_before_diffprivlib(unit):
+    assert imports_skdptune_first(UNITS[unit])
+
+
+def test_the_benchmarks_package_imports_skdptune_before_any_benchmark():
+    # every benchmark runs as a module of the package (python -m benchmarks.<name>)
+    assert IMPORT.findall((ROOT / "benchmarks" / "__init__.py").read_text()) == ["skdptune"]
