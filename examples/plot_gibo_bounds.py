@@ -19,6 +19,11 @@ the end: a lesson in what private tuning costs).
 # %%
 # Data with unknown scales
 # ------------------------
+
+# skdptune first: on scikit-learn >= 1.9, importing it is what lets diffprivlib import
+from skdptune import ArrayRange, DPGIBOSearchCV, DPRandomSearchCV, estimator_privacy
+
+# isort: split
 import matplotlib.pyplot as plt
 import numpy as np
 from diffprivlib import BudgetAccountant
@@ -26,8 +31,6 @@ from diffprivlib.models import GaussianNB, StandardScaler
 from sklearn.datasets import make_classification
 from sklearn.model_selection import train_test_split
 from sklearn.pipeline import Pipeline
-
-from skdptune import ArrayRange, DPGIBOSearchCV, DPRandomSearchCV, estimator_privacy
 
 X, y = make_classification(n_samples=10000, n_features=6, n_informative=4, n_redundant=0,
                            random_state=0)

@@ -26,6 +26,10 @@ label; the hyperparameter is which feature to use (ten candidates, one good).
 import math
 import warnings
 
+# skdptune first: on scikit-learn >= 1.9, importing it is what lets diffprivlib import
+from skdptune import DPGridSearchCV, DPRandomSearchCV, TooFewRowsWarning
+
+# isort: split
 import matplotlib.pyplot as plt
 import numpy as np
 from diffprivlib import BudgetAccountant
@@ -34,8 +38,6 @@ from joblib import Parallel, delayed
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 from threadpoolctl import threadpool_limits
-
-from skdptune import DPGridSearchCV, DPRandomSearchCV, TooFewRowsWarning
 
 N_FEATURES = 10
 INFORMATIVE = 7  # unknown to the analyst: that is what the tuning has to find

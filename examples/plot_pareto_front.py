@@ -29,15 +29,17 @@ import sys
 import warnings
 from pathlib import Path
 
+# skdptune first: on scikit-learn >= 1.9, importing it is what lets diffprivlib import
+from skdptune import privacy_utility_front
+from skdptune.datasets import load_classification
+from skdptune.pareto import NotPrivateWarning
+
+# isort: split
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import LogisticRegression
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import balanced_accuracy_score
 from sklearn.model_selection import train_test_split
-
-from skdptune import privacy_utility_front
-from skdptune.datasets import load_classification
-from skdptune.pareto import NotPrivateWarning
 
 # sphinx-gallery (and tests/test_examples.py) run the examples from their folder without
 # setting __file__

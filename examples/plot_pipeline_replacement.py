@@ -28,6 +28,10 @@ The data are the UCI Adult census data when ``../shared/data/adult.csv`` is pres
 import warnings
 from pathlib import Path
 
+# skdptune first: on scikit-learn >= 1.9, importing it is what lets diffprivlib import
+from skdptune import DPGridSearchCV, NonPrivateComponentError, estimator_privacy
+
+# isort: split
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -41,8 +45,6 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from threadpoolctl import threadpool_limits
-
-from skdptune import DPGridSearchCV, NonPrivateComponentError, estimator_privacy
 
 # diffprivlib's LogisticRegression uses a scipy option that recent scipy releases deprecate
 warnings.filterwarnings("ignore", category=DeprecationWarning)

@@ -30,14 +30,16 @@ import time
 import warnings
 from pathlib import Path
 
+# skdptune first: on scikit-learn >= 1.9, importing it is what lets diffprivlib import
+from skdptune import DPRandomSearchCV
+from skdptune.datasets import load_classification
+
+# isort: split
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import LogisticRegression
 from scipy.stats import loguniform
 from sklearn.model_selection import RandomizedSearchCV, train_test_split
 from threadpoolctl import threadpool_limits
-
-from skdptune import DPRandomSearchCV
-from skdptune.datasets import load_classification
 
 # the Adult file of `make bench`, beside the repository; sphinx-gallery runs the examples from
 # their folder without setting __file__

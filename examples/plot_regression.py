@@ -33,14 +33,16 @@ in it (a ``DomainError`` otherwise), and the searches score predictions clipped 
 scores are bounded without looking at the data.
 """
 
+# skdptune first: on scikit-learn >= 1.9, importing it is what lets diffprivlib import
+from skdptune import DPGridSearchCV, DPRandomSearchCV
+from skdptune.linear_model import SSPRegressor
+
+# isort: split
 import matplotlib.pyplot as plt
 import numpy as np
 from diffprivlib import BudgetAccountant
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import train_test_split
-
-from skdptune import DPGridSearchCV, DPRandomSearchCV
-from skdptune.linear_model import SSPRegressor
 
 #: the public range of the target: what a user knows about y without looking (its units)
 Y_RANGE = (-100.0, 100.0)

@@ -29,6 +29,10 @@ attacker's *membership advantage* against ε.
 
 import warnings
 
+# skdptune first: on scikit-learn >= 1.9, importing it is what lets diffprivlib import
+from skdptune import DPGridSearchCV, DPRandomSearchCV, TooFewRowsWarning
+
+# isort: split
 import matplotlib.pyplot as plt
 import numpy as np
 from diffprivlib import BudgetAccountant
@@ -39,8 +43,6 @@ from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
-
-from skdptune import DPGridSearchCV, DPRandomSearchCV, TooFewRowsWarning
 
 # diffprivlib's LogisticRegression uses a scipy option that recent scipy releases deprecate
 warnings.filterwarnings("ignore", category=DeprecationWarning)

@@ -17,13 +17,15 @@ import sys
 import time
 from pathlib import Path
 
+# skdptune first: on scikit-learn >= 1.9, importing it is what lets diffprivlib import
+from skdptune import DPRandomSearchCV
+from skdptune.datasets import load_classification
+
+# isort: split
 import numpy as np
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import LogisticRegression
 from sklearn.model_selection import GridSearchCV, train_test_split
-
-from skdptune import DPRandomSearchCV
-from skdptune.datasets import load_classification
 
 # the Adult file of `make bench`, beside the repository; sphinx-gallery runs the examples from
 # their folder without setting __file__

@@ -6,6 +6,8 @@ choosing the hyperparameters and training the returned model -- is differentiall
 with diffprivlib models as the private base estimators.
 """
 
+# first: repairs diffprivlib 0.6.6 for scikit-learn >= 1.8 before anything imports it
+from . import _compat  # noqa: F401
 from ._space import ArrayRange, EpsilonSplit
 from .accounting import PrivacyReport
 from .estimators import estimator_privacy

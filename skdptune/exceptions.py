@@ -26,8 +26,8 @@ class PrivacyLeakError(ValueError):
 
     Examples
     --------
-    >>> from diffprivlib.models import GaussianNB
     >>> from skdptune import DPGridSearchCV, PrivacyLeakError
+    >>> from diffprivlib.models import GaussianNB
     >>> search = DPGridSearchCV(GaussianNB(), {"var_smoothing": [1e-9]}, classes=[0, 1])
     >>> try:
     ...     search.fit([[0.0], [1.0]] * 100, [0, 1] * 100)
@@ -46,10 +46,10 @@ class NonPrivateComponentError(ValueError):
 
     Examples
     --------
+    >>> from skdptune import NonPrivateComponentError, estimator_privacy
     >>> from diffprivlib.models import LogisticRegression
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.preprocessing import StandardScaler
-    >>> from skdptune import NonPrivateComponentError, estimator_privacy
     >>> try:
     ...     estimator_privacy(make_pipeline(StandardScaler(), LogisticRegression(data_norm=1.0)))
     ... except NonPrivateComponentError as exc:
@@ -74,10 +74,10 @@ class PrivateFitError(RuntimeError):
     Examples
     --------
     >>> import numpy as np
+    >>> from skdptune import DPRandomSearchCV, DomainError
     >>> from diffprivlib.models import LogisticRegression
     >>> from sklearn.pipeline import make_pipeline
     >>> from sklearn.preprocessing import FunctionTransformer
-    >>> from skdptune import DPRandomSearchCV, DomainError
     >>> def fails_on_private_rows(X):  # row-wise, but fails on a value of the private data
     ...     if np.any(np.asarray(X) == 7.0):
     ...         raise ValueError("a secret value: 7.0")
@@ -108,8 +108,8 @@ class DomainError(ValueError):
 
     Examples
     --------
-    >>> from diffprivlib.models import GaussianNB
     >>> from skdptune import DomainError, DPGridSearchCV
+    >>> from diffprivlib.models import GaussianNB
     >>> search = DPGridSearchCV(GaussianNB(bounds=(0, 1)), {"var_smoothing": [1e-9]},
     ...                         classes=[0, 1])
     >>> try:
@@ -137,8 +137,8 @@ class TooFewRowsWarning(UserWarning):
     Examples
     --------
     >>> import warnings
-    >>> from diffprivlib.models import GaussianNB
     >>> from skdptune import DPGridSearchCV, TooFewRowsWarning
+    >>> from diffprivlib.models import GaussianNB
     >>> search = DPGridSearchCV(GaussianNB(bounds=(-1.0, 1.0)),
     ...                         {"var_smoothing": [1e-9, 1e-3, 1e-1]}, classes=[0, 1])
     >>> with warnings.catch_warnings(record=True) as caught:

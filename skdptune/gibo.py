@@ -172,10 +172,10 @@ class DPGIBOSearchCV(BaseDPSearchCV):
 
     Examples
     --------
+    >>> from skdptune import DPGIBOSearchCV
     >>> from diffprivlib import BudgetAccountant
     >>> from diffprivlib.models import LogisticRegression
     >>> from sklearn.datasets import make_classification
-    >>> from skdptune import DPGIBOSearchCV
     >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
     >>> search = DPGIBOSearchCV(
     ...     LogisticRegression(data_norm=4.0), {"C": (1e-2, 1e2, "log")},

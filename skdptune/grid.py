@@ -191,9 +191,9 @@ class DPGridSearchCV(BaseDPSearchCV):
 
     Examples
     --------
+    >>> from skdptune import DPGridSearchCV
     >>> from diffprivlib.models import GaussianNB
     >>> from sklearn.datasets import make_classification
-    >>> from skdptune import DPGridSearchCV
     >>> from diffprivlib import BudgetAccountant
     >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
     >>> search = DPGridSearchCV(

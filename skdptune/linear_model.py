@@ -397,8 +397,8 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
     Examples
     --------
     >>> import numpy as np
-    >>> from diffprivlib import BudgetAccountant
     >>> from skdptune.linear_model import SSPRegressor
+    >>> from diffprivlib import BudgetAccountant
     >>> rng = np.random.default_rng(0)
     >>> X = rng.uniform(-1, 1, size=(20_000, 2))
     >>> y = np.clip(X @ [1.0, -0.5] + 0.1 * rng.normal(size=20_000), -2, 2)

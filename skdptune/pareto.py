@@ -132,9 +132,9 @@ class ParetoFront:
     Examples
     --------
     >>> import warnings
+    >>> from skdptune import privacy_utility_front
     >>> from diffprivlib.models import GaussianNB
     >>> from sklearn.datasets import make_classification
-    >>> from skdptune import privacy_utility_front
     >>> X, y = make_classification(n_samples=300, n_features=3, n_redundant=0,
     ...                            random_state=0)
     >>> with warnings.catch_warnings():
@@ -412,9 +412,9 @@ def privacy_utility_front(
     Examples
     --------
     >>> import warnings
+    >>> from skdptune import privacy_utility_front
     >>> from diffprivlib.models import GaussianNB
     >>> from sklearn.datasets import make_classification
-    >>> from skdptune import privacy_utility_front
     >>> X, y = make_classification(n_samples=300, n_features=3, n_redundant=0, random_state=0)
     >>> model = GaussianNB(bounds=(-5.0, 5.0))
     >>> with warnings.catch_warnings():

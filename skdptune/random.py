@@ -241,11 +241,11 @@ class DPRandomSearchCV(BaseDPSearchCV):
 
     Examples
     --------
+    >>> from skdptune import DPRandomSearchCV
     >>> from diffprivlib import BudgetAccountant
     >>> from diffprivlib.models import GaussianNB
     >>> from scipy.stats import loguniform
     >>> from sklearn.datasets import make_classification
-    >>> from skdptune import DPRandomSearchCV
     >>> X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
     >>> search = DPRandomSearchCV(
     ...     GaussianNB(bounds=(-6.0, 6.0)), {"var_smoothing": loguniform(1e-9, 1e-1)},

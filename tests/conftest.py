@@ -2,6 +2,10 @@
 
 import pytest
 
+# before any test module imports diffprivlib: on scikit-learn >= 1.9 importing skdptune is
+# what makes diffprivlib importable (skdptune._compat)
+import skdptune  # noqa: F401
+
 
 @pytest.fixture
 def unforeseen_failures(monkeypatch):

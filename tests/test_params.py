@@ -5,6 +5,7 @@ import inspect
 import weakref
 
 import pytest
+import sklearn
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression
 from diffprivlib.models import StandardScaler as DPStandardScaler
@@ -170,7 +171,10 @@ def test_names_are_read_again_when_a_wrapped_init_is_edited():
     Deprecated.__init__.deprecated_original = init_ab
     assert get_params(Deprecated()) == {"a": 1, "b": 2}
     init_ab.__code__, init_ab.__defaults__ = init_b.__code__, init_b.__defaults__
-    assert get_params(Deprecated()) == Deprecated().get_params() == {"b": 2}
+    # scikit-learn < 1.9 reads the deprecated_original, 1.9 __init__ itself
+    reads_original = tuple(int(v) for v in sklearn.__version__.split(".")[:2]) < (1, 9)
+    expected = {"b": 2} if reads_original else {"a": 1, "b": 2}
+    assert get_params(Deprecated()) == Deprecated().get_params() == expected
 
 
 def test_nested_values_are_asked_as_scikit_learn_asks_them():

@@ -112,9 +112,11 @@ def make_search(kind, estimator, space, *, strong_selection=False, **kw):
         kw.setdefault("epsilon", 4.0)
     kw.setdefault("accountant", BudgetAccountant())
     kw.setdefault("random_state", 0)
-    if getattr(estimator, "_estimator_type", None) == "classifier" or (
-            isinstance(estimator, Pipeline)
-            and getattr(estimator.steps[-1][1], "_estimator_type", None) == "classifier"):
+    # is_classifier reads _estimator_type (scikit-learn < 1.6) or the tags (>= 1.6; 1.8 removed
+    # _estimator_type), and a Pipeline's is its last step's on both
+    from sklearn.base import is_classifier
+
+    if is_classifier(estimator):
         kw.setdefault("classes", CLASSES)
     if kind == "grid":
         kw.setdefault("min_partition_size", 50)

@@ -201,6 +201,7 @@ def leak_warnings_as_errors() -> Iterator[None]:
 
     Examples
     --------
+    >>> from skdptune.estimators import leak_warnings_as_errors
     >>> from diffprivlib.models import GaussianNB
     >>> with leak_warnings_as_errors():  # doctest: +SKIP
     ...     GaussianNB().fit(X, y)

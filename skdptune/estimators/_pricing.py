@@ -118,6 +118,7 @@ def estimator_privacy(
 
     Examples
     --------
+    >>> from skdptune import estimator_privacy
     >>> from diffprivlib.models import LogisticRegression, StandardScaler
     >>> from sklearn.pipeline import make_pipeline
     >>> pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0, 1)),
@@ -224,6 +225,7 @@ def estimator_privacy_parts(
 
     Examples
     --------
+    >>> from skdptune.estimators import estimator_privacy_parts
     >>> from diffprivlib.models import LogisticRegression, StandardScaler
     >>> from sklearn.pipeline import make_pipeline
     >>> pipe = make_pipeline(StandardScaler(epsilon=0.5, bounds=(0, 1)),
