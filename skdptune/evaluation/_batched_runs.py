@@ -6,14 +6,16 @@ validation part. Every run fits *the same rows*; runs differ only in their setti
 ``data_norm``, ``epsilon`` ...) and their noise. Fitted one by one, a run on a few thousand rows
 costs mostly diffprivlib's and scipy's fixed costs (validation, a Python-level L-BFGS loop), and
 a search with many runs is thousands of them. Here the runs' objectives -- each exactly
-diffprivlib's (:mod:`._batched`) -- are minimised together by :func:`~._batched.lbfgs`, every
-run with its own memory, line search and stopping rules; a pass over the rows is one matrix
+diffprivlib's (:mod:`._batched`) -- are minimised together by :func:`newton`, every run with
+its own Newton iteration, line search and stopping rule; a pass over the rows is one matrix
 product for all runs of a (``data_norm``, ``fit_intercept``) setting (``rows x features`` times
 ``features x runs``), on the rows clipped once per setting -- or, when the settings are many (a
 continuous ``data_norm``), one product for all runs with each run's clipping a factor per row
-(:class:`_SharedRows`). The rows are never copied per run, and a pass reads them in blocks
-that keep its ``rows x runs`` arrays in the core's cache (the pass is bound by the loss's
-exponentials: the blocks halved the time of ``n_iter=1000`` on Adult).
+(:class:`_SharedRows`) --, and one more for their Hessians (the rows' pairwise products times
+every run's curvatures). The rows are never copied per run, and a pass reads them in blocks
+that keep its ``rows x runs`` arrays in the core's cache. Newton's iteration needs about 5
+passes per run where diffprivlib's L-BFGS, run in lockstep, needed 40 (Adult, the default
+search), each pass about twice the cost with its Hessian.
 
 **What a run releases is unchanged.** Its model is the ``LogisticRegression`` instance the
 one-by-one path would fit (the same :func:`~._fit.instantiate`: the same parameters, seed and
@@ -23,9 +25,10 @@ epsilon scale), with the fitted attributes diffprivlib's ``fit`` sets (``classes
 diffprivlib's ``fit`` charges it. The coefficients minimise the same objective with the same
 noise -- drawn by diffprivlib's ``Vector`` mechanism from the generator the one-by-one fit would
 use (the same seed when the search is seeded, diffprivlib's secure generator otherwise) -- so
-they equal the one-by-one model's up to the optimiser's tolerance, with the same stopping rules
+they equal the one-by-one model's up to the optimiser's tolerance
 (tests/evaluation/test_batched_runs.py): both optimisers stop once the gradient is below
-``tol``, at points about that far apart (at diffprivlib's default ``tol = 1e-4`` the two
+``tol`` -- Newton's iteration once it is below a tenth of it (:data:`NEWTON_TOL_SHARE`) --, at
+points about that far apart (at diffprivlib's default ``tol = 1e-4`` the two
 models' predictions agreed on at least 99.5 % of the rows in the trials measured,
 docs/random_search.md section 2.1; runs with ``tol`` above ``1e-3`` are fitted one by one,
 :func:`skdptune.evaluation._holdout._batchable`). The Laplace noise of the score and the
@@ -34,20 +37,25 @@ utilities -- but for accuracy, where :func:`run_accuracies` computes ``predict``
 values of all runs in one matrix product.
 
 **Privacy.** The argument of :mod:`._holdout` is untouched: a run is a DP fit of the train rows
-(objective perturbation, whose guarantee, as diffprivlib's, is stated for the minimiser that
-both solvers approximate with the same stopping rules) and a noisy score of the validation rows.
+(objective perturbation, whose guarantee, as diffprivlib's, is stated for the exact minimiser
+of the run's objective) and a noisy score of the validation rows. Which optimiser approximates
+the minimiser is no part of the guarantee: diffprivlib's L-BFGS and the Newton iteration here
+both release a deterministic function of the rows and the run's own noise, a point whose
+gradient is below ``tol`` and so, the objective being ``lambda``-strongly convex (its ridge
+plus the mechanism's ``delta``, on every coordinate), within ``sqrt(D) tol / lambda`` of that
+minimiser -- the idealisation of analysing the minimiser is the one-by-one path's as well.
 The repetition's analysis needs runs independent given the data. Every problem's iterates,
-line search and stopping read its own noise and objective only, and a column of
+Hessians, line search and stopping read its own noise and objective only, and a column of
 :func:`run_accuracies`'s product is one run's decision values; runs meet only in the rounding
 of shared matrix products, whose order of summation follows the arrays' shapes (which problems
 are still running) -- a coupling at the level of the last bit, the same idealisation as
 analysing the minimiser rather than the optimiser's approximation of it.
 
 **Where the shared solve stops short.** A problem whose gradient is still above its tolerance
-after the shared solve -- it stopped at the iteration limit or on the relative decrease -- is
-solved again alone by ``scipy.optimize.fmin_l_bfgs_b`` with diffprivlib's settings, on the
-same objective: where the optimiser's stopping decides the model, it is the optimiser
-diffprivlib uses that decides it. (Every objective has a ridge on every coordinate, the
+after the shared solve -- it stopped at the iteration limit or found no acceptable step -- is
+solved again alone, from zero, by ``scipy.optimize.fmin_l_bfgs_b`` with diffprivlib's
+settings, on the same objective: where the optimiser's stopping decides the model, it is the
+optimiser diffprivlib uses that decides it. (Every objective has a ridge on every coordinate, the
 intercept's included -- :func:`skdptune.estimators.sound_fitting` -- so each has a unique
 minimiser.)
 
@@ -70,7 +78,6 @@ from .._private import LEAKS
 from ..estimators.models import INTERCEPT_COLUMN
 from ._batched import (
     _Rows,
-    lbfgs,
     logistic_terms,
     model_rows,
     perturbation,
@@ -83,6 +90,11 @@ from ._fit import PreparedTemplate, fit_settings, fitting, instantiate, rows_of,
 
 __all__ = ["fit_runs", "run_accuracies"]
 
+#: Newton's iteration stops once the largest gradient entry is below this share of ``tol``
+#: (diffprivlib's rule with a tenth of its threshold): its steps are long, and one that lands
+#: just below ``tol`` leaves the point up to ``||g|| / lambda`` from the minimiser, where
+#: L-BFGS's shorter last steps usually stop nearer (a step further cost 7 % more passes)
+NEWTON_TOL_SHARE = 0.1
 #: Upper bound on the bytes of one ``rows x runs`` array of a pass: the runs are solved in
 #: chunks of at most this many (rows x runs) entries (a pass holds a few such arrays).
 CHUNK_BYTES = 32 * 2**20
@@ -130,65 +142,113 @@ class _SharedRows:
                            self.quad[keep], self.linear[keep], self.tol[keep],
                            self.max_iter[keep])
 
-    def loss_gradient(self, W, idx):
-        """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``.
+    def loss_gradient(self, W, idx, hessian=False):
+        """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``;
+        with ``hessian``, also the Hessians ``(len(idx), D, D)``.
 
         The rows are taken in blocks (:func:`_blocks`: the ``rows x problems`` arrays of
         a block stay in the core's cache: the pass is bound by the elementwise exponentials,
         not by memory traffic); each block's margins, terms and gradient are computed and
-        summed before the next block is read.
+        summed before the next block is read. A Hessian's data term is one matrix product
+        for all problems of a block: the rows' pairwise products (:func:`_pairs`) times the
+        problems' curvatures ``expit(z) (1 - expit(z))``.
         """
         loss, grad = np.zeros(len(idx)), np.zeros((len(idx), self.D))
+        H = np.zeros((len(idx), self.D, self.D)) if hessian else None
         if self.clipped is None:
-            self._pass_scaled(W, idx, loss, grad)
+            self._pass_scaled(W, idx, loss, grad, H)
         else:
             norms, intercept = self.norms[idx], self.intercept[idx]
             for key in set(zip(norms.tolist(), intercept.tolist(), strict=True)):
                 at = np.flatnonzero((norms == key[0]) & (intercept == key[1]))
                 X, Wt, labels = self.clipped[key], W[at].T, self.label_of[idx[at]]
                 block_loss, block_grad = np.zeros(len(at)), np.zeros((self.D, len(at)))
+                block_pairs = np.zeros((len(_pairs(X[:1])[0]), len(at))) if hessian else None
                 for rows in _blocks(len(X), len(at)):
                     raw = X[rows] @ Wt  # (block rows, problems)
-                    residual = self._terms(raw, rows, labels, block_loss)
+                    residual, curvature = self._terms(raw, rows, labels, block_loss, hessian)
                     block_grad += X[rows].T @ residual
+                    if hessian:
+                        block_pairs += _pairs(X[rows]).T @ curvature
                 loss[at], grad[at] = block_loss, block_grad.T
+                if hessian:
+                    H[at] = _symmetric(block_pairs.T, self.D)
         loss *= self.weight
         grad *= self.weight
         quad, linear = self.quad[idx], self.linear[idx]
         grad += quad * W + linear
         loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
-        return loss, grad
+        if H is None:
+            return loss, grad
+        H *= self.weight
+        H[:, np.arange(self.D), np.arange(self.D)] += quad
+        return loss, grad, H
 
-    def _pass_scaled(self, W, idx, loss, grad):
+    def _pass_scaled(self, W, idx, loss, grad, H=None):
         """The loss terms with every problem's clipping applied as a factor per row: the row
         clipped to ``c`` is ``x min(1, c / ||x||) = u min(||x||, c)`` with ``u`` the row
         scaled to unit norm (``X`` holds ``u``; a zero row, or one whose norm overflows --
-        ``clip_to_norm`` divides it by infinity -- is zero), so no product overflows."""
+        ``clip_to_norm`` divides it by infinity -- is zero), so no product overflows.
+        ``H``: the Hessians' data terms, filled when given."""
         d = self.D - 1
         intercept, norms, labels = self.intercept[idx], self.norms[idx], self.label_of[idx]
         Wt, offset = W[:, :d].T, np.where(intercept, W[:, d] * INTERCEPT_COLUMN, 0.0)
         grad_t = np.zeros((d, len(idx)))
+        if H is not None:  # the weights' block, their cross terms with the intercept's
+            weight_pairs, cross = np.zeros((d * (d + 1) // 2, len(idx))), np.zeros((d, len(idx)))
+            own = np.zeros(len(idx))  # and the intercept's own curvature
         for rows in _blocks(len(self.X), len(idx)):
             scale = np.minimum(self.row_norms[rows, None], norms[None, :])
             raw = self.X[rows] @ Wt
             raw *= scale
             raw += offset
-            residual = self._terms(raw, rows, labels, loss)
+            residual, curvature = self._terms(raw, rows, labels, loss, H is not None)
             grad[:, d] += residual.sum(axis=0)
             residual *= scale
             grad_t += self.X[rows].T @ residual
+            if H is not None:
+                own += curvature.sum(axis=0)
+                curvature *= scale
+                cross += self.X[rows].T @ curvature
+                curvature *= scale
+                weight_pairs += _pairs(self.X[rows]).T @ curvature
         grad[:, d] = np.where(intercept, grad[:, d] * INTERCEPT_COLUMN, 0.0)
         grad[:, :d] = grad_t.T
+        if H is not None:
+            column = np.where(intercept, INTERCEPT_COLUMN, 0.0)
+            H[:, :d, :d] = _symmetric(weight_pairs.T, d)
+            H[:, :d, d] = H[:, d, :d] = cross.T * column[:, None]
+            H[:, d, d] = own * column ** 2
 
-    def _terms(self, raw, rows, labels, loss):
+    def _terms(self, raw, rows, labels, loss, curvature=False):
         """Adds to ``loss`` the unweighted loss sums of the rows ``rows`` from their margins
         ``raw`` ``(rows, problems)`` (overwritten) under the label columns ``labels``, and
-        returns the residuals ``expit(raw) - y``."""
+        returns the residuals ``expit(raw) - y`` and, with ``curvature``, the second
+        derivatives ``expit(raw) (1 - expit(raw))`` (else ``None``)."""
         y = self.labels[rows, labels[0], None] if _one_value(labels) \
             else self.labels[rows][:, labels]
         terms, residual = logistic_terms(raw, y)
         loss += terms.sum(axis=0)
-        return residual
+        if not curvature:
+            return residual, None
+        p = residual + y
+        return residual, p * (1.0 - p)
+
+
+def _pairs(X):
+    """The products ``x_j x_k`` (``j <= k``, :func:`numpy.triu_indices` order) of every row of
+    ``X``: ``X.T diag(s) X`` of any curvatures ``s`` is ``_pairs(X).T @ s`` unpacked."""
+    j, k = np.triu_indices(X.shape[1])
+    return X[:, j] * X[:, k]
+
+
+def _symmetric(pairs, D):
+    """The symmetric ``(P, D, D)`` matrices whose upper triangles are ``pairs`` ``(P, ...)``."""
+    j, k = np.triu_indices(D)
+    H = np.zeros((len(pairs), D, D))
+    H[:, j, k] = pairs
+    H[:, k, j] = pairs
+    return H
 
 
 def _one_value(values) -> bool:
@@ -200,6 +260,57 @@ def _blocks(m, problems):
     :data:`MIN_BLOCK_ROWS` rows, so a pass over few problems is not a loop over tiny blocks)."""
     size = max(MIN_BLOCK_ROWS, BLOCK_BYTES // (8 * max(problems, 1)))
     return [slice(start, min(start + size, m)) for start in range(0, m, size)]
+
+
+def newton(problems, *, c1=1e-4, tries=30):
+    """Minimise every problem with its own Newton iteration, in lockstep: ``(P, D)`` points
+    and whether each converged.
+
+    Every problem starts at zero, as diffprivlib's L-BFGS, and stops with diffprivlib's rule,
+    largest gradient entry ``<= tol`` (times :data:`NEWTON_TOL_SHARE`), or after ``max_iter``
+    iterations. An iteration solves
+    its own Newton system (the objective's exact Hessian: the loss's curvature plus the ridge
+    on every coordinate, positive definite) and backtracks (halving) until the step decreases
+    the objective enough (Armijo, ``c1``) or halves the gradient's norm (where the decrease is
+    below the objective's rounding); a problem that finds no such step within ``tries`` stops,
+    unconverged. Every evaluation is one shared pass over the rows (gradient and Hessian of
+    the problems still running, :meth:`_SharedRows.loss_gradient`); what a problem's iterates
+    read is its own objective only.
+    """
+    P = problems.P
+    x = np.zeros((P, problems.D))
+    f, g, H = problems.loss_gradient(x, np.arange(P), hessian=True)
+    tol = problems.tol * NEWTON_TOL_SHARE
+    converged = np.abs(g).max(axis=1) <= tol
+    running = ~converged
+    iterations = np.zeros(P, dtype=int)
+    while True:
+        running &= ~converged & (iterations < problems.max_iter)
+        act = np.flatnonzero(running)
+        if not len(act):
+            return x, converged
+        gk = g[act]
+        direction = -np.linalg.solve(H[act], gk[:, :, None])[:, :, 0]
+        slope = np.einsum("pd,pd->p", gk, direction)
+        norm = np.linalg.norm(gk, axis=1)
+        step, pending = np.ones(len(act)), np.arange(len(act))
+        for _ in range(tries):
+            at = act[pending]
+            trial = x[at] + step[pending, None] * direction[pending]
+            f_try, g_try, H_try = problems.loss_gradient(trial, at, hessian=True)
+            accept = (np.isfinite(f_try) & np.isfinite(g_try).all(axis=1)
+                      & ((f_try <= f[at] + c1 * step[pending] * slope[pending])
+                         | (np.linalg.norm(g_try, axis=1) <= 0.5 * norm[pending])))
+            won = at[accept]
+            x[won], f[won], g[won], H[won] = trial[accept], f_try[accept], g_try[accept], \
+                H_try[accept]
+            pending = pending[~accept]
+            if not len(pending):
+                break
+            step[pending] *= 0.5
+        running[act[pending]] = False  # no acceptable step: stops unconverged
+        iterations[act] += 1
+        converged[act] = np.abs(g[act]).max(axis=1) <= tol[act]
 
 
 def _solved_alone(problems, q):
@@ -382,12 +493,11 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
         # the margins' exponentials under- and overflow harmlessly (exp(-|z|) in [0, 1]):
         # whatever numpy's error settings, as diffprivlib's own loss
         with np.errstate(all="ignore"):
-            solution = lbfgs(shared)
+            solution, converged = newton(shared)
             # a problem the shared solve left with a gradient above its tolerance (stopped by
-            # the iteration limit or the relative decrease) is solved again alone by scipy's
+            # the iteration limit or the line search) is solved again alone by scipy's
             # L-BFGS-B as diffprivlib calls it, whose stopping there decides the model
-            _, gradient = shared.loss_gradient(solution, np.arange(shared.P))
-            for q in np.flatnonzero(~(np.abs(gradient).max(axis=1) <= shared.tol)):
+            for q in np.flatnonzero(~converged):
                 solution[q] = _solved_alone(shared, q)
         theta[start:start + shared.P] = solution
     classes = rows.classes[present]
