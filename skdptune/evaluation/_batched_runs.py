@@ -90,6 +90,9 @@ from ._fit import PreparedTemplate, fit_settings, fitting, instantiate, rows_of,
 
 __all__ = ["fit_runs", "run_accuracies"]
 
+#: Fewer problems in a pass than this: their Hessians are a matrix product each
+#: (:class:`_CurvatureProducts`)
+PAIRS_MIN_PROBLEMS = 8
 #: Newton's iteration stops once the largest gradient entry is below this share of ``tol``
 #: (diffprivlib's rule with a tenth of its threshold): its steps are long, and one that lands
 #: just below ``tol`` leaves the point up to ``||g|| / lambda`` from the minimiser, where
@@ -136,7 +139,7 @@ class _SharedRows:
         self.P, self.D = len(norms), X.shape[1] + 1
 
     def subset(self, keep):
-        """The problems ``keep`` (a boolean mask) only."""
+        """The problems ``keep`` (a boolean mask or a slice) only."""
         return _SharedRows(self.X, self.row_norms, self.clipped, self.norms[keep],
                            self.intercept[keep], self.labels, self.label_of[keep], self.weight,
                            self.quad[keep], self.linear[keep], self.tol[keep],
@@ -150,8 +153,8 @@ class _SharedRows:
         a block stay in the core's cache: the pass is bound by the elementwise exponentials,
         not by memory traffic); each block's margins, terms and gradient are computed and
         summed before the next block is read. A Hessian's data term is one matrix product
-        for all problems of a block: the rows' pairwise products (:func:`_pairs`) times the
-        problems' curvatures ``expit(z) (1 - expit(z))``.
+        for all problems of a block (:class:`_CurvatureProducts` of the problems' curvatures
+        ``expit(z) (1 - expit(z))``).
         """
         loss, grad = np.zeros(len(idx)), np.zeros((len(idx), self.D))
         H = np.zeros((len(idx), self.D, self.D)) if hessian else None
@@ -163,16 +166,16 @@ class _SharedRows:
                 at = np.flatnonzero((norms == key[0]) & (intercept == key[1]))
                 X, Wt, labels = self.clipped[key], W[at].T, self.label_of[idx[at]]
                 block_loss, block_grad = np.zeros(len(at)), np.zeros((self.D, len(at)))
-                block_pairs = np.zeros((len(_pairs(X[:1])[0]), len(at))) if hessian else None
+                products = _CurvatureProducts(self.D, len(at)) if hessian else None
                 for rows in _blocks(len(X), len(at)):
                     raw = X[rows] @ Wt  # (block rows, problems)
                     residual, curvature = self._terms(raw, rows, labels, block_loss, hessian)
                     block_grad += X[rows].T @ residual
                     if hessian:
-                        block_pairs += _pairs(X[rows]).T @ curvature
+                        products.add(X[rows], curvature)
                 loss[at], grad[at] = block_loss, block_grad.T
                 if hessian:
-                    H[at] = _symmetric(block_pairs.T, self.D)
+                    H[at] = products.matrices()
         loss *= self.weight
         grad *= self.weight
         quad, linear = self.quad[idx], self.linear[idx]
@@ -194,9 +197,10 @@ class _SharedRows:
         intercept, norms, labels = self.intercept[idx], self.norms[idx], self.label_of[idx]
         Wt, offset = W[:, :d].T, np.where(intercept, W[:, d] * INTERCEPT_COLUMN, 0.0)
         grad_t = np.zeros((d, len(idx)))
-        if H is not None:  # the weights' block, their cross terms with the intercept's
-            weight_pairs, cross = np.zeros((d * (d + 1) // 2, len(idx))), np.zeros((d, len(idx)))
-            own = np.zeros(len(idx))  # and the intercept's own curvature
+        if H is not None:  # the weights' products, their cross terms with the intercept's,
+            # and the intercept's own curvature
+            products = _CurvatureProducts(d, len(idx))
+            cross, own = np.zeros((d, len(idx))), np.zeros(len(idx))
         for rows in _blocks(len(self.X), len(idx)):
             scale = np.minimum(self.row_norms[rows, None], norms[None, :])
             raw = self.X[rows] @ Wt
@@ -211,12 +215,12 @@ class _SharedRows:
                 curvature *= scale
                 cross += self.X[rows].T @ curvature
                 curvature *= scale
-                weight_pairs += _pairs(self.X[rows]).T @ curvature
+                products.add(self.X[rows], curvature)
         grad[:, d] = np.where(intercept, grad[:, d] * INTERCEPT_COLUMN, 0.0)
         grad[:, :d] = grad_t.T
         if H is not None:
             column = np.where(intercept, INTERCEPT_COLUMN, 0.0)
-            H[:, :d, :d] = _symmetric(weight_pairs.T, d)
+            H[:, :d, :d] = products.matrices()
             H[:, :d, d] = H[:, d, :d] = cross.T * column[:, None]
             H[:, d, d] = own * column ** 2
 
@@ -235,20 +239,35 @@ class _SharedRows:
         return residual, p * (1.0 - p)
 
 
-def _pairs(X):
-    """The products ``x_j x_k`` (``j <= k``, :func:`numpy.triu_indices` order) of every row of
-    ``X``: ``X.T diag(s) X`` of any curvatures ``s`` is ``_pairs(X).T @ s`` unpacked."""
-    j, k = np.triu_indices(X.shape[1])
-    return X[:, j] * X[:, k]
+class _CurvatureProducts:
+    """The sums ``X.T diag(s_p) X`` ``(P, D, D)`` over blocks of rows ``X`` ``(rows, D)``, for
+    every column ``s_p`` of the blocks' curvatures ``(rows, P)``.
 
+    For many problems, one matrix product per block, the rows' pairwise products ``x_j x_k``
+    (``j <= k``) times the curvatures, summed packed and unpacked once; for a few (fewer than
+    :data:`PAIRS_MIN_PROBLEMS`, where forming the pairs would cost more than the products), a
+    product per problem.
+    """
 
-def _symmetric(pairs, D):
-    """The symmetric ``(P, D, D)`` matrices whose upper triangles are ``pairs`` ``(P, ...)``."""
-    j, k = np.triu_indices(D)
-    H = np.zeros((len(pairs), D, D))
-    H[:, j, k] = pairs
-    H[:, k, j] = pairs
-    return H
+    def __init__(self, D, P):
+        self.pairs = P >= PAIRS_MIN_PROBLEMS
+        self.j, self.k = np.triu_indices(D)
+        self.sums = np.zeros((len(self.j), P) if self.pairs else (P, D, D))
+
+    def add(self, X, curvature):
+        if self.pairs:
+            self.sums += (X[:, self.j] * X[:, self.k]).T @ curvature
+        else:
+            self.sums += (X.T[None] * curvature.T[:, None, :]) @ X
+
+    def matrices(self):
+        if not self.pairs:
+            return self.sums
+        D = self.j[-1] + 1
+        H = np.empty((self.sums.shape[1], D, D))
+        H[:, self.j, self.k] = self.sums.T
+        H[:, self.k, self.j] = self.sums.T
+        return H
 
 
 def _one_value(values) -> bool:
@@ -485,11 +504,11 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
     owner, n_problems = problems["run"], len(problems["run"])
     chunk = max(1, CHUNK_BYTES // (8 * m))
     theta = np.empty((n_problems, d + 1))
+    every = _SharedRows(units, row_norms, clipped, problems["norm"], problems["intercept"],
+                        label_array, problems["label"], 1.0 / m, problems["quad"],
+                        problems["linear"], problems["tol"], problems["max_iter"])
     for start in range(0, n_problems, chunk):
-        part = {key: values[start:start + chunk] for key, values in problems.items()}
-        shared = _SharedRows(units, row_norms, clipped, part["norm"], part["intercept"],
-                             label_array, part["label"], 1.0 / m, part["quad"], part["linear"],
-                             part["tol"], part["max_iter"])
+        shared = every.subset(slice(start, start + chunk))
         # the margins' exponentials under- and overflow harmlessly (exp(-|z|) in [0, 1]):
         # whatever numpy's error settings, as diffprivlib's own loss
         with np.errstate(all="ignore"):

@@ -62,9 +62,11 @@ def _assert_same_model(model, alone, X, atol):
 
 # -- the shared-rows problems: diffprivlib's objective, written out plainly ------------------
 @pytest.mark.parametrize("block_rows", [None, 16, 7])  # 7: a partial last block
-def test_shared_rows_objective_is_the_plain_one(monkeypatch, block_rows):
-    """Each problem's objective and gradient are diffprivlib's on its own clipped rows, in one
-    block of rows or summed over several (``block_rows``)."""
+@pytest.mark.parametrize("pairs_from", [1, 100])  # the Hessians from the rows' pairs, or not
+def test_shared_rows_objective_is_the_plain_one(monkeypatch, block_rows, pairs_from):
+    """Each problem's objective, gradient and Hessian are diffprivlib's on its own clipped rows,
+    in one block of rows or summed over several (``block_rows``)."""
+    monkeypatch.setattr(_batched_runs, "PAIRS_MIN_PROBLEMS", pairs_from)
     if block_rows is not None:
         monkeypatch.setattr(_batched_runs, "BLOCK_BYTES", 0)
         monkeypatch.setattr(_batched_runs, "MIN_BLOCK_ROWS", block_rows)
