@@ -122,6 +122,56 @@ def test_shared_rows_objective_is_the_plain_one(monkeypatch, block_rows, pairs_f
     np.testing.assert_allclose(sub_grad, grad[keep], rtol=1e-13, atol=1e-16)
 
 
+@pytest.mark.parametrize("clipped", [True, False])
+def test_hessians_are_summed_over_evenly_spaced_blocks_of_rows(monkeypatch, clipped):
+    """Beyond HESSIAN_ROWS rows a pass sums the Hessians over every k-th block of rows only,
+    scaled to all rows; the objective and the gradient stay sums over every row."""
+    monkeypatch.setattr(_batched_runs, "BLOCK_BYTES", 0)
+    monkeypatch.setattr(_batched_runs, "MIN_BLOCK_ROWS", 16)
+    monkeypatch.setattr(_batched_runs, "HESSIAN_ROWS", 32)  # 5 blocks of 16: blocks 0, 2, 4
+    rng = np.random.RandomState(2)
+    X, y = _data(n=80)
+    labels = (y == 1).astype(float)[:, None]
+    P, D = 3, X.shape[1] + 1
+    quad, linear = rng.uniform(0.01, 1, (P, D)), rng.normal(size=(P, D))
+    W = rng.normal(size=(P, D))
+    row_norms = np.linalg.norm(X, axis=1)
+    design = np.hstack([clip_to_norm(X, 1.0), np.ones((80, 1))])
+    problems = _SharedRows(X / row_norms[:, None], row_norms,
+                           {(1.0, True): design} if clipped else None, np.ones(P),
+                           np.ones(P, bool), labels, np.zeros(P, int), 1.0 / 80, quad, linear,
+                           np.full(P, 1e-4), np.full(P, 100, int))
+    loss, grad, H = problems.loss_gradient(W, np.arange(P), hessian=True)
+    np.testing.assert_allclose(loss, problems.loss_gradient(W, np.arange(P))[0], rtol=1e-12)
+    sampled = np.r_[0:16, 32:48, 64:80]
+    for p in range(P):
+        z = design[sampled] @ W[p]
+        curvature = 1 / (1 + np.exp(-z)) / (1 + np.exp(z))
+        plain = (design[sampled].T @ (design[sampled] * curvature[:, None]) / len(sampled)
+                 + np.diag(quad[p]))
+        np.testing.assert_allclose(H[p], plain, rtol=1e-10, atol=1e-13)
+        z = design @ W[p]
+        plain_grad = design.T @ (1 / (1 + np.exp(-z)) - labels[:, 0]) / 80 + quad[p] * W[p] \
+            + linear[p]
+        np.testing.assert_allclose(grad[p], plain_grad, rtol=1e-10, atol=1e-12)
+
+
+def test_runs_with_hessians_of_a_few_rows_are_diffprivlib_fits(monkeypatch):
+    """Hessians from a sixth of the rows only steer the steps: converged runs are the
+    one-by-one fits."""
+    monkeypatch.setattr(_batched_runs, "BLOCK_BYTES", 0)
+    monkeypatch.setattr(_batched_runs, "MIN_BLOCK_ROWS", 16)
+    monkeypatch.setattr(_batched_runs, "HESSIAN_ROWS", 16)
+    X, y = _data(n=400)
+    padding = make_padding(X, y, np.arange(2))
+    train = np.arange(0, 400, 2)
+    templates, seeds = _templates(tol=1e-10, max_iter=1000), [11, 22, 33, 44, 55]
+    for template, seed, model in zip(templates, seeds, fit_runs(templates, seeds, X, y, train,
+                                                               padding, 0.7), strict=True):
+        _assert_same_model(model, _one_by_one(template, seed, X, y, train, padding), X,
+                           atol=2e-3)
+
+
 def test_many_clipping_norms_share_one_copy_of_the_rows(monkeypatch):
     """A continuous data_norm gives every run its own norm: beyond CLIPPED_BYTES no clipped
     copy per norm, the clipping a factor per row."""
