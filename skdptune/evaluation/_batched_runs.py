@@ -562,7 +562,9 @@ def run_accuracies(models, X_val, y_val):
     prediction equals the label -- with ``predict``'s arithmetic up to the rounding of the
     product: decision values ``X_val @ coef_.T + intercept_`` in float64 (as ``predict``
     computes them for float64, float32 or integer rows), their sign or ``argmax``, then
-    ``classes_``. Only the product is shared by all runs; its last bits can differ from one
+    ``classes_`` (two classes shared by the runs: the products' transpose, whose sign picks
+    for every run at once which rows' labels it predicts). Only the product is shared by all
+    runs; its last bits can differ from one
     run's own matrix-vector product, so a prediction whose decision value is within rounding
     of 0 can differ from ``predict``'s (a run's utilities still depend on its own model and
     the rows only). Returns ``None`` where ``predict`` would compute otherwise -- a run that is
@@ -593,6 +595,13 @@ def run_accuracies(models, X_val, y_val):
         chunk = fitted[start:start + per_chunk]
         coef = np.concatenate([m.coef_ for m in chunk])
         intercept = np.concatenate([np.broadcast_to(m.intercept_, (k,)) for m in chunk])
+        classes = chunk[0].classes_
+        if k == 1 and all(np.array_equal(m.classes_, classes) for m in chunk):
+            # two classes, the same for every run: a run's prediction is the second class
+            # where its decision value is positive, and right where the label is that class
+            decision = coef @ X_val.T + intercept[:, None]
+            utilities.extend(np.where(decision > 0, y_val == classes[1], y_val == classes[0]))
+            continue
         decision = X_val @ coef.T + intercept
         for j, model in enumerate(chunk):
             indices = predicted_indices(decision[:, j * k:(j + 1) * k])
