@@ -101,6 +101,11 @@ def test_shared_rows_objective_is_the_plain_one(monkeypatch, block_rows, pairs_f
         np.testing.assert_allclose(with_hessian[0], loss, rtol=1e-12)
         np.testing.assert_allclose(with_hessian[1], grad, rtol=1e-10, atol=1e-12)
         hessians.append(with_hessian[2])
+        # where every problem starts: one pass per setting, the same values
+        for shared, plain in zip(kind.at_zero(), kind.loss_gradient(np.zeros((P, D)),
+                                                                   np.arange(P), hessian=True),
+                                 strict=True):
+            np.testing.assert_allclose(shared, plain, rtol=1e-12, atol=1e-15)
     for p in range(P):
         design = np.hstack([clip_to_norm(X, norms[p]), np.full((80, 1), float(intercept[p]))])
         z = design @ W[p]
