@@ -11,11 +11,11 @@ its own Newton iteration, line search and stopping rule; a pass over the rows is
 product for all runs of a (``data_norm``, ``fit_intercept``) setting (``rows x features`` times
 ``features x runs``), on the rows clipped once per setting -- or, when the settings are many (a
 continuous ``data_norm``), one product for all runs with each run's clipping a factor per row
-(:class:`_SharedRows`) --, and one more for their Hessians (the pairwise products of at most
-about :data:`HESSIAN_ROWS` rows, evenly spaced blocks of them, times every run's curvatures:
-the Hessian only steers the steps). The rows are never copied per run, and a pass reads them
-in blocks that keep its ``rows x runs`` arrays in the core's cache. Newton's iteration needs
-about 6 to 7.5 passes per run where diffprivlib's L-BFGS, run in lockstep, needed 21 (credit, churn)
+(:class:`_SharedRows`) --, and one more for their Hessians (the pairwise products of about
+:data:`HESSIAN_ROWS` rows, evenly spaced blocks of them, times every run's curvatures: the
+Hessian only steers the steps). The rows are never copied per run, and a pass reads them in
+blocks that keep its ``rows x runs`` arrays in the core's cache. Newton's iteration needs about
+6 to 7.5 passes per run where diffprivlib's L-BFGS, run in lockstep, needed 21 (credit, churn)
 to 40 (Adult) in the default search.
 
 **What a run releases is unchanged.** Its model is the ``LogisticRegression`` instance the
@@ -92,7 +92,7 @@ from ._fit import PreparedTemplate, fit_settings, fitting, instantiate, rows_of,
 
 __all__ = ["fit_runs", "run_accuracies"]
 
-#: The Hessians of a pass are summed over at least this many of its rows
+#: The Hessians of a pass are summed over about this many of its rows (or all)
 #: (:class:`_CurvatureProducts`): on churn (5,282 rows, 33 coefficients) 1024 took 8.5
 #: passes per run and 4096 6.3, each pass with its Hessian three times a gradient's
 HESSIAN_ROWS = 1024
@@ -274,10 +274,11 @@ class _CurvatureProducts:
     """The sums ``X.T diag(s_p) X`` ``(P, D, D)`` over the blocks of rows ``X`` ``(rows, D)`` of
     a pass, for every column ``s_p`` of the blocks' curvatures ``(rows, P)``.
 
-    Only over the rows of every :meth:`sampled` block, scaled by :attr:`scale` to all rows: at
-    least :data:`HESSIAN_ROWS` rows, blocks evenly spaced in the rows' order (a fixed choice:
-    never read from the rows' values). The Hessians only steer Newton's steps; the gradients
-    and objectives that accept a step and stop the iteration are summed over every row.
+    Only over the rows of every :meth:`sampled` block, scaled by :attr:`scale` to all rows:
+    about :data:`HESSIAN_ROWS` rows or more, blocks evenly spaced in the rows' order (a fixed
+    choice: never read from the rows' values). The Hessians only steer Newton's steps; the
+    gradients and objectives that accept a step and stop the iteration are summed over every
+    row.
 
     For many problems, one matrix product per block, the rows' pairwise products ``x_j x_k``
     (``j <= k``) times the curvatures, summed packed and unpacked once; for a few (fewer than
@@ -329,9 +330,10 @@ def newton(problems, *, c1=1e-4, tries=30):
 
     Every problem starts at zero, as diffprivlib's L-BFGS, and stops with diffprivlib's rule,
     largest gradient entry ``<= tol`` (times :data:`NEWTON_TOL_SHARE`), or after ``max_iter``
-    iterations. An iteration solves
-    its own Newton system (the objective's exact Hessian: the loss's curvature plus the ridge
-    on every coordinate, positive definite) and backtracks (halving) until the step decreases
+    iterations. An iteration solves its own Newton system -- the objective's Hessian, the
+    loss's curvature summed over about :data:`HESSIAN_ROWS` of the rows
+    (:class:`_CurvatureProducts`) plus the ridge on every coordinate, positive definite --
+    and backtracks (halving) until the step decreases
     the objective enough (Armijo, ``c1``) or halves the gradient's norm (where the decrease is
     below the objective's rounding); a problem that finds no such step within ``tries`` stops,
     unconverged. Every evaluation is one shared pass over the rows (gradient and Hessian of
