@@ -6,14 +6,17 @@ validation part. Every run fits *the same rows*; runs differ only in their setti
 ``data_norm``, ``epsilon`` ...) and their noise. Fitted one by one, a run on a few thousand rows
 costs mostly diffprivlib's and scipy's fixed costs (validation, a Python-level L-BFGS loop), and
 a search with many runs is thousands of them. Here the runs' objectives -- each exactly
-diffprivlib's (:mod:`._batched`) -- are minimised together by :func:`~._batched.lbfgs`, every
-run with its own memory, line search and stopping rules; a pass over the rows is one matrix
+diffprivlib's (:mod:`._batched`) -- are minimised together by :func:`newton`, every run with
+its own Newton iteration, line search and stopping rule; a pass over the rows is one matrix
 product for all runs of a (``data_norm``, ``fit_intercept``) setting (``rows x features`` times
 ``features x runs``), on the rows clipped once per setting -- or, when the settings are many (a
 continuous ``data_norm``), one product for all runs with each run's clipping a factor per row
-(:class:`_SharedRows`). The rows are never copied per run, and a pass reads them in blocks
-that keep its ``rows x runs`` arrays in the core's cache (the pass is bound by the loss's
-exponentials: the blocks halved the time of ``n_iter=1000`` on Adult).
+(:class:`_SharedRows`) --, and one more for their Hessians (the pairwise products of about
+:data:`HESSIAN_ROWS` rows, evenly spaced blocks of them, times every run's curvatures: the
+Hessian only steers the steps). The rows are never copied per run, and a pass reads them in
+blocks that keep its ``rows x runs`` arrays in the core's cache. Newton's iteration needs about
+6 to 7.5 passes per run where diffprivlib's L-BFGS, run in lockstep, needed 21 (credit, churn)
+to 40 (Adult) in the default search.
 
 **What a run releases is unchanged.** Its model is the ``LogisticRegression`` instance the
 one-by-one path would fit (the same :func:`~._fit.instantiate`: the same parameters, seed and
@@ -23,9 +26,10 @@ epsilon scale), with the fitted attributes diffprivlib's ``fit`` sets (``classes
 diffprivlib's ``fit`` charges it. The coefficients minimise the same objective with the same
 noise -- drawn by diffprivlib's ``Vector`` mechanism from the generator the one-by-one fit would
 use (the same seed when the search is seeded, diffprivlib's secure generator otherwise) -- so
-they equal the one-by-one model's up to the optimiser's tolerance, with the same stopping rules
+they equal the one-by-one model's up to the optimiser's tolerance
 (tests/evaluation/test_batched_runs.py): both optimisers stop once the gradient is below
-``tol``, at points about that far apart (at diffprivlib's default ``tol = 1e-4`` the two
+``tol`` -- Newton's iteration once it is below a tenth of it (:data:`NEWTON_TOL_SHARE`) --, at
+points about that far apart (at diffprivlib's default ``tol = 1e-4`` the two
 models' predictions agreed on at least 99.5 % of the rows in the trials measured,
 docs/random_search.md section 2.1; runs with ``tol`` above ``1e-3`` are fitted one by one,
 :func:`skdptune.evaluation._holdout._batchable`). The Laplace noise of the score and the
@@ -34,20 +38,25 @@ utilities -- but for accuracy, where :func:`run_accuracies` computes ``predict``
 values of all runs in one matrix product.
 
 **Privacy.** The argument of :mod:`._holdout` is untouched: a run is a DP fit of the train rows
-(objective perturbation, whose guarantee, as diffprivlib's, is stated for the minimiser that
-both solvers approximate with the same stopping rules) and a noisy score of the validation rows.
+(objective perturbation, whose guarantee, as diffprivlib's, is stated for the exact minimiser
+of the run's objective) and a noisy score of the validation rows. Which optimiser approximates
+the minimiser is no part of the guarantee: diffprivlib's L-BFGS and the Newton iteration here
+both release a deterministic function of the rows and the run's own noise, a point whose
+gradient is below ``tol`` and so, the objective being ``lambda``-strongly convex (its ridge
+plus the mechanism's ``delta``, on every coordinate), within ``sqrt(D) tol / lambda`` of that
+minimiser -- the idealisation of analysing the minimiser is the one-by-one path's as well.
 The repetition's analysis needs runs independent given the data. Every problem's iterates,
-line search and stopping read its own noise and objective only, and a column of
+Hessians, line search and stopping read its own noise and objective only, and a column of
 :func:`run_accuracies`'s product is one run's decision values; runs meet only in the rounding
 of shared matrix products, whose order of summation follows the arrays' shapes (which problems
 are still running) -- a coupling at the level of the last bit, the same idealisation as
 analysing the minimiser rather than the optimiser's approximation of it.
 
 **Where the shared solve stops short.** A problem whose gradient is still above its tolerance
-after the shared solve -- it stopped at the iteration limit or on the relative decrease -- is
-solved again alone by ``scipy.optimize.fmin_l_bfgs_b`` with diffprivlib's settings, on the
-same objective: where the optimiser's stopping decides the model, it is the optimiser
-diffprivlib uses that decides it. (Every objective has a ridge on every coordinate, the
+after the shared solve -- it stopped at the iteration limit or found no acceptable step -- is
+solved again alone, from zero, by ``scipy.optimize.fmin_l_bfgs_b`` with diffprivlib's
+settings, on the same objective: where the optimiser's stopping decides the model, it is the
+optimiser diffprivlib uses that decides it. (Every objective has a ridge on every coordinate, the
 intercept's included -- :func:`skdptune.estimators.sound_fitting` -- so each has a unique
 minimiser.)
 
@@ -61,6 +70,7 @@ same outputs). Everything here runs inside :func:`skdptune._private.silenced`.
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 from diffprivlib.validation import clip_to_norm
@@ -70,7 +80,6 @@ from .._private import LEAKS
 from ..estimators.models import INTERCEPT_COLUMN
 from ._batched import (
     _Rows,
-    lbfgs,
     logistic_terms,
     model_rows,
     perturbation,
@@ -83,6 +92,18 @@ from ._fit import PreparedTemplate, fit_settings, fitting, instantiate, rows_of,
 
 __all__ = ["fit_runs", "run_accuracies"]
 
+#: The Hessians of a pass are summed over about this many of its rows (or all)
+#: (:class:`_CurvatureProducts`): on churn (5,282 rows, 33 coefficients) 1024 took 8.5
+#: passes per run and 4096 6.3, each pass with its Hessian three times a gradient's
+HESSIAN_ROWS = 1024
+#: Fewer problems in a pass than this: their Hessians are a matrix product each
+#: (:class:`_CurvatureProducts`)
+PAIRS_MIN_PROBLEMS = 8
+#: Newton's iteration stops once the largest gradient entry is below this share of ``tol``
+#: (diffprivlib's rule with a tenth of its threshold): its steps are long, and one that lands
+#: just below ``tol`` leaves the point up to ``||g|| / lambda`` from the minimiser, where
+#: L-BFGS's shorter last steps usually stop nearer (a step further cost 7 % more passes)
+NEWTON_TOL_SHARE = 0.1
 #: Upper bound on the bytes of one ``rows x runs`` array of a pass: the runs are solved in
 #: chunks of at most this many (rows x runs) entries (a pass holds a few such arrays).
 CHUNK_BYTES = 32 * 2**20
@@ -124,71 +145,172 @@ class _SharedRows:
         self.P, self.D = len(norms), X.shape[1] + 1
 
     def subset(self, keep):
-        """The problems ``keep`` (a boolean mask) only."""
+        """The problems ``keep`` (a boolean mask or a slice) only."""
         return _SharedRows(self.X, self.row_norms, self.clipped, self.norms[keep],
                            self.intercept[keep], self.labels, self.label_of[keep], self.weight,
                            self.quad[keep], self.linear[keep], self.tol[keep],
                            self.max_iter[keep])
 
-    def loss_gradient(self, W, idx):
-        """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``.
+    def loss_gradient(self, W, idx, hessian=False):
+        """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``;
+        with ``hessian``, also the Hessians ``(len(idx), D, D)``.
 
         The rows are taken in blocks (:func:`_blocks`: the ``rows x problems`` arrays of
         a block stay in the core's cache: the pass is bound by the elementwise exponentials,
         not by memory traffic); each block's margins, terms and gradient are computed and
-        summed before the next block is read.
+        summed before the next block is read. A Hessian's data term is one matrix product
+        for all problems of a block (:class:`_CurvatureProducts` of the problems' curvatures
+        ``expit(z) (1 - expit(z))``).
         """
         loss, grad = np.zeros(len(idx)), np.zeros((len(idx), self.D))
+        H = np.zeros((len(idx), self.D, self.D)) if hessian else None
         if self.clipped is None:
-            self._pass_scaled(W, idx, loss, grad)
+            self._pass_scaled(W, idx, loss, grad, H)
         else:
             norms, intercept = self.norms[idx], self.intercept[idx]
             for key in set(zip(norms.tolist(), intercept.tolist(), strict=True)):
                 at = np.flatnonzero((norms == key[0]) & (intercept == key[1]))
                 X, Wt, labels = self.clipped[key], W[at].T, self.label_of[idx[at]]
                 block_loss, block_grad = np.zeros(len(at)), np.zeros((self.D, len(at)))
-                for rows in _blocks(len(X), len(at)):
+                blocks = _blocks(len(X), len(at))
+                products = _CurvatureProducts(self.D, len(at), blocks) if hessian else None
+                for b, rows in enumerate(blocks):
                     raw = X[rows] @ Wt  # (block rows, problems)
-                    residual = self._terms(raw, rows, labels, block_loss)
+                    sampled = hessian and products.sampled(b)
+                    residual, curvature = self._terms(raw, rows, labels, block_loss, sampled)
                     block_grad += X[rows].T @ residual
+                    if sampled:
+                        products.add(X[rows], curvature)
                 loss[at], grad[at] = block_loss, block_grad.T
+                if hessian:
+                    H[at] = products.matrices()
         loss *= self.weight
         grad *= self.weight
         quad, linear = self.quad[idx], self.linear[idx]
         grad += quad * W + linear
         loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
-        return loss, grad
+        if H is None:
+            return loss, grad
+        H *= self.weight
+        H[:, np.arange(self.D), np.arange(self.D)] += quad
+        return loss, grad, H
 
-    def _pass_scaled(self, W, idx, loss, grad):
+    def at_zero(self):
+        """:meth:`loss_gradient` with the Hessians at ``W = 0``, where every problem starts.
+
+        There every margin is 0, so the data terms depend on a problem's setting (clipping,
+        intercept, positive class) only: one pass over one problem of each setting, without
+        its quadratic and linear terms, which are then added per problem (at zero the
+        objective is the data term alone)."""
+        settings = list(zip(self.norms.tolist(), self.intercept.tolist(),
+                            self.label_of.tolist(), strict=True))
+        index = {setting: k for k, setting in enumerate(dict.fromkeys(settings))}
+        of = np.array([index[setting] for setting in settings])
+        first = np.zeros(self.P, dtype=bool)
+        first[np.unique(of, return_index=True)[1]] = True  # in index order
+        data = self.subset(first)
+        data.quad, data.linear = np.zeros_like(data.quad), np.zeros_like(data.linear)
+        loss, grad, H = data.loss_gradient(np.zeros((data.P, self.D)), np.arange(data.P),
+                                           hessian=True)
+        H = H[of]
+        H[:, np.arange(self.D), np.arange(self.D)] += self.quad
+        return loss[of], grad[of] + self.linear, H
+
+    def _pass_scaled(self, W, idx, loss, grad, H=None):
         """The loss terms with every problem's clipping applied as a factor per row: the row
         clipped to ``c`` is ``x min(1, c / ||x||) = u min(||x||, c)`` with ``u`` the row
         scaled to unit norm (``X`` holds ``u``; a zero row, or one whose norm overflows --
-        ``clip_to_norm`` divides it by infinity -- is zero), so no product overflows."""
+        ``clip_to_norm`` divides it by infinity -- is zero), so no product overflows.
+        ``H``: the Hessians' data terms, filled when given."""
         d = self.D - 1
         intercept, norms, labels = self.intercept[idx], self.norms[idx], self.label_of[idx]
         Wt, offset = W[:, :d].T, np.where(intercept, W[:, d] * INTERCEPT_COLUMN, 0.0)
         grad_t = np.zeros((d, len(idx)))
-        for rows in _blocks(len(self.X), len(idx)):
+        blocks = _blocks(len(self.X), len(idx))
+        if H is not None:  # the weights' products, their cross terms with the intercept's,
+            # and the intercept's own curvature
+            products = _CurvatureProducts(d, len(idx), blocks)
+            cross, own = np.zeros((d, len(idx))), np.zeros(len(idx))
+        for b, rows in enumerate(blocks):
             scale = np.minimum(self.row_norms[rows, None], norms[None, :])
             raw = self.X[rows] @ Wt
             raw *= scale
             raw += offset
-            residual = self._terms(raw, rows, labels, loss)
+            sampled = H is not None and products.sampled(b)
+            residual, curvature = self._terms(raw, rows, labels, loss, sampled)
             grad[:, d] += residual.sum(axis=0)
             residual *= scale
             grad_t += self.X[rows].T @ residual
+            if sampled:
+                own += curvature.sum(axis=0)
+                curvature *= scale
+                cross += self.X[rows].T @ curvature
+                curvature *= scale
+                products.add(self.X[rows], curvature)
         grad[:, d] = np.where(intercept, grad[:, d] * INTERCEPT_COLUMN, 0.0)
         grad[:, :d] = grad_t.T
+        if H is not None:
+            column = np.where(intercept, INTERCEPT_COLUMN, 0.0)
+            H[:, :d, :d] = products.matrices()
+            H[:, :d, d] = H[:, d, :d] = products.scale * cross.T * column[:, None]
+            H[:, d, d] = products.scale * own * column ** 2
 
-    def _terms(self, raw, rows, labels, loss):
+    def _terms(self, raw, rows, labels, loss, curvature=False):
         """Adds to ``loss`` the unweighted loss sums of the rows ``rows`` from their margins
         ``raw`` ``(rows, problems)`` (overwritten) under the label columns ``labels``, and
-        returns the residuals ``expit(raw) - y``."""
+        returns the residuals ``expit(raw) - y`` and, with ``curvature``, the second
+        derivatives ``expit(raw) (1 - expit(raw))`` (else ``None``)."""
         y = self.labels[rows, labels[0], None] if _one_value(labels) \
             else self.labels[rows][:, labels]
         terms, residual = logistic_terms(raw, y)
         loss += terms.sum(axis=0)
-        return residual
+        if not curvature:
+            return residual, None
+        p = residual + y
+        return residual, p * (1.0 - p)
+
+
+class _CurvatureProducts:
+    """The sums ``X.T diag(s_p) X`` ``(P, D, D)`` over the blocks of rows ``X`` ``(rows, D)`` of
+    a pass, for every column ``s_p`` of the blocks' curvatures ``(rows, P)``.
+
+    Only over the rows of every :meth:`sampled` block, scaled by :attr:`scale` to all rows:
+    about :data:`HESSIAN_ROWS` rows or more, blocks evenly spaced in the rows' order (a fixed
+    choice: never read from the rows' values). The Hessians only steer Newton's steps; the
+    gradients and objectives that accept a step and stop the iteration are summed over every
+    row.
+
+    For many problems, one matrix product per block, the rows' pairwise products ``x_j x_k``
+    (``j <= k``) times the curvatures, summed packed and unpacked once; for a few (fewer than
+    :data:`PAIRS_MIN_PROBLEMS`, where forming the pairs would cost more than the products), a
+    product per problem.
+    """
+
+    def __init__(self, D, P, blocks):
+        self.pairs = P >= PAIRS_MIN_PROBLEMS
+        self.j, self.k = np.triu_indices(D)
+        self.sums = np.zeros((len(self.j), P) if self.pairs else (P, D, D))
+        size = blocks[0].stop - blocks[0].start
+        self.stride = max(1, len(blocks) // math.ceil(HESSIAN_ROWS / size))
+        self.scale = blocks[-1].stop / sum(b.stop - b.start for b in blocks[::self.stride])
+
+    def sampled(self, b) -> bool:
+        return b % self.stride == 0
+
+    def add(self, X, curvature):
+        if self.pairs:
+            self.sums += (X[:, self.j] * X[:, self.k]).T @ curvature
+        else:
+            self.sums += (X.T[None] * curvature.T[:, None, :]) @ X
+
+    def matrices(self):
+        if not self.pairs:
+            return self.scale * self.sums
+        D = self.j[-1] + 1
+        H = np.empty((self.sums.shape[1], D, D))
+        H[:, self.j, self.k] = self.scale * self.sums.T
+        H[:, self.k, self.j] = H[:, self.j, self.k]
+        return H
 
 
 def _one_value(values) -> bool:
@@ -200,6 +322,58 @@ def _blocks(m, problems):
     :data:`MIN_BLOCK_ROWS` rows, so a pass over few problems is not a loop over tiny blocks)."""
     size = max(MIN_BLOCK_ROWS, BLOCK_BYTES // (8 * max(problems, 1)))
     return [slice(start, min(start + size, m)) for start in range(0, m, size)]
+
+
+def newton(problems, *, c1=1e-4, tries=30):
+    """Minimise every problem with its own Newton iteration, in lockstep: ``(P, D)`` points
+    and whether each converged.
+
+    Every problem starts at zero, as diffprivlib's L-BFGS, and stops with diffprivlib's rule,
+    largest gradient entry ``<= tol`` (times :data:`NEWTON_TOL_SHARE`), or after ``max_iter``
+    iterations. An iteration solves its own Newton system -- the objective's Hessian, the
+    loss's curvature summed over about :data:`HESSIAN_ROWS` of the rows
+    (:class:`_CurvatureProducts`) plus the ridge on every coordinate, positive definite --
+    and backtracks (halving) until the step decreases
+    the objective enough (Armijo, ``c1``) or halves the gradient's norm (where the decrease is
+    below the objective's rounding); a problem that finds no such step within ``tries`` stops,
+    unconverged. Every evaluation is one shared pass over the rows (gradient and Hessian of
+    the problems still running, :meth:`_SharedRows.loss_gradient`; at the start, one pass per
+    setting, :meth:`_SharedRows.at_zero`); what a problem's iterates read is its own objective
+    only.
+    """
+    x = np.zeros((problems.P, problems.D))
+    f, g, H = problems.at_zero()
+    tol = problems.tol * NEWTON_TOL_SHARE
+    converged = np.abs(g).max(axis=1) <= tol
+    running = ~converged
+    iterations = np.zeros(problems.P, dtype=int)
+    while True:
+        running &= ~converged & (iterations < problems.max_iter)
+        act = np.flatnonzero(running)
+        if not len(act):
+            return x, converged
+        gk = g[act]
+        direction = -np.linalg.solve(H[act], gk[:, :, None])[:, :, 0]
+        slope = np.einsum("pd,pd->p", gk, direction)
+        norm = np.linalg.norm(gk, axis=1)
+        step, pending = np.ones(len(act)), np.arange(len(act))
+        for _ in range(tries):
+            at = act[pending]
+            trial = x[at] + step[pending, None] * direction[pending]
+            f_try, g_try, H_try = problems.loss_gradient(trial, at, hessian=True)
+            accept = (np.isfinite(f_try) & np.isfinite(g_try).all(axis=1)
+                      & ((f_try <= f[at] + c1 * step[pending] * slope[pending])
+                         | (np.linalg.norm(g_try, axis=1) <= 0.5 * norm[pending])))
+            won = at[accept]
+            x[won], f[won], g[won], H[won] = trial[accept], f_try[accept], g_try[accept], \
+                H_try[accept]
+            pending = pending[~accept]
+            if not len(pending):
+                break
+            step[pending] *= 0.5
+        running[act[pending]] = False  # no acceptable step: stops unconverged
+        iterations[act] += 1
+        converged[act] = np.abs(g[act]).max(axis=1) <= tol[act]
 
 
 def _solved_alone(problems, q):
@@ -374,20 +548,19 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
     owner, n_problems = problems["run"], len(problems["run"])
     chunk = max(1, CHUNK_BYTES // (8 * m))
     theta = np.empty((n_problems, d + 1))
+    every = _SharedRows(units, row_norms, clipped, problems["norm"], problems["intercept"],
+                        label_array, problems["label"], 1.0 / m, problems["quad"],
+                        problems["linear"], problems["tol"], problems["max_iter"])
     for start in range(0, n_problems, chunk):
-        part = {key: values[start:start + chunk] for key, values in problems.items()}
-        shared = _SharedRows(units, row_norms, clipped, part["norm"], part["intercept"],
-                             label_array, part["label"], 1.0 / m, part["quad"], part["linear"],
-                             part["tol"], part["max_iter"])
+        shared = every.subset(slice(start, start + chunk))
         # the margins' exponentials under- and overflow harmlessly (exp(-|z|) in [0, 1]):
         # whatever numpy's error settings, as diffprivlib's own loss
         with np.errstate(all="ignore"):
-            solution = lbfgs(shared)
+            solution, converged = newton(shared)
             # a problem the shared solve left with a gradient above its tolerance (stopped by
-            # the iteration limit or the relative decrease) is solved again alone by scipy's
+            # the iteration limit or the line search) is solved again alone by scipy's
             # L-BFGS-B as diffprivlib calls it, whose stopping there decides the model
-            _, gradient = shared.loss_gradient(solution, np.arange(shared.P))
-            for q in np.flatnonzero(~(np.abs(gradient).max(axis=1) <= shared.tol)):
+            for q in np.flatnonzero(~converged):
                 solution[q] = _solved_alone(shared, q)
         theta[start:start + shared.P] = solution
     classes = rows.classes[present]
@@ -412,7 +585,9 @@ def run_accuracies(models, X_val, y_val):
     prediction equals the label -- with ``predict``'s arithmetic up to the rounding of the
     product: decision values ``X_val @ coef_.T + intercept_`` in float64 (as ``predict``
     computes them for float64, float32 or integer rows), their sign or ``argmax``, then
-    ``classes_``. Only the product is shared by all runs; its last bits can differ from one
+    ``classes_`` (two classes shared by the runs: the products' transpose, whose sign picks
+    for every run at once which rows' labels it predicts). Only the product is shared by all
+    runs; its last bits can differ from one
     run's own matrix-vector product, so a prediction whose decision value is within rounding
     of 0 can differ from ``predict``'s (a run's utilities still depend on its own model and
     the rows only). Returns ``None`` where ``predict`` would compute otherwise -- a run that is
@@ -443,6 +618,13 @@ def run_accuracies(models, X_val, y_val):
         chunk = fitted[start:start + per_chunk]
         coef = np.concatenate([m.coef_ for m in chunk])
         intercept = np.concatenate([np.broadcast_to(m.intercept_, (k,)) for m in chunk])
+        classes = chunk[0].classes_
+        if k == 1 and all(np.array_equal(m.classes_, classes) for m in chunk):
+            # two classes, the same for every run: a run's prediction is the second class
+            # where its decision value is positive, and right where the label is that class
+            decision = coef @ X_val.T + intercept[:, None]
+            utilities.extend(np.where(decision > 0, y_val == classes[1], y_val == classes[0]))
+            continue
         decision = X_val @ coef.T + intercept
         for j, model in enumerate(chunk):
             indices = predicted_indices(decision[:, j * k:(j + 1) * k])

@@ -1,0 +1,109 @@
+"""DPRandomSearchCV's defaults against GridSearchCV(cv=5): wall and CPU time, and what it chose.
+
+``python -m benchmarks.bench_speed [--tasks credit churn adult] [--reps 5] [--data PATH]``
+
+The library's default search (``E[K] = 2000`` batched runs fitted and scored on all rows,
+benchmarks/bench_suite.py's ``DEFAULT_SEARCH``) and GridSearchCV(cv=5) over the same 20
+candidates of the same diffprivlib estimator, n_jobs=1 (GridSearchCV under one BLAS thread, as
+skdptune runs its fits), in interleaved repetitions on the easy variant at total epsilon 2:
+the two fits of a repetition see the same load. Repetition ``r`` seeds the search with ``r``
+(a different number of runs ``K`` per repetition). Reported: the ratios of the wall-clock and
+CPU seconds (median [min, max] over the repetitions), and per repetition the candidate the
+search selected and its test accuracy, so that a change of the solver can be checked to leave
+the selections alone. Ratios only: absolute seconds depend on the machine and its load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+import numpy as np
+from sklearn.model_selection import GridSearchCV
+from threadpoolctl import threadpool_limits
+
+from benchmarks._common import DEFAULT_DATA, markdown_table, write_result
+from benchmarks._tasks import TASKS, default_params, search_grid
+from benchmarks.bench_suite import (
+    CROSSOVER_EPSILON,
+    DEFAULT_SEARCH,
+    make_search,
+    model,
+    priced_model,
+    split,
+    task_data,
+)
+
+
+def _timed(estimator, X, y, single_blas: bool) -> tuple[float, float]:
+    """``(wall, CPU)`` seconds of ``estimator.fit(X, y)``, optionally under one BLAS thread."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    with threadpool_limits(limits=1 if single_blas else None, user_api="blas"):
+        estimator.fit(X, y)
+    return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def measure(name: str, data_path: str, reps: int, max_rows: int | None = None) -> dict:
+    """Interleaved repetitions of the default search and GridSearchCV(cv=5) on task ``name``."""
+    data = task_data(name, data_path)
+    rows = TASKS[name].max_rows if max_rows is None else max_rows
+    X_train, X_test, y_train, y_test = split(data.features("easy"), data.y, 0, rows)
+    d = X_train.shape[1]
+    space, default = search_grid("easy", d), default_params("easy", d)
+    grid = GridSearchCV(priced_model(default, CROSSOVER_EPSILON, 0), space, cv=5, n_jobs=1)
+    entry = {"n_train": len(y_train), "wall": [], "cpu": [], "grid_wall": [], "grid_cpu": [],
+             "chosen": [], "test_accuracy": []}
+    for rep in range(reps):
+        search = make_search(DEFAULT_SEARCH, model(default, 1.0), space, CROSSOVER_EPSILON, rep)
+        wall, cpu = _timed(search, X_train, y_train, single_blas=False)
+        grid_wall, grid_cpu = _timed(grid, X_train, y_train, single_blas=True)
+        for key, value in (("wall", wall), ("cpu", cpu), ("grid_wall", grid_wall),
+                           ("grid_cpu", grid_cpu)):
+            entry[key].append(value)
+        entry["chosen"].append({k: float(v) for k, v in sorted(search.best_params_.items())})
+        entry["test_accuracy"].append(float(search.score(X_test, y_test)))
+    entry["load_average"], entry["cpus"] = os.getloadavg()[0], os.cpu_count()
+    return entry
+
+
+def _ratio(entry: dict, kind: str) -> str:
+    ratios = np.array(entry[kind]) / np.array(entry[f"grid_{kind}"])
+    return f"{np.median(ratios):.2f} [{ratios.min():.2f}, {ratios.max():.2f}]"
+
+
+def report(results: dict) -> str:
+    rows = [[name, e["n_train"], len(e["wall"]), f"{e['load_average']:.1f} / {e['cpus']}",
+             _ratio(e, "wall"), _ratio(e, "cpu"),
+             " ".join(f"{c['data_norm']:g}/{c['C']:g}" for c in e["chosen"]),
+             " ".join(f"{a:.4f}" for a in e["test_accuracy"])]
+            for name, e in results.items()]
+    header = ["task (easy)", "n_train", "reps", "load avg / CPUs",
+              "defaults / GridSearchCV(cv=5), wall", "same, CPU",
+              "chosen data_norm/C per repetition (seed)", "test accuracy per repetition"]
+    description = __doc__.split("\n\n")[2].replace("\n", " ")  # the docstring's third paragraph
+    return ("## DPRandomSearchCV's defaults against GridSearchCV(cv=5)\n\n" + description
+            + "\n\n" + markdown_table(header, rows) + "\n")
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", nargs="+", default=["credit", "churn", "adult"],
+                        choices=sorted(TASKS))
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--data", default=str(DEFAULT_DATA), help="path of adult.csv")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: adult, 2000 rows, one repetition")
+    args = parser.parse_args(argv)
+    tasks, reps, rows = (["adult"], 1, 2000) if args.quick else (args.tasks, args.reps, None)
+    name_out = "speed_quick" if args.quick else "speed"
+    results = {}
+    for name in tasks:
+        results[name] = measure(name, args.data, reps, rows)
+        print(f"[speed] {name}: {results[name]}", flush=True)
+        write_result(name_out, report(results), results)  # a run cut short keeps its tasks
+    print(report(results))
+
+
+if __name__ == "__main__":
+    main()
