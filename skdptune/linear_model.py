@@ -350,6 +350,13 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         positive definite with probability at least ``1 - 2 * FAILURE_PROBABILITY``, at the
         cost of :data:`EIGENVALUE_SHARE` of ``epsilon``. A number skips that release and its
         budget goes to the two others.
+    clip_predictions : bool, default=True
+        ``predict`` clips its predictions into ``bounds_y`` (when given): the fit clips every
+        target into them, so the model estimates a target in that range, and a prediction
+        outside it (a row far outside ``bounds_X``, extrapolated) is moved to the nearest end.
+        Post-processing of the private coefficients with public bounds: free. ``False``: the
+        plain linear model ``X @ coef_ + intercept_``. The rows themselves are never clipped
+        in ``predict`` (see Notes).
     random_state : int, RandomState instance or None, default=None
         Seeds the noise (diffprivlib's mechanisms). ``None`` draws it from a secure generator;
         an int makes fits reproducible -- for tests, not for production.
@@ -380,9 +387,13 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
 
     Notes
     -----
-    Prediction on new rows is post-processing of the private coefficients and needs no
-    clipping. Weighted fits are not supported (the sensitivities are per unweighted row), and
-    ``y`` must have one target.
+    Prediction on new rows is post-processing of the private coefficients and the public
+    bounds, free of privacy cost. It clips the predictions into ``bounds_y``
+    (``clip_predictions``), never the rows into ``bounds_X``: the box is a privacy device that
+    bounds one row's influence, and a linear model fitted inside a narrowed box extrapolates
+    beyond it better than it predicts at the box's edge (measured in docs/ssp_regressor.md,
+    "Predictions"). Weighted fits are not supported (the sensitivities are per unweighted
+    row), and ``y`` must have one target.
 
     The noisy system is made positive definite by the private ridge with probability at least
     ``1 - 2 * FAILURE_PROBABILITY``; otherwise the solve raises every eigenvalue below a
@@ -415,17 +426,19 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         "bounds_y": [tuple, None],
         "fit_intercept": ["boolean"],
         "alpha": [StrOptions({"adaptive"}), Interval(Real, 0, None, closed="left")],
+        "clip_predictions": ["boolean"],
         "random_state": ["random_state"],
         "accountant": [BudgetAccountant, None],
     }
 
     def __init__(self, *, epsilon=1.0, bounds_X=None, bounds_y=None, fit_intercept=True,
-                 alpha="adaptive", random_state=None, accountant=None):
+                 alpha="adaptive", clip_predictions=True, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.fit_intercept = fit_intercept
         self.alpha = alpha
+        self.clip_predictions = clip_predictions
         self.random_state = random_state
         # as diffprivlib's models: the default accountant is resolved (and stored) here; any
         # other value is stored as given and validated by fit
@@ -493,7 +506,8 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         return bounds_X, bounds_y
 
     def predict(self, X):
-        """Predict with the private linear model (post-processing: no privacy cost).
+        """Predict with the private linear model, clipped into ``bounds_y`` with
+        ``clip_predictions`` (post-processing with public bounds: no privacy cost).
 
         Parameters
         ----------
@@ -502,10 +516,15 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
+            ``X @ coef_ + intercept_``, clipped into ``bounds_y`` when ``clip_predictions``
+            and ``bounds_y`` is given.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
+        predictions = X @ self.coef_ + self.intercept_
+        if self.clip_predictions and self.bounds_y is not None:
+            predictions = np.clip(predictions, *check_bounds(self.bounds_y))
+        return predictions
 
     def score(self, X, y, sample_weight=None):
         """The coefficient of determination R^2 of ``predict(X)`` against ``y``.
