@@ -18,8 +18,7 @@ epsilon (tuning + returned model) 1, 2, 4 over several seeds: held-out test R^2 
   runs -- what a search gains by repetition rather than by tuning;
 * **DPGridSearchCV**, **DPRandomSearchCV** (over the grid's candidates) and **DPGIBOSearchCV**
   (over a box of the bounds), each with the library's defaults;
-* on request, two levers: DPGridSearchCV scored by the absolute error, and DPRandomSearchCV
-  with the settings its defaults resolve to where the runs are batched.
+* on request, a lever: DPGridSearchCV scored by the absolute error.
 
 Headline: the gap closed (X - D) / (L - D) where L - D is clear of the seeds' noise (as in the
 classification suite, ``benchmarks/bench_suite.py``), the drop below D, and each search
@@ -68,21 +67,21 @@ METHODS = {
     "random": "DPRandomSearchCV",
     "gibo": "DPGIBOSearchCV (box of the bounds)",
     "grid_mae": "DPGridSearchCV scored by the mean absolute error (a lever, not the default)",
-    "random_2000": "DPRandomSearchCV with n_iter=2000, validation_size=0 (its defaults where "
-                   "the runs are batched, not for SSPRegressor: a lever)",
 }
 #: the private searches, R1 first (it is built like them)
-SEARCHES = ("R1", "grid", "random", "gibo", "grid_mae", "random_2000")
+SEARCHES = ("R1", "grid", "random", "gibo", "grid_mae")
 #: the searches that tune (against R1 in their own table)
-TUNERS = ("grid", "random", "gibo", "grid_mae", "random_2000")
-#: the methods run by default (the levers only on request)
+TUNERS = ("grid", "random", "gibo", "grid_mae")
+#: the methods run by default (the lever only on request)
 DEFAULT_METHODS = ("D", "L", "R1", "grid", "random", "gibo")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
 DEFAULT_SEARCH = "random"
 TEST_SIZE = 0.25
 EPSILONS = (1.0, 2.0, 4.0)
-#: the diagnostics of clipped predictions (``clipped_predictions``): r2_clip_X and r2_clip_y
-CLIPPED = ("X", "y")
+#: the diagnostics of post-processed predictions (``diagnostic_predictions``): R^2 with the test
+#: rows clipped to the returned model's bounds_X (r2_clip_X) and of its plain linear predictions,
+#: unclipped (r2_unclipped)
+DIAGNOSTICS = ("r2_clip_X", "r2_unclipped")
 #: a search's ``privacy_spent_.epsilon`` may exceed the total by this relative rounding only
 EPSILON_SLACK = 1e-9
 
@@ -111,8 +110,6 @@ def make_search(method: str, default: dict, grid: dict, box: dict, total_epsilon
         return DPGridSearchCV(estimator, grid, scoring="neg_mean_absolute_error", **common)
     if method == "random":
         return DPRandomSearchCV(estimator, grid, **common)
-    if method == "random_2000":  # every run fitted and scored on all rows, 2000 of them
-        return DPRandomSearchCV(estimator, grid, n_iter=2000, validation_size=0, **common)
     if method == "gibo":
         return DPGIBOSearchCV(estimator, box, **common)
     raise ValueError(f"unknown search {method!r}; expected one of {SEARCHES}")
@@ -121,10 +118,10 @@ def make_search(method: str, default: dict, grid: dict, box: dict, total_epsilon
 def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, data, total: float,
                seed: int) -> dict:
     """Fit one method on the training rows: test R^2 and RMSE, its pick, its cost and the
-    seconds it took; and R^2 of the returned model's predictions post-processed with public
-    bounds (:func:`clipped_predictions`): the test rows clipped to its ``bounds_X``
-    (``r2_clip_X``), or the predictions clipped into the declared target range
-    (``r2_clip_y``)."""
+    seconds it took; and R^2 of the returned model's predictions otherwise post-processed
+    (:func:`diagnostic_predictions`): the test rows clipped to its ``bounds_X``
+    (``r2_clip_X``), or its predictions without the clipping into its ``bounds_y`` that
+    ``predict`` applies (``r2_unclipped``)."""
     default, grid = default_params(variant, data), search_grid(variant, data)
     start = time.perf_counter()
     spent = (float(total), 0.0)
@@ -147,23 +144,23 @@ def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, data
     # not fitted.score: a search given a scoring scores with it (grid_mae: the negative MAE)
     return {"r2": float(r2_score(y_test, predicted)),
             "rmse": float(np.sqrt(mean_squared_error(y_test, predicted))),
-            **{f"r2_clip_{part}": float(r2_score(y_test, clipped_predictions(
-                fitted, X_test, part, default["bounds_y"]))) for part in CLIPPED},
+            **{name: float(r2_score(y_test, diagnostic_predictions(fitted, X_test, name)))
+               for name in DIAGNOSTICS},
             "seconds": seconds, "epsilon": spent[0], "delta": spent[1],
             "params": _jsonable(params)}
 
 
-def clipped_predictions(fitted, X, part: str, target_range) -> np.ndarray:
+def diagnostic_predictions(fitted, X, name: str) -> np.ndarray:
     """A diagnostic, NOT what ``predict`` does: the returned model's predictions with ``X``
-    clipped to its ``bounds_X`` (``part="X"``: a test row where the model's training put it;
-    ``SSPRegressor.predict`` extrapolates the rows outside its box), or clipped into the
-    declared ``target_range`` (``part="y"``: where the searches' scores clip them; the range
-    holds every target, so this can only lower an error). Post-processing with public
-    bounds, free of privacy cost."""
+    clipped to its ``bounds_X`` (``"r2_clip_X"``: a test row where the model's training put
+    it; ``SSPRegressor.predict`` extrapolates the rows outside its box, then clips its
+    predictions into ``bounds_y``), or its plain linear predictions ``X @ coef_ +
+    intercept_`` (``"r2_unclipped"``: what ``predict`` gives with
+    ``clip_predictions=False``). Post-processing with public bounds, free of privacy cost."""
     returned = getattr(fitted, "best_estimator_", fitted)
-    if part == "X":
+    if name == "r2_clip_X":
         return returned.predict(np.clip(X, *returned.bounds_X))
-    return np.clip(returned.predict(X), *target_range)
+    return X @ returned.coef_ + returned.intercept_
 
 
 def _jsonable(params: dict) -> dict:
@@ -233,7 +230,7 @@ def run_cell(opts, store, cells, name, data, variant, total, seed) -> None:
 
 
 def run_clipping(opts, store: Store) -> None:
-    """Add the clipped diagnostics (``r2_clip_X``, ``r2_clip_y``) to the saved results of
+    """Add the diagnostics (:data:`DIAGNOSTICS`) to the saved results of
     ``opts.methods`` that lack them (cells saved before they were measured): refit each on its
     cell's split and seed -- every method is seeded, so the refit is the saved fit, which the
     pass checks on its R^2 -- and keep the rest of the entry (its seconds are the first
@@ -247,7 +244,7 @@ def run_clipping(opts, store: Store) -> None:
                 float(cell["total_epsilon"]) not in opts.epsilons:
             continue
         todo = [m for m in opts.methods if m in cell["methods"] and not all(
-            f"r2_clip_{part}" in cell["methods"][m] for part in CLIPPED)]
+            name in cell["methods"][m] for name in DIAGNOSTICS)]
         if not todo:
             continue
         store.mark("cells", key)
@@ -262,7 +259,7 @@ def run_clipping(opts, store: Store) -> None:
             if not np.isclose(again["r2"], saved["r2"], rtol=1e-9, atol=1e-12):
                 raise AssertionError(f"[clipping] {key} {method}: the refit's R^2 "
                                      f"{again['r2']} is not the saved {saved['r2']}")
-            saved.update({f"r2_clip_{part}": again[f"r2_clip_{part}"] for part in CLIPPED})
+            saved.update({name: again[name] for name in DIAGNOSTICS})
         store.save()
         print(f"[clipping] {key}: {todo}", flush=True)
 
@@ -487,16 +484,16 @@ def markdown(report: dict) -> str:
         metric_table(report, "r2", "median") if cells else none,
         "\n## Test RMSE (mean ± sd over seeds, in the target's units)\n",
         metric_table(report, "rmse") if cells else none,
-        "\n## Diagnostic: R² of clipped predictions\n",
-        "Not what `predict` returns: the returned model's predictions post-processed with "
-        "public bounds, free of privacy cost. Mean ± sd over the seeds measured "
-        "(`--parts clipping` adds them to saved cells).\n",
+        "\n## Diagnostic: R² of otherwise post-processed predictions\n",
+        "Not what `predict` returns (it clips its predictions into the model's `bounds_y`, "
+        "`clip_predictions=True`): the returned model's predictions post-processed otherwise, "
+        "free of privacy cost. Mean ± sd over the seeds measured (`--parts clipping` adds "
+        "them to saved cells).\n",
         "**The test rows clipped to the returned model's `bounds_X`** (where its training put "
-        "them: `SSPRegressor.predict` extrapolates a row outside its box):\n",
+        "them: `SSPRegressor.predict` extrapolates a row outside its box), then `predict`:\n",
         metric_table(report, "r2_clip_X") if cells else none,
-        "\n**The predictions clipped into the declared target range** (the default's "
-        "`bounds_y`, which holds every target: where the searches' scores clip them):\n",
-        metric_table(report, "r2_clip_y") if cells else none,
+        "\n**The plain linear predictions, unclipped** (`clip_predictions=False`):\n",
+        metric_table(report, "r2_unclipped") if cells else none,
         "\n## Tuning against repetition of the default (R1)\n",
         "Each tuning search's test R² minus R1's on the same splits and seeds, mean ± "
         "standard error (`+` / `-`: beyond two standard errors). R1 runs the default alone "
@@ -535,7 +532,7 @@ def parser() -> argparse.ArgumentParser:
                         f"(default: {' '.join(DEFAULT_METHODS)})")
     p.add_argument("--parts", nargs="+", choices=("cells", "clipping"), default=["cells"],
                    help="cells: fit the methods missing from each cell; clipping: refit the "
-                        "saved methods that lack the clipped diagnostics and add them")
+                        "saved methods that lack the diagnostics and add them")
     p.add_argument("--report-only", action="store_true",
                    help="re-render the tables from the saved JSON")
     p.add_argument("--fresh", action="store_true", help="ignore the saved cells")

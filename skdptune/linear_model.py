@@ -35,6 +35,7 @@ post-processing of those three releases and public constants.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass
@@ -349,6 +350,13 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         positive definite with probability at least ``1 - 2 * FAILURE_PROBABILITY``, at the
         cost of :data:`EIGENVALUE_SHARE` of ``epsilon``. A number skips that release and its
         budget goes to the two others.
+    clip_predictions : bool, default=True
+        ``predict`` clips its predictions into ``bounds_y`` (when given): the fit clips every
+        target into them, so the model estimates a target in that range, and a prediction
+        outside it (a row far outside ``bounds_X``, extrapolated) is moved to the nearest end.
+        Post-processing of the private coefficients with public bounds: free. ``False``: the
+        plain linear model ``X @ coef_ + intercept_``. The rows themselves are never clipped
+        in ``predict`` (see Notes).
     random_state : int, RandomState instance or None, default=None
         Seeds the noise (diffprivlib's mechanisms). ``None`` draws it from a secure generator;
         an int makes fits reproducible -- for tests, not for production.
@@ -379,9 +387,13 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
 
     Notes
     -----
-    Prediction on new rows is post-processing of the private coefficients and needs no
-    clipping. Weighted fits are not supported (the sensitivities are per unweighted row), and
-    ``y`` must have one target.
+    Prediction on new rows is post-processing of the private coefficients and the public
+    bounds, free of privacy cost. It clips the predictions into ``bounds_y``
+    (``clip_predictions``), never the rows into ``bounds_X``: the box is a privacy device that
+    bounds one row's influence, and a linear model fitted inside a narrowed box extrapolates
+    beyond it better than it predicts at the box's edge (measured in docs/ssp_regressor.md,
+    "Predictions"). Weighted fits are not supported (the sensitivities are per unweighted
+    row), and ``y`` must have one target.
 
     The noisy system is made positive definite by the private ridge with probability at least
     ``1 - 2 * FAILURE_PROBABILITY``; otherwise the solve raises every eigenvalue below a
@@ -414,17 +426,19 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         "bounds_y": [tuple, None],
         "fit_intercept": ["boolean"],
         "alpha": [StrOptions({"adaptive"}), Interval(Real, 0, None, closed="left")],
+        "clip_predictions": ["boolean"],
         "random_state": ["random_state"],
         "accountant": [BudgetAccountant, None],
     }
 
     def __init__(self, *, epsilon=1.0, bounds_X=None, bounds_y=None, fit_intercept=True,
-                 alpha="adaptive", random_state=None, accountant=None):
+                 alpha="adaptive", clip_predictions=True, random_state=None, accountant=None):
         self.epsilon = epsilon
         self.bounds_X = bounds_X
         self.bounds_y = bounds_y
         self.fit_intercept = fit_intercept
         self.alpha = alpha
+        self.clip_predictions = clip_predictions
         self.random_state = random_state
         # as diffprivlib's models: the default accountant is resolved (and stored) here; any
         # other value is stored as given and validated by fit
@@ -465,13 +479,15 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         rng = check_random_state(self.random_state)
         X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64,
                              y_numeric=True, multi_output=False)
-        bounds_X, bounds_y = self._bounds(X, y)
-        norm = _Normalisation.from_bounds(bounds_X, bounds_y, self.fit_intercept)
-        X, y = _clip_rows(X, y, bounds_X, bounds_y)
-        theta, self.alpha_ = _fit_normalised(*norm.rows(X, y), *norm.box(bounds_X, bounds_y),
-                                             norm.intercept_column, self.epsilon, self.alpha,
-                                             rng)
-        self.coef_, self.intercept_ = norm.to_original_units(theta)
+        statistics = _Statistics(X, y, *self._bounds(X, y), self.fit_intercept)
+        return self._release(statistics, rng, accountant)
+
+    def _release(self, statistics: _Statistics, rng, accountant):
+        """The private part of ``fit`` once the rows' :class:`_Statistics` are known: the noisy
+        model (:func:`_released_model`, noise from ``rng``) set as the fitted attributes, and
+        ``(epsilon, 0)`` charged to ``accountant``. Returns ``self``."""
+        self.coef_, self.intercept_, self.alpha_ = _released_model(statistics, self.epsilon,
+                                                                  self.alpha, rng)
         accountant.spend(self.epsilon, 0)
         return self
 
@@ -490,7 +506,8 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         return bounds_X, bounds_y
 
     def predict(self, X):
-        """Predict with the private linear model (post-processing: no privacy cost).
+        """Predict with the private linear model, clipped into ``bounds_y`` with
+        ``clip_predictions`` (post-processing with public bounds: no privacy cost).
 
         Parameters
         ----------
@@ -499,10 +516,15 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         Returns
         -------
         ndarray of shape (n_samples,)
+            ``X @ coef_ + intercept_``, clipped into ``bounds_y`` when ``clip_predictions``
+            and ``bounds_y`` is given.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
-        return X @ self.coef_ + self.intercept_
+        predictions = X @ self.coef_ + self.intercept_
+        if self.clip_predictions and self.bounds_y is not None:
+            predictions = np.clip(predictions, *check_bounds(self.bounds_y))
+        return predictions
 
     def score(self, X, y, sample_weight=None):
         """The coefficient of determination R^2 of ``predict(X)`` against ``y``.
@@ -551,17 +573,45 @@ def _clip_rows(X, y, bounds_X, bounds_y):
     return clip_to_bounds(X, bounds_X), np.clip(y, *bounds_y)
 
 
-def _fit_normalised(Z, t, box, y_box, intercept_column, epsilon, alpha, rng):
-    """The private weights ``theta`` of the normalised columns, and the ridge used.
+class _Statistics:
+    """The exact statistics of ``fit`` on some rows for one setting of ``(bounds_X, bounds_y,
+    fit_intercept)``: PRIVATE (never stored on a model, never released).
 
-    ``Z`` (``n x D``) and ``t`` are the clipped, normalised rows and targets; ``box`` and
-    ``y_box`` their public bounds (the active features'); the statistics are released with the
-    budget of :func:`budget_split` and everything after the releases is post-processing.
+    They are a deterministic function of the rows and the setting, and everything ``fit`` reads
+    from the data: the clipped, normalised rows' Gram matrix ``Z^T Z``, their cross products
+    ``Z^T t``, ``n`` and (on first use) ``lambda_min(Z^T Z)``, with the public normalisation and
+    box. :func:`_released_model` turns them into a model with fresh noise; fits of the same rows
+    and setting may share one instance (docs/ssp_regressor.md, "Batched runs").
+    """
+
+    def __init__(self, X, y, bounds_X, bounds_y, fit_intercept: bool):
+        """``X``, ``y``: validated float rows; ``bounds_X``, ``bounds_y``: the bounds as
+        :meth:`SSPRegressor._bounds` returns them."""
+        self.norm = _Normalisation.from_bounds(bounds_X, bounds_y, fit_intercept)
+        self.box, self.y_box = self.norm.box(bounds_X, bounds_y)
+        Z, t = self.norm.rows(*_clip_rows(X, y, bounds_X, bounds_y))
+        self.n_rows, self.dim = Z.shape
+        self.gram, self.cross = Z.T @ Z, Z.T @ t
+
+    @functools.cached_property
+    def smallest_eigenvalue(self) -> float:
+        """``lambda_min(Z^T Z)`` (0 without columns): exact, PRIVATE."""
+        return float(np.linalg.eigvalsh(self.gram)[0]) if self.dim else 0.0
+
+
+def _released_model(statistics: _Statistics, epsilon: float, alpha, rng):
+    """``(coef, intercept, ridge)``: the private model of ``statistics`` -- the three noisy
+    releases with the budget of :func:`budget_split`, then post-processing.
+
+    The only place noise is drawn (diffprivlib's ``Laplace``, from ``rng``), in a fixed order:
+    the smallest eigenvalue (``alpha="adaptive"`` only), the Gram matrix's released entries,
+    ``Z^T t``. ``(epsilon, 0)``-DP with respect to the rows ``statistics`` were computed from
+    (replace-one; module docstring); everything after the releases is post-processing.
     """
     adaptive = isinstance(alpha, str)
-    dim = Z.shape[1]
+    norm, box, y_box, dim = statistics.norm, statistics.box, statistics.y_box, statistics.dim
+    intercept_column = norm.intercept_column
     intercept = intercept_column > 0
-    gram = Z.T @ Z
     s_gram = gram_sensitivity(*box, intercept_column)
     s_cross = cross_sensitivity(*box, *y_box, intercept_column)
     eps_eigenvalue, eps_gram, eps_cross = budget_split(epsilon, adaptive, s_gram, s_cross)
@@ -570,8 +620,7 @@ def _fit_normalised(Z, t, box, y_box, intercept_column, epsilon, alpha, rng):
     # (1) the smallest eigenvalue, lowered by its noise's (1 - rho) quantile, and the ridge
     if adaptive:
         s_eigenvalue = eigenvalue_sensitivity(*box, intercept_column)
-        smallest = float(np.linalg.eigvalsh(gram)[0]) if dim else 0.0
-        noisy = _laplace([smallest], eps_eigenvalue, s_eigenvalue, rng)[0]
+        noisy = _laplace([statistics.smallest_eigenvalue], eps_eigenvalue, s_eigenvalue, rng)[0]
         scale = s_eigenvalue / eps_eigenvalue
         lower_estimate = max(0.0, noisy - scale * math.log(1 / (2 * FAILURE_PROBABILITY)))
         ridge = max(0.0, noise_margin(gram_scale, dim) - lower_estimate)
@@ -581,15 +630,16 @@ def _fit_normalised(Z, t, box, y_box, intercept_column, epsilon, alpha, rng):
     # (2) the Gram matrix's released entries; the constant column's own entry is public
     rows, cols = _released_entries(dim, intercept)
     noisy_gram = np.zeros((dim, dim))
-    noisy_gram[rows, cols] = _laplace(gram[rows, cols], eps_gram, s_gram, rng)
+    noisy_gram[rows, cols] = _laplace(statistics.gram[rows, cols], eps_gram, s_gram, rng)
     noisy_gram = np.triu(noisy_gram) + np.triu(noisy_gram, 1).T
     if intercept:
-        noisy_gram[-1, -1] = Z.shape[0] * intercept_column ** 2  # n is public
+        noisy_gram[-1, -1] = statistics.n_rows * intercept_column ** 2  # n is public
 
     # (3) Z^T t
-    noisy_cross = _laplace(Z.T @ t, eps_cross, s_cross, rng)
+    noisy_cross = _laplace(statistics.cross, eps_cross, s_cross, rng)
 
     # post-processing: the ridge system, with a public floor on its eigenvalues
     floor = max(gram_scale, 1.0)
     theta = _solve_with_floor(noisy_gram + ridge * np.eye(dim), noisy_cross, floor)
-    return theta, ridge
+    coef, intercept_ = norm.to_original_units(theta)
+    return coef, intercept_, ridge

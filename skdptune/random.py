@@ -31,7 +31,8 @@ __all__ = ["DPRandomSearchCV"]
 #: depend on it -- more runs buy accuracy with time only (docs/random_search.md section 3) --:
 #: as many fits as scikit-learn's ``RandomizedSearchCV`` with its defaults (10 x 5 folds) ...
 DEFAULT_N_ITER = 50
-#: ... or, when the runs are fitted together (batched: a diffprivlib ``LogisticRegression``),
+#: ... or, when the runs are fitted together (batched: a diffprivlib ``LogisticRegression``,
+#: or skdptune's ``SSPRegressor``),
 #: 2000: on the benchmark suite the smallest ``E[K]`` measured that closes >= 80 % of the gap to
 #: non-private tuning in every goal cell (1000 closed 5 of 7, 2000 and 3000 all 7), in about
 #: twice the time of 1000 (docs/benchmark_suite.md) ...
@@ -91,7 +92,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
         like ``log n_iter``) -- more runs cost time only, and the search also picks
         among more noise draws of the good candidates: **2000** when the runs are fitted
         together (every candidate a diffprivlib ``LogisticRegression`` with a ``data_norm``,
-        alone or after data-independent pipeline steps; decided from the estimator and the
+        alone or after data-independent pipeline steps, or skdptune's ``SSPRegressor`` with
+        public ``bounds_X`` and ``bounds_y``, alone; decided from the estimator and the
         space; a plain model's ``X`` goes through the batched path when it is a numeric
         ``numpy`` array or a pandas ``DataFrame`` of numpy numeric columns, and labels in a
         list or a ``Series`` are converted as diffprivlib converts them), **50** otherwise
@@ -137,7 +139,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
         model uses every row and the score reads five times more rows; the score is then an
         in-sample one (docs/random_search.md section 2.1). ``None``: **0** where the estimator
         and the space allow batched runs (the decision of ``n_iter=None``, from them alone: a
-        clipped, noisy diffprivlib ``LogisticRegression``) -- on the benchmark suite at
+        clipped, noisy diffprivlib ``LogisticRegression``, or an ``SSPRegressor``) -- on the
+        benchmark suite at
         ``E[K] = 1000`` higher or equal than the split on every hard cell, closer to the goal
         on the easy ones, and never below the untuned default (docs/benchmark_suite.md) --;
         **0.2** otherwise, where an in-sample score could favour a model that memorises its

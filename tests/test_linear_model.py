@@ -417,6 +417,27 @@ def test_fitted_attributes_and_feature_names():
         model.predict(X[:, :2])
 
 
+def test_predictions_are_clipped_into_bounds_y_unless_asked_otherwise():
+    """predict clips the linear model's predictions into bounds_y (never the rows into
+    bounds_X); clip_predictions=False gives the plain linear model."""
+    X, y = _task(n=5000)
+    model = _model(epsilon=4.0, bounds_y=(-0.5, 0.5)).fit(X, y)
+    far = np.vstack([X[:50], 10 * X[:50]])  # rows far outside bounds_X: extrapolated
+    linear = far @ model.coef_ + model.intercept_
+    assert linear.min() < -0.5 and linear.max() > 0.5
+    np.testing.assert_array_equal(model.predict(far), np.clip(linear, -0.5, 0.5))
+    assert not np.array_equal(model.predict(far), model.predict(np.clip(far, -1, 1)))
+    model.set_params(clip_predictions=False)
+    np.testing.assert_array_equal(model.predict(far), linear)
+    # the score is that of predict: on targets within bounds_y, clipping can only help
+    targets = np.clip(far @ np.linspace(0.5, -0.5, 3) + 0.2, -0.5, 0.5)
+    assert model.score(far, targets) < model.set_params(clip_predictions=True).score(far, targets)
+    # bounds read off the data (a leak, warned at fit) are not kept for predict
+    with pytest.warns(PrivacyLeakWarning):
+        leaky = _model(bounds_y=None).fit(X, y)
+    np.testing.assert_array_equal(leaky.predict(far), far @ leaky.coef_ + leaky.intercept_)
+
+
 # -- scikit-learn's estimator checks ----------------------------------------------------------
 #: checks a DP regressor cannot pass, and why
 SKLEARN_EXPECTED_FAILURES = {

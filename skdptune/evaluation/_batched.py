@@ -66,20 +66,25 @@ from . import _scores
 from ._fit import fitting, instantiate
 
 __all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "model_path",
-           "model_rows", "numeric_frame", "plain_model_rows", "solves_in_batches",
-           "steps_give_dense_rows", "supports_batched_fits"]
+           "model_rows", "numeric_frame", "plain_model_rows", "shares_statistics",
+           "solves_in_batches", "steps_give_dense_rows", "supports_batched_fits"]
 
 
-def batched_model(template, *, pipelines=False):
-    """The diffprivlib ``LogisticRegression`` the batched fits solve for ``template``, or
-    ``None``.
+def batched_model(template, *, pipelines=False, statistics=False):
+    """The model the batched fits solve for ``template``, or ``None``.
 
     A model its family says the batched solvers fit
-    (:meth:`~skdptune.estimators.models.ModelAdapter.batched`: a plain ``LogisticRegression``,
-    not a subclass, with a public ``data_norm`` and no ``warm_start``); with ``pipelines``,
-    also such a model as the last step of a ``Pipeline`` whose other components are
-    data-independent transformers (:func:`skdptune.estimators.final_step_after_free_steps`).
+    (:meth:`~skdptune.estimators.models.ModelAdapter.batched`): a plain diffprivlib
+    ``LogisticRegression``, not a subclass, with a public ``data_norm`` and no ``warm_start``;
+    with ``pipelines``, also such a model as the last step of a ``Pipeline`` whose other
+    components are data-independent transformers
+    (:func:`skdptune.estimators.final_step_after_free_steps`). With ``statistics``, also a
+    model whose runs share the exact statistics of their rows (:func:`shares_statistics`), alone
+    only: the pipeline path decides on public padding rows (:func:`steps_give_dense_rows`),
+    which a regressor has none of.
     """
+    if statistics and shares_statistics(template):
+        return template
     model = template
     if pipelines and adapter_for(template) is None:
         model = final_step_after_free_steps(template)
@@ -87,9 +92,17 @@ def batched_model(template, *, pipelines=False):
 
 
 def solves_in_batches(model) -> bool:
-    """Whether the batched solvers fit ``model`` itself (:func:`batched_model`)."""
+    """Whether the batched logistic solvers fit ``model`` itself (:func:`batched_model`)."""
     family = adapter_for(model)
-    return family is not None and family.batched(model)
+    return family is not None and family.batched(model) and not family.batched_statistics
+
+
+def shares_statistics(model) -> bool:
+    """Whether the batched runs of a repetition search fit ``model`` from the exact statistics
+    of their rows, computed once per setting (:mod:`._batched_ssp`: skdptune's
+    ``SSPRegressor`` with public bounds)."""
+    family = adapter_for(model)
+    return family is not None and family.batched_statistics and family.batched(model)
 
 
 def model_path(template) -> str:
@@ -160,28 +173,30 @@ def numeric_frame(X):
     return np.asarray(X, dtype=float), names
 
 
-def plain_model_rows(templates, X):
+def plain_model_rows(templates, X, *, statistics=False):
     """``(rows, names)``: ``X`` as the batched fits of plain models read it -- a numeric
     ``DataFrame`` as its float array and feature names (:func:`numeric_frame`) when every
-    template is a plain model -- or ``(X, None)`` (pipelines get the frame: their steps may
-    select columns by name)."""
-    frame = numeric_frame(X) if all(batched_model(t) is t for t in templates) else None
+    template is a plain model (``statistics``: :func:`batched_model`'s) -- or ``(X, None)``
+    (pipelines get the frame: their steps may select columns by name)."""
+    frame = (numeric_frame(X) if all(batched_model(t, statistics=statistics) is t
+                                     for t in templates) else None)
     return (X, None) if frame is None else frame
 
 
-def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=False) -> bool:
+def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=False,
+                          statistics=False) -> bool:
     """Whether every candidate can go through the batched path.
 
-    Every template has a :func:`batched_model` (``pipelines``: a pipeline's rows are checked
-    once transformed, :mod:`._batched_runs`); a plain model needs a dense numeric ``numpy``
-    array ``X``. No fit parameters (diffprivlib ignores ``sample_weight`` anyway, with a
-    warning) and ``error_score`` not ``"raise"`` (debugging goes through the one-by-one path,
-    which lets the original exception out).
+    Every template has a :func:`batched_model` (``pipelines``, ``statistics``: its options; a
+    pipeline's rows are checked once transformed, :mod:`._batched_runs`); a plain model needs a
+    dense numeric ``numpy`` array ``X``. No fit parameters (diffprivlib ignores
+    ``sample_weight`` anyway, with a warning) and ``error_score`` not ``"raise"`` (debugging
+    goes through the one-by-one path, which lets the original exception out).
     """
     if error_score == "raise" or fit_params or get_config()["assume_finite"]:
         return False  # (assume_finite: diffprivlib would fit non-finite rows)
     numeric = dense_numeric(X)
-    models = [batched_model(t, pipelines=pipelines) for t in templates]
+    models = [batched_model(t, pipelines=pipelines, statistics=statistics) for t in templates]
     return all(model is not None and (numeric or model is not t)
                for model, t in zip(models, templates, strict=True))
 

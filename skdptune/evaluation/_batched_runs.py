@@ -84,10 +84,12 @@ from ._batched import (
     model_rows,
     perturbation,
     predicted_indices,
+    shares_statistics,
     solves_in_batches,
     steps_give_dense_rows,
     vector_mechanism,
 )
+from ._batched_ssp import fit_statistics_runs
 from ._fit import PreparedTemplate, fit_settings, fitting, instantiate, rows_of, steps_key
 
 __all__ = ["fit_runs", "run_accuracies"]
@@ -397,7 +399,9 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
     """The fitted models of the runs ``templates`` on the rows ``train`` plus ``padding``.
 
     ``templates``: plain diffprivlib ``LogisticRegression`` templates, or pipelines ending in
-    one after data-independent steps (:func:`~._batched.batched_model`). ``fit_seeds[r]``: the
+    one after data-independent steps (:func:`~._batched.batched_model`), or plain models whose
+    runs share the statistics of their rows (:func:`~._batched.shares_statistics`:
+    :mod:`._batched_ssp`). ``fit_seeds[r]``: the
     seed the one-by-one path gives run ``r``'s :func:`~._fit.instantiate` (``None``:
     diffprivlib's secure noise). ``keys[r]``: a hashable key of run ``r``'s candidate (runs
     with equal keys have equal templates), or ``None``; the runs of one key are copied from one
@@ -411,6 +415,10 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
     keys = keys or [None] * len(templates)
     try:
         estimators = _instantiated(templates, fit_seeds, epsilons, keys)
+        from_statistics = [shares_statistics(est) for est in estimators]
+        if any(from_statistics):  # mixed with other models, or padded: one by one
+            return (fit_statistics_runs(estimators, X, y, train)
+                    if all(from_statistics) and padding is None else None)
         if all(solves_in_batches(est) for est in estimators):
             return _fit_runs(estimators, X, y, train, padding, keys)
         return _fit_pipeline_runs(estimators, X, y, train, padding, keys)

@@ -47,7 +47,12 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import delayed
 
 from .._private import LEAKS, private_n_jobs, run_tasks, silenced
-from ._batched import batched_model, plain_model_rows, supports_batched_fits
+from ._batched import (
+    batched_model,
+    plain_model_rows,
+    shares_statistics,
+    supports_batched_fits,
+)
 from ._batched_runs import CHUNK_BYTES, fit_runs, run_accuracies
 from ._fit import (
     all_or_fail,
@@ -213,18 +218,22 @@ BATCHED_MAX_TOL = 1e-3
 
 def _batchable(templates, X, y, fit_params, error_score) -> bool:
     """Whether the runs go through :mod:`._batched_runs`: the batched fits' conditions
-    (:func:`~._batched.supports_batched_fits`, pipelines included), ``y`` a numpy array (the
-    released model's ``classes_`` then has the one-by-one fit's dtype whatever the labels),
-    and every candidate's ``tol`` at most :data:`BATCHED_MAX_TOL`."""
-    return (supports_batched_fits(templates, X, fit_params, error_score, pipelines=True)
+    (:func:`~._batched.supports_batched_fits`, pipelines and shared statistics included), ``y``
+    a numpy array (the released model's ``classes_`` then has the one-by-one fit's dtype
+    whatever the labels), and every iteratively solved candidate's ``tol`` at most
+    :data:`BATCHED_MAX_TOL`."""
+    return (supports_batched_fits(templates, X, fit_params, error_score, pipelines=True,
+                                  statistics=True)
             and isinstance(y, np.ndarray) and _tight_models(templates))
 
 
 def _tight_models(templates) -> bool:
-    """Every template has a batched model (:func:`~._batched.batched_model`) whose ``tol`` is
-    at most :data:`BATCHED_MAX_TOL`."""
-    models = [batched_model(t, pipelines=True) for t in templates]
-    return all(m is not None and float(m.tol) <= BATCHED_MAX_TOL for m in models)
+    """Every template has a batched model (:func:`~._batched.batched_model`), fitted from
+    shared statistics (exact: :mod:`._batched_ssp`) or with ``tol`` at most
+    :data:`BATCHED_MAX_TOL`."""
+    models = [batched_model(t, pipelines=True, statistics=True) for t in templates]
+    return all(m is not None and (shares_statistics(m) or float(m.tol) <= BATCHED_MAX_TOL)
+               for m in models)
 
 
 #: How many candidates of a search space :func:`runs_batched` checks when the space has
@@ -286,7 +295,8 @@ def runs_batched(estimator, space, error_score) -> bool:
 
     A public fact of the estimator and the space (no data): every candidate is a plain
     diffprivlib ``LogisticRegression`` with a ``data_norm`` -- alone, or the last step after
-    data-independent ones -- with ``tol`` at most :data:`BATCHED_MAX_TOL`. A list-only space
+    data-independent ones -- with ``tol`` at most :data:`BATCHED_MAX_TOL`, or skdptune's
+    ``SSPRegressor`` with public bounds, alone (:mod:`._batched_ssp`). A list-only space
     is checked candidate by candidate; a space with distributions on :data:`CHECKED_DRAWS`
     candidates drawn with a fixed seed (the properties checked are rarely drawn from a
     distribution). A space that cannot be expanded answers ``False``: the search's own
@@ -340,7 +350,9 @@ class HoldoutEvaluator:
 
     The runs of diffprivlib's ``LogisticRegression``, alone or after data-independent pipeline
     steps, are fitted together (:mod:`._batched_runs`: the same models up to the optimiser's
-    tolerance) where :func:`_batchable` allows, every other run one by one.
+    tolerance), and those of ``SSPRegressor`` from statistics shared by the runs of a setting
+    (:mod:`._batched_ssp`: the same models), where :func:`_batchable` allows; every other run
+    one by one.
     """
 
     def __init__(self, estimator, score, *, epsilon_score, epsilons, error_score, n_jobs,
@@ -375,7 +387,7 @@ class HoldoutEvaluator:
         y_array = labels_as_array(y)
         # a plain model's numeric DataFrame as the float array its fit makes of it, the
         # feature names set on the models afterwards
-        X_rows, names = plain_model_rows(templates, X)
+        X_rows, names = plain_model_rows(templates, X, statistics=True)
         batched = self.batched and _batchable(templates, X_rows, y_array, fit_params,
                                               self.error_score)
         if batched:

@@ -172,8 +172,16 @@ class ModelAdapter:
     #: the setting at which a drawn cost is least (:meth:`draws_cost`)
     least_cost_params: ClassVar[Mapping[str, Any]] = {}
 
+    #: how the batched solvers fit the family (:meth:`batched`): ``False``, the logistic
+    #: solvers (:mod:`skdptune.evaluation._batched`: partition fits and repetition runs, the
+    #: model alone or after data-independent steps); ``True``, the repetition runs of the model
+    #: alone from the exact statistics of their rows, computed once per setting
+    #: (:mod:`skdptune.evaluation._batched_ssp`)
+    batched_statistics: ClassVar[bool] = False
+
     def batched(self, estimator: Any) -> bool:
-        """Whether skdptune's batched solvers fit ``estimator`` (many fits in one call)."""
+        """Whether skdptune's batched solvers fit ``estimator`` (many fits in one call; which
+        solvers: :attr:`batched_statistics`)."""
         return False
 
     def output_bound(self, params: Mapping[str, Any],

@@ -2,11 +2,14 @@
 
 It sizes its noise for replace-one neighbours (docs/ssp_regressor.md), so one fit with
 ``epsilon`` costs ``epsilon``: the adapter's defaults. What it adds: the public bounds it reads
-off the data when they are ``None``, the target range it declares, and the ridge that weighs
-against a sum over the rows.
+off the data when they are ``None``, the target range it declares, the ridge that weighs
+against a sum over the rows, and the batched runs of a repetition search (the exact statistics of
+the rows shared by the runs of one setting of the bounds).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from sklearn.linear_model import LinearRegression as _SklearnLinearRegression
 from sklearn.linear_model import Ridge as _SklearnRidge
@@ -38,3 +41,11 @@ class SSPRegressorAdapter(ModelAdapter):
     # would run without privacy
     counterpart = _SklearnLinearRegression
     counterpart_params = ("fit_intercept",)
+    # the runs of a repetition search share the rows' exact statistics of each setting of the
+    # bounds (skdptune.evaluation._batched_ssp)
+    batched_statistics = True
+
+    def batched(self, estimator: Any) -> bool:
+        """With public bounds (``None`` is read off the data: one by one, where the fit's
+        ``PrivacyLeakWarning`` stops the search)."""
+        return estimator.bounds_X is not None and estimator.bounds_y is not None

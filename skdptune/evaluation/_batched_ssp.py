@@ -1,0 +1,80 @@
+"""The runs of a repetition search on skdptune's ``SSPRegressor``, from shared statistics.
+
+One run of :class:`~skdptune.DPRandomSearchCV` (the base algorithm ``Q``, :mod:`._holdout`)
+fits a candidate on the train part and scores it on the validation part; every run fits *the
+same rows*. ``SSPRegressor.fit`` clips the rows to the bounds, normalises them, computes the
+exact statistics ``Z^T Z``, ``Z^T t`` and ``lambda_min(Z^T Z)``, then adds Laplace noise and
+solves (:mod:`skdptune.linear_model`). The exact statistics depend on the rows and on
+``(bounds_X, bounds_y, fit_intercept)`` only, so here they are computed once per distinct
+setting among the runs (:class:`~skdptune.linear_model._Statistics`), and every run adds its own
+noise and solves (:func:`~skdptune.linear_model._released_model`, through the model's own
+``_release``): a fit of the same rows is that arithmetic on those statistics, and the first
+part of a one-by-one fit is the same statistics computed again.
+
+**What a run releases is unchanged.** Its model is the ``SSPRegressor`` instance the
+one-by-one path would fit (the same :func:`~._fit.instantiate`: parameters, seed, epsilon
+scale), checked as ``fit`` checks it (parameters, bounds, the throwaway accountant's budget),
+its noise drawn by diffprivlib's ``Laplace`` mechanism from the generator ``fit`` would use
+(``check_random_state`` of the run's ``random_state``: its seed when the search is seeded,
+diffprivlib's secure generator otherwise), in the same order (eigenvalue, Gram matrix,
+``Z^T t``), from the same statistics computed by the same code: the same ``coef_``,
+``intercept_`` and ``alpha_``, bit for bit (tests/evaluation/test_batched_ssp.py). It gets
+``n_features_in_`` (and, from the evaluator, the frame's ``feature_names_in_``) as ``fit`` sets
+them, and its throwaway accountant is charged ``(epsilon, 0)`` as ``fit`` charges it.
+
+**Privacy.** The argument of :mod:`._holdout` is untouched: a run is an ``(epsilon, 0)``-DP fit
+of the train rows and a noisy score of the validation rows, and the repetition's analysis needs
+the runs independent given the data. They are: each run's noise is its own (drawn from its own
+generator), and what the runs share -- the exact statistics -- is a deterministic function of
+the rows and a public setting, exactly what every one-by-one fit of the same rows computes for
+itself. Sharing it is computing it once; no run reads another run's noise, and the statistics
+never leave this module (no attribute, warning or message holds them).
+
+**Failures.** Rows that ``fit`` refuses (non-finite values, a 2-D target it cannot read) make
+every run fail, as every one-by-one fit refuses them; the evaluator then stops the search with
+``PrivateFitError``. Any other exception returns ``None`` from
+:func:`~._batched_runs.fit_runs`, and the evaluator fits every run one by one (the same
+outputs). Everything here runs inside :func:`skdptune._private.silenced`.
+
+**Not batched:** a pipeline ending in ``SSPRegressor`` (the logistic path decides whether a
+pipeline's steps give dense rows on the public padding rows, which a regressor has none of), and
+a model whose bounds are left to the data (``None``: the one-by-one fit's
+``PrivacyLeakWarning`` stops the search).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from diffprivlib.utils import check_random_state
+from sklearn.utils import _safe_indexing
+
+from ..linear_model import _Statistics, validate_data
+
+__all__ = ["fit_statistics_runs"]
+
+
+def fit_statistics_runs(estimators, X, y, train):
+    """The runs' ``SSPRegressor`` instances ``estimators``, fitted (in place) on the rows
+    ``train`` of ``(X, y)`` from the statistics of each distinct ``(bounds_X, bounds_y,
+    fit_intercept)`` (module docstring). Returns one model, or ``None`` (a failed fit), per run.
+    PRIVATE: the models are released only through the evaluator's selection.
+    """
+    try:  # fit's own conversion, the same for every run: refused rows fail every run
+        X_rows, y_rows = validate_data(estimators[0], _safe_indexing(X, train),
+                                       _safe_indexing(y, train), accept_sparse=False,
+                                       dtype=np.float64, y_numeric=True, multi_output=False)
+    except ValueError:
+        return [None] * len(estimators)
+    shared = {}
+    for est in estimators:
+        # fit's order: the public checks (and the budget), the generator, the bounds
+        accountant = est._check_public_settings()
+        rng = check_random_state(est.random_state)
+        bounds_X, bounds_y = est._bounds(X_rows, y_rows)
+        setting = (*(np.asarray(b, dtype=float).tobytes() for b in (*bounds_X, *bounds_y)),
+                   bool(est.fit_intercept))
+        if setting not in shared:
+            shared[setting] = _Statistics(X_rows, y_rows, bounds_X, bounds_y, est.fit_intercept)
+        est.n_features_in_ = X_rows.shape[1]
+        est._release(shared[setting], rng, accountant)
+    return estimators

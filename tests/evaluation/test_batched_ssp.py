@@ -1,0 +1,218 @@
+"""The batched runs of DPRandomSearchCV on SSPRegressor (evaluation/_batched_ssp.py).
+
+A batched run must release what the one-by-one run releases: the same ``SSPRegressor``
+instance with the same fitted attributes, bit for bit (the same statistics, the same noise in
+the same order, the same solve); the same failures; and, through the search, the same
+selection. The exact statistics are computed once per setting of the bounds.
+"""
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skdptune import DPRandomSearchCV, linear_model
+from skdptune.estimators.models import adapter_for
+from skdptune.evaluation import _batched_runs, _batched_ssp, _holdout
+from skdptune.evaluation._batched_runs import fit_runs
+from skdptune.evaluation._fit import candidate_templates, fit_on_rows, instantiate
+from skdptune.linear_model import SSPRegressor
+
+BOUNDS = [((-1.0, 1.0), (-3.0, 3.0)), ((-0.5, 0.5), (-3.0, 3.0)), ((-2.0, 2.0), (-1.0, 1.0))]
+
+
+def _data(n=400, d=3, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-1, 1, size=(n, d))
+    y = np.clip(X @ np.arange(1.0, d + 1) + 0.3 * rng.randn(n), -3, 3)
+    return X, y
+
+
+def _candidates(n_runs, alpha, fit_intercept):
+    """``n_runs`` candidates cycling through the settings of :data:`BOUNDS`."""
+    return [{"bounds_X": BOUNDS[r % 3][0], "bounds_y": BOUNDS[r % 3][1], "alpha": alpha,
+             "fit_intercept": fit_intercept} for r in range(n_runs)]
+
+
+def _one_by_one(templates, seeds, X, y, train, epsilons=None):
+    return [fit_on_rows(instantiate(t, seed=s, epsilon_scale=epsilons), X, y, train, {})
+            for t, s in zip(templates, seeds, strict=True)]
+
+
+@pytest.mark.parametrize("alpha", ["adaptive", 3.0])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_runs_are_the_one_by_one_fits(monkeypatch, alpha, fit_intercept):
+    """Several settings of the bounds in one batch: every run is the one-by-one fit, bit for
+    bit, its throwaway accountant charged as fit charges it; the statistics are computed once
+    per setting."""
+    X, y = _data()
+    train = np.arange(0, 400, 2)
+    templates = candidate_templates(SSPRegressor(epsilon=1.0),
+                                    _candidates(9, alpha, fit_intercept))
+    seeds = list(range(10, 19))
+    made = []
+    real = _batched_ssp._Statistics
+
+    def counted(*args):
+        made.append(args[2:])
+        return real(*args)
+
+    monkeypatch.setattr(_batched_ssp, "_Statistics", counted)
+    batched = fit_runs(templates, seeds, X, y, train, None, 0.5)
+    assert len(made) == 3  # one per setting of (bounds_X, bounds_y, fit_intercept)
+    for run, alone in zip(batched, _one_by_one(templates, seeds, X, y, train, 0.5),
+                          strict=True):
+        params, alone_params = run.get_params(), alone.get_params()
+        assert params.pop("accountant") is not alone_params.pop("accountant")
+        assert type(run) is SSPRegressor and params == alone_params
+        assert run.epsilon == 0.5  # the evaluator's epsilon scale, as one by one
+        np.testing.assert_array_equal(run.coef_, alone.coef_)
+        assert run.intercept_ == alone.intercept_ and run.alpha_ == alone.alpha_
+        assert run.n_features_in_ == alone.n_features_in_ == 3
+        assert run.accountant.spent_budget == alone.accountant.spent_budget == [(0.5, 0)]
+        assert not hasattr(run, "feature_names_in_")
+    # the settings differ, and so do the noise draws of equal settings
+    assert len({run.coef_.tobytes() for run in batched}) == 9
+
+
+def test_unseeded_runs_draw_fresh_noise():
+    X, y = _data()
+    templates = candidate_templates(SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3)),
+                                    [{}] * 2)
+    first, second = fit_runs(templates, [None, None], X, y, np.arange(400), None, None)
+    assert not np.array_equal(first.coef_, second.coef_)
+
+
+def test_runs_fail_where_the_fits_fail():
+    """Rows fit refuses (non-finite) fail every run, as one by one; the evaluator then stops
+    the search."""
+    X, y = _data()
+    X[3, 1] = np.nan
+    templates = candidate_templates(SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3)),
+                                    [{}] * 3)
+    assert fit_runs(templates, [1, 2, 3], X, y, np.arange(400), None, None) == [None] * 3
+    with pytest.raises(ValueError):
+        _one_by_one(templates[:1], [1], X, y, np.arange(400))
+
+
+def test_the_adapter_batches_models_with_public_bounds_alone():
+    model = SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3))
+    family = adapter_for(model)
+    assert family.batched_statistics and family.batched(model)
+    assert not family.batched(SSPRegressor(bounds_X=(-1, 1)))
+    space = {"alpha": ["adaptive", 10.0]}
+    assert _holdout.runs_batched(model, space, 0.0)
+    assert not _holdout.runs_batched(model, space, "raise")
+    assert not _holdout.runs_batched(SSPRegressor(bounds_y=(-3, 3)), space, 0.0)
+    # a pipeline of data-independent steps: one by one (no public padding rows to decide on)
+    pipe = Pipeline([("f", FunctionTransformer()), ("m", model)])
+    assert not _holdout.runs_batched(pipe, {"m__alpha": ["adaptive", 10.0]}, 0.0)
+
+
+def _search(**params):
+    space = {"alpha": ["adaptive", 10.0, 100.0], "bounds_X": [(-1.0, 1.0), (-0.5, 0.5)],
+             "fit_intercept": [True, False]}
+    params = {"n_iter": 30, "epsilon": 2.0, "random_state": 3, **params}
+    return DPRandomSearchCV(SSPRegressor(bounds_X=(-1.0, 1.0), bounds_y=(-3.0, 3.0)), space,
+                            accountant=BudgetAccountant(), **params)
+
+
+def _spy(mp, module, name):
+    """The arguments of every call of ``module.name`` (``mp``: a monkeypatch)."""
+    calls = []
+    real = getattr(module, name)
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    mp.setattr(module, name, spy)
+    return calls
+
+
+def _private_fits(calls, n_rows):
+    """The calls of ``SSPRegressor.fit`` on ``n_rows`` rows (not the dry run's public ones)."""
+    return [args for args in calls if len(args[1]) == n_rows]
+
+
+def _assert_same_search(a, b):
+    assert a.best_params_ == b.best_params_ and a.best_score_ == b.best_score_
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+    assert a.best_estimator_.intercept_ == b.best_estimator_.intercept_
+    assert a.best_estimator_.alpha_ == b.best_estimator_.alpha_
+    assert a.privacy_spent_ == b.privacy_spent_
+
+
+@pytest.mark.parametrize("frame", [False, True])
+def test_the_search_batches_its_runs_and_selects_as_one_by_one(monkeypatch, frame):
+    """The runs go through the shared statistics (no run calls fit) and the search releases
+    what its one-by-one runs release, bit for bit; a numeric frame's feature names reach the
+    models as fit sets them."""
+    X, y = _data(n=600)
+    if frame:
+        pd = pytest.importorskip("pandas")
+        X = pd.DataFrame(X, columns=["a", "b", "c"])
+    with monkeypatch.context() as mp:
+        batched_calls = _spy(mp, _batched_runs, "fit_statistics_runs")
+        fits = _spy(mp, SSPRegressor, "fit")
+        batched = _search(refit=False).fit(X, y)
+    assert batched_calls and _private_fits(fits, 600) == []
+    with monkeypatch.context() as mp:
+        mp.setattr(_holdout, "_batchable", lambda *args, **kwargs: False)
+        fits = _spy(mp, SSPRegressor, "fit")
+        alone = _search(refit=False).fit(X, y)
+    assert len(_private_fits(fits, 600)) >= 10  # E[K] = 30 runs (K is random)
+    _assert_same_search(batched, alone)
+    model = batched.best_estimator_
+    if frame:
+        np.testing.assert_array_equal(model.feature_names_in_, ["a", "b", "c"])
+        np.testing.assert_array_equal(alone.best_estimator_.feature_names_in_, ["a", "b", "c"])
+    else:
+        assert not hasattr(model, "feature_names_in_")
+
+
+def test_an_unexpected_error_falls_back_to_the_one_by_one_runs(monkeypatch):
+    X, y = _data(n=600)
+    expected = _search().fit(X, y)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("statistics")
+
+    monkeypatch.setattr(_batched_ssp, "_Statistics", broken)
+    templates = candidate_templates(SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3)), [{}])
+    assert fit_runs(templates, [1], X, y, np.arange(600), None, None) is None
+    _assert_same_search(_search().fit(X, y), expected)
+
+
+def test_the_defaults_of_batched_runs_apply():
+    """n_iter=None: E[K] = 2000, and validation_size=None: every run fits and scores all
+    rows -- the defaults of batched runs; a pipeline keeps 50 runs and a validation part."""
+    space = {"alpha": ["adaptive", 10.0]}
+    s = DPRandomSearchCV(SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3)), space)
+    _, fit, score = s.planned_privacy(500).components[0].parts
+    assert s._repetition().mean == 2000
+    assert "all rows" in fit.name and "all rows" in score.name
+    pipe = Pipeline([("f", FunctionTransformer()),
+                     ("m", SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3)))])
+    s = DPRandomSearchCV(pipe, {"m__alpha": ["adaptive", 10.0]})
+    _, fit, score = s.planned_privacy(500).components[0].parts
+    assert s._repetition().mean == 50 and "train part" in fit.name
+
+
+def test_the_statistics_are_computed_once_per_setting_in_a_search(monkeypatch):
+    """200 runs over 4 settings of the bounds: four computations of the statistics, no fit."""
+    X, y = _data(n=2000)
+    made = []
+    real = linear_model._Statistics
+
+    def counted(*args):
+        made.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(_batched_ssp, "_Statistics", counted)
+    fits = _spy(monkeypatch, SSPRegressor, "fit")
+    _search(n_iter=200, refit=False).fit(X, y)
+    assert _private_fits(fits, 2000) == []
+    groups = _holdout.batched_groups(200, 2000, 200)
+    assert 4 <= len(made) <= 4 * groups  # each group of runs computes its own
