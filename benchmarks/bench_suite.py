@@ -348,10 +348,14 @@ class Store:
     """The result JSON, rewritten after every finished cell (resumable runs)."""
 
     def __init__(self, path: Path, fresh: bool):
+        """``fresh``: start over -- the saved file is removed at once, so that neither this
+        command's refreshes nor the commands started after it bring its cells back."""
         self.path = path
         self.report = {part: {} for part in PARTS}
         self.own: set = set()
-        if path.exists() and not fresh:
+        if fresh:
+            path.unlink(missing_ok=True)
+        elif path.exists():
             self.report.update(json.loads(path.read_text()))
 
     def mark(self, part: str, key: str) -> None:

@@ -136,3 +136,21 @@ def test_the_regression_spaces_hold_the_default_and_its_target_range(variant, y_
     start = _start(space, SSPRegressor(**default))
     assert space.from_unit(start)["bounds_y"] == default["bounds_y"]
     assert np.allclose(space.from_unit(start)["bounds_X"], default["bounds_X"])
+
+
+def test_a_fresh_store_starts_over_and_its_refreshes_do_not_bring_the_old_cells_back(tmp_path):
+    from benchmarks.bench_suite import Store
+
+    path = tmp_path / "results.json"
+    old = Store(path, fresh=False)
+    old.report["cells"]["a"] = {"seed": 0}
+    old.mark("cells", "a")
+    old.save()
+    assert Store(path, fresh=False).report["cells"] == {"a": {"seed": 0}}
+    fresh = Store(path, fresh=True)
+    fresh.refresh()
+    assert fresh.report["cells"] == {}
+    fresh.report["cells"]["b"] = {"seed": 1}
+    fresh.mark("cells", "b")
+    fresh.save()
+    assert Store(path, fresh=False).report["cells"] == {"b": {"seed": 1}}
