@@ -269,8 +269,10 @@ def timing_table(bench: CellBench, report: dict) -> str:
                            *[f"{m} / L" for m in methods]], rows)
 
 
-def standard_sections(bench: CellBench, report: dict, epsilons: str) -> list[str]:
-    """The sections every benchmark in cells renders: gap closed, goal, the metric, R1, time."""
+def standard_sections(bench: CellBench, report: dict, epsilons: str,
+                      after_metric: list[str] = ()) -> list[str]:
+    """The sections every benchmark in cells renders: gap closed, goal, the metric (then
+    ``after_metric``, a benchmark's own sections), R1, time."""
     none = "(no cells)"
     cells = report["cells"]
     return [
@@ -289,6 +291,7 @@ def standard_sections(bench: CellBench, report: dict, epsilons: str) -> list[str
         goal_table(bench, report) if cells else none,
         f"\n## Test {bench.metric_name} (mean ± sd over seeds)\n",
         metric_table(bench, report) if cells else none,
+        *after_metric,
         "\n## Tuning against repetition of the default (R1)\n",
         f"Each tuning search's test {bench.metric_name} minus R1's on the same splits and "
         "seeds, mean ± standard error (`+` / `-`: beyond two standard errors). R1 runs the "

@@ -35,7 +35,6 @@ total epsilon.
 from __future__ import annotations
 
 import argparse
-import os
 import time
 import warnings
 from collections import Counter
@@ -46,6 +45,7 @@ from sklearn.metrics import mean_squared_error, r2_score
 from sklearn.model_selection import GridSearchCV, train_test_split
 from threadpoolctl import threadpool_limits
 
+from benchmarks import _cells
 from benchmarks._common import RESULTS, markdown_table, write_result
 from benchmarks._regression_tasks import (
     TASKS,
@@ -54,7 +54,7 @@ from benchmarks._regression_tasks import (
     search_grid,
 )
 from benchmarks._tasks import VARIANTS
-from benchmarks.bench_suite import Store, _ratio, _std, cell_key, gap_entry, group_cells, paired
+from benchmarks.bench_suite import Store, group_cells
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 from skdptune.linear_model import SSPRegressor
 
@@ -82,8 +82,6 @@ EPSILONS = (1.0, 2.0, 4.0)
 #: rows clipped to the returned model's bounds_X (r2_clip_X) and of its plain linear predictions,
 #: unclipped (r2_unclipped)
 DIAGNOSTICS = ("r2_clip_X", "r2_unclipped")
-#: a search's ``privacy_spent_.epsilon`` may exceed the total by this relative rounding only
-EPSILON_SLACK = 1e-9
 
 
 # == the one place where searches are built =====================================================
@@ -115,13 +113,14 @@ def make_search(method: str, default: dict, grid: dict, box: dict, total_epsilon
     raise ValueError(f"unknown search {method!r}; expected one of {SEARCHES}")
 
 
-def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, data, total: float,
-               seed: int) -> dict:
+def fit_method(cell: dict, method: str, X_train, y_train, X_test, y_test) -> dict:
     """Fit one method on the training rows: test R^2 and RMSE, its pick, its cost and the
     seconds it took; and R^2 of the returned model's predictions otherwise post-processed
     (:func:`diagnostic_predictions`): the test rows clipped to its ``bounds_X``
     (``r2_clip_X``), or its predictions without the clipping into its ``bounds_y`` that
     ``predict`` applies (``r2_unclipped``)."""
+    variant, data = cell["variant"], task_data(cell["task"])
+    total, seed = float(cell["total_epsilon"]), cell["seed"]
     default, grid = default_params(variant, data), search_grid(variant, data)
     start = time.perf_counter()
     spent = (float(total), 0.0)
@@ -135,9 +134,7 @@ def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, data
     else:
         fitted = make_search(method, default, grid, search_box(variant, data), total, seed)
         fitted.fit(X_train, y_train)
-        spent = tuple(map(float, fitted.privacy_spent_))
-        if spent[0] > total * (1 + EPSILON_SLACK):
-            raise AssertionError(f"{method} spent epsilon={spent[0]}, over the total {total}")
+        spent = _cells.spent(fitted, total)
         params = fitted.best_params_
     seconds = time.perf_counter() - start
     predicted = fitted.predict(X_test)
@@ -147,7 +144,7 @@ def fit_method(method: str, X_train, y_train, X_test, y_test, variant: str, data
             **{name: float(r2_score(y_test, diagnostic_predictions(fitted, X_test, name)))
                for name in DIAGNOSTICS},
             "seconds": seconds, "epsilon": spent[0], "delta": spent[1],
-            "params": _jsonable(params)}
+            "params": _cells.jsonable(params)}
 
 
 def diagnostic_predictions(fitted, X, name: str) -> np.ndarray:
@@ -163,17 +160,6 @@ def diagnostic_predictions(fitted, X, name: str) -> np.ndarray:
     return X @ returned.coef_ + returned.intercept_
 
 
-def _jsonable(params: dict) -> dict:
-    """Parameters as JSON values (the bounds' pairs as lists of floats)."""
-    def value(v):
-        if isinstance(v, str):
-            return v
-        if isinstance(v, (tuple, list, np.ndarray)):
-            return [value(x) for x in v]
-        return float(v)
-    return {k: value(v) for k, v in params.items()}
-
-
 # == data ======================================================================================
 _LOADED: dict = {}
 
@@ -184,8 +170,11 @@ def task_data(name: str):
     return _LOADED[name]
 
 
-def split(X, y, seed: int, max_rows: int | None = None):
-    """A train/test split per seed, after a data-independent row subset (``max_rows``)."""
+def split(cell: dict):
+    """A train/test split per seed, after a data-independent row subset (the task's
+    ``max_rows``)."""
+    data, seed, max_rows = task_data(cell["task"]), cell["seed"], TASKS[cell["task"]].max_rows
+    X, y = data.features(cell["variant"]), data.y
     if max_rows is not None and len(y) > max_rows:
         rows = np.sort(np.random.default_rng(seed).choice(len(y), size=max_rows, replace=False))
         X, y = X[rows], y[rows]
@@ -194,39 +183,17 @@ def split(X, y, seed: int, max_rows: int | None = None):
 
 # == the cells =================================================================================
 def run_cells(opts, store: Store) -> None:
-    """Seeds outermost: a run stopped early still covers every task and variant."""
-    cells = store.report["cells"]
-    tasks = {}
+    """The cells of ``opts`` (:func:`benchmarks._cells.run_cells`); a task whose data is
+    missing is skipped, and said so."""
+    groups = []
     for name in opts.tasks:
         try:
-            tasks[name] = task_data(name)
+            task_data(name)
         except ImportError as exc:
             print(f"[regression] skipping {name}: {exc}", flush=True)
-    for seed in range(opts.from_seed, opts.seeds):
-        for name, data in tasks.items():
-            for variant in opts.variants:
-                for total in opts.epsilons:
-                    run_cell(opts, store, cells, name, data, variant, total, seed)
-
-
-def run_cell(opts, store, cells, name, data, variant, total, seed) -> None:
-    store.refresh()
-    key = cell_key(name, variant, total, seed)
-    cell = cells.setdefault(key, {"task": name, "variant": variant, "total_epsilon": total,
-                                  "seed": seed, "methods": {}})
-    todo = [m for m in opts.methods if m not in cell["methods"]]
-    if not todo:
-        return
-    store.mark("cells", key)
-    X = data.features(variant)
-    X_train, X_test, y_train, y_test = split(X, data.y, seed, TASKS[name].max_rows)
-    cell.update(n_train=len(y_train), n_test=len(y_test), n_features=X.shape[1])
-    for method in todo:
-        cell["methods"][method] = fit_method(method, X_train, y_train, X_test, y_test, variant,
-                                             data, total, seed)
-    store.save()
-    scores = {m: _num(r["r2"]) for m, r in cell["methods"].items()}
-    print(f"[regression] {key}: {scores}", flush=True)
+            continue
+        groups += [{"task": name, "variant": variant} for variant in opts.variants]
+    _cells.run_cells(BENCH, opts, store, groups)
 
 
 def run_clipping(opts, store: Store) -> None:
@@ -248,13 +215,9 @@ def run_clipping(opts, store: Store) -> None:
         if not todo:
             continue
         store.mark("cells", key)
-        data = task_data(cell["task"])
-        X = data.features(cell["variant"])
-        X_train, X_test, y_train, y_test = split(X, data.y, cell["seed"],
-                                                 TASKS[cell["task"]].max_rows)
+        X_train, X_test, y_train, y_test = split(cell)
         for method in todo:
-            again = fit_method(method, X_train, y_train, X_test, y_test, cell["variant"], data,
-                               float(cell["total_epsilon"]), cell["seed"])
+            again = fit_method(cell, method, X_train, y_train, X_test, y_test)
             saved = cell["methods"][method]
             if not np.isclose(again["r2"], saved["r2"], rtol=1e-9, atol=1e-12):
                 raise AssertionError(f"[clipping] {key} {method}: the refit's R^2 "
@@ -265,146 +228,10 @@ def run_clipping(opts, store: Store) -> None:
 
 
 # == tables ====================================================================================
-def _num(x: float) -> str:
-    """R^2 or RMSE: three decimals below 1 in magnitude, else four significant digits (a hard
-    default's R^2 can be -10^4)."""
-    return f"{x:.3f}" if abs(x) < 1 else f"{x:.4g}"
-
-
-def _mean_sd(values: np.ndarray) -> str:
-    return f"{_num(values.mean())} ± {_num(_std(values))}" if len(values) else "–"
-
-
-def _measured(groups: dict, methods) -> list:
-    return [m for m in methods if any(m in c["methods"] for cs in groups.values() for c in cs)]
-
-
-def metric_table(report: dict, metric: str = "r2", summary: str = "mean_sd") -> str:
-    """Per (task, variant, epsilon): every method's mean ± standard deviation over seeds
-    (``summary="median"``: its median), of the methods that have ``metric``."""
-    groups = group_cells(report["cells"])
-    methods = [m for m in METHODS if any(metric in c["methods"].get(m, {})
-                                         for cs in groups.values() for c in cs)]
-    if not methods:
-        return "(not run)"
-
-    def text(values):
-        if not len(values):
-            return "–"
-        return _mean_sd(values) if summary == "mean_sd" else _num(float(np.median(values)))
-
-    rows = [[task, variant, f"{eps:g}", str(len(cells)),
-             *[text(np.array([c["methods"][m][metric] for c in cells
-                              if metric in c["methods"].get(m, {})])) for m in methods]]
-            for (task, variant, eps), cells in sorted(groups.items())]
-    return markdown_table(["task", "variant", "ε", "seeds", *methods], rows)
-
-
-def _gap_text(entry: dict | None) -> str:
-    """The gap closed where L - D is clear, else Δ = X - D; ⚠ below D by more than one sd."""
-    if entry is None:
-        return "–"
-    text = (f"{entry['gap_closed']:+.2f}" if entry["significant"]
-            else f"Δ{_num(entry['x_minus_d'])}")
-    return text + (" ⚠" if entry["below_d"] else "")
-
-
-def beats_r1(cells: list, method: str) -> dict | None:
-    """``method`` against R1 on the same splits and seeds: mean and standard error of the
-    paired R^2 differences; ``verdict`` ``+`` (above R1 by more than two standard errors),
-    ``-`` (below by more than two) or ``=``."""
-    diffs = paired(cells, method, reference="R1", metric="r2")
-    if len(diffs) < 2:
-        return None
-    mean, se = float(diffs.mean()), _std(diffs) / np.sqrt(len(diffs))
-    verdict = "+" if mean > 2 * se else "-" if mean < -2 * se else "="
-    return {"mean": mean, "se": se, "verdict": verdict}
-
-
-def gap_table(report: dict) -> str:
-    """One row per (task, variant, epsilon): L - D, its clearness, and every search's gap
-    closed (or Δ), ⚠ below D, and against R1."""
-    groups = group_cells(report["cells"])
-    searches = _measured(groups, SEARCHES)
-    rows = []
-    for (task, variant, eps), cells in sorted(groups.items()):
-        limit = gap_entry(cells, "L", metric="r2")
-        if limit is None:
-            continue
-        row = [task, variant, f"{eps:g}",
-               f"{_num(limit['l_minus_d'])} ± {_num(limit['sd_l_minus_d'])}",
-               "yes" if limit["significant"] else "no"]
-        for m in searches:
-            entry = gap_entry(cells, m, metric="r2")
-            against = beats_r1(cells, m) if m != "R1" else None
-            row.append(_gap_text(entry) + (f" ({against['verdict']})" if against else ""))
-        rows.append(row)
-    return markdown_table(["task", "variant", "ε", "L − D (mean ± sd)", "clear gap",
-                           *[METHODS[m] for m in searches]], rows)
-
-
-def r1_table(report: dict) -> str:
-    """Each tuning search minus R1 (paired, mean ± standard error), per cell."""
-    groups = group_cells(report["cells"])
-    tuners = _measured(groups, TUNERS)
-    rows = []
-    for (task, variant, eps), cells in sorted(groups.items()):
-        row = [task, variant, f"{eps:g}"]
-        for m in tuners:
-            entry = beats_r1(cells, m)
-            row.append("–" if entry is None else
-                       f"{_num(entry['mean'])} ± {_num(entry['se'])} ({entry['verdict']})")
-        rows.append(row)
-    return markdown_table(["task", "variant", "ε", *[f"{METHODS[m]} − R1" for m in tuners]],
-                          rows)
-
-
-def goal_table(report: dict) -> str:
-    """Every search against the goal: where L - D exceeds two standard deviations, how often
-    the gap closed is >= 0.8 (and its median); everywhere, how often it is below D by more
-    than one standard deviation; and how often it beats R1."""
-    groups = group_cells(report["cells"])
-    rows = []
-    for m in _measured(groups, SEARCHES):
-        label = METHODS[m] + (" (**the library's default**)" if m == DEFAULT_SEARCH else "")
-        entries = [e for cs in groups.values() if (e := gap_entry(cs, m, metric="r2"))]
-        closed = [e["gap_closed"] for e in entries if e["significant"]]
-        against = [b for cs in groups.values() if (b := beats_r1(cs, m))] if m != "R1" else []
-        rows.append([label, str(len(entries)), str(len(closed)),
-                     f"{sum(c >= 0.8 for c in closed)} / {len(closed)}",
-                     f"{np.median(closed):+.2f}" if closed else "–",
-                     f"{sum(e['below_d'] for e in entries)} / {len(entries)}",
-                     (f"{sum(b['verdict'] == '+' for b in against)} / "
-                      f"{sum(b['verdict'] == '-' for b in against)} / {len(against)}")
-                     if against else "–"])
-    return markdown_table(["search", "cells", "cells with a clear gap",
-                           "gap closed ≥ 0.8 there", "median gap closed there",
-                           "below D by > 1 sd", "above / below R1 (2 se) / cells"], rows)
-
-
-def timing_table(report: dict) -> str:
-    """Per (task, variant): each method's seconds over L's in the same cell (interleaved),
-    median [min, max] over the cells, and L's median seconds."""
-    by_pair: dict = {}
-    for cell in report["cells"].values():
-        by_pair.setdefault((cell["task"], cell["variant"]), []).append(cell)
-    # a method added to the cells by a later command was not timed next to their L
-    methods = [m for m in DEFAULT_METHODS if m != "L"]
-    rows = []
-    for (task, variant), cells in sorted(by_pair.items()):
-        timed = [c for c in cells if "L" in c["methods"]]
-        if not timed:
-            continue
-        plain = np.array([c["methods"]["L"]["seconds"] for c in timed])
-        row = [task, variant, str(timed[0]["n_train"]), str(len(timed)),
-               f"{np.median(plain):.2f}"]
-        for m in methods:
-            ratios = [c["methods"][m]["seconds"] / c["methods"]["L"]["seconds"]
-                      for c in timed if m in c["methods"]]
-            row.append(_ratio(ratios) if ratios else "–")
-        rows.append(row)
-    return markdown_table(["task", "variant", "n_train", "cells", "L: seconds (median)",
-                           *[f"{m} / L" for m in methods]], rows)
+BENCH = _cells.CellBench(
+    name="regression", methods=METHODS, searches=SEARCHES, tuners=TUNERS,
+    default_methods=DEFAULT_METHODS, default_search=DEFAULT_SEARCH, metric="r2",
+    metric_name="R²", fit=fit_method, split=split)
 
 
 def _pick_label(params: dict, default: dict) -> str:
@@ -422,7 +249,7 @@ def picks_table(report: dict) -> str:
     """Per (task, variant, epsilon) and method, its picks over the seeds (diagnostic): the most
     frequent one with its count, and how many seeds picked the default."""
     groups = group_cells(report["cells"])
-    methods = _measured(groups, ("L", *TUNERS))
+    methods = _cells.measured(groups, ("L", *TUNERS))
     rows = []
     for (task, variant, eps), cells in sorted(groups.items()):
         default = default_params(variant, task_data(task))
@@ -438,12 +265,6 @@ def picks_table(report: dict) -> str:
             row.append(f"{top} ({labels.count(top)}/{len(labels)}); default {at_default}")
         rows.append(row)
     return markdown_table(["task", "variant", "ε", *methods], rows)
-
-
-def _seconds(report: dict) -> str:
-    runs = report.get("runs", {}).values()
-    return ", ".join(f"{'+'.join(r.get('parts', ['cells']))} {r['seconds'] / 60:.0f} min"
-                     for r in runs) or "–"
 
 
 def markdown(report: dict) -> str:
@@ -462,49 +283,26 @@ def markdown(report: dict) -> str:
         "search with the library's defaults at the total ε (tuning + returned model; "
         "DPGIBOSearchCV's default δ = 1e-6, the others δ = 0). Held-out test R² (25 % test "
         f"split per seed). Training rows: {', '.join(f'{t} {n}' for t, n in sizes)}. Wall "
-        f"time of the runs that filled this file: {_seconds(report)}.\n",
-        "## Gap closed\n",
-        f"Per task, variant and total ε ({epsilons}): L − D (mean ± sd over seeds of the "
-        "per-seed paired differences) and whether it is a *clear gap* (mean > 2 sd); each "
-        "search's gap closed (X − D) / (L − D) where the gap is clear, else `Δ` = mean X − D "
-        "(R² points). ⚠: X below D by more than one sd of X − D. In brackets, the search "
-        "against R1 (paired, same splits and seeds): `+` above R1 by more than two standard "
-        "errors, `-` below, `=` neither.\n",
-        gap_table(report) if cells else none,
-        "\n## Against the goal\n",
-        "The goal for the library's default search: close ≥ 80 % of L − D wherever it is "
-        "clear, and never fall below D by more than one standard deviation. Counts over the "
-        "(task, variant, ε) cells above.\n",
-        goal_table(report) if cells else none,
-        "\n## Test R² (mean ± sd over seeds)\n",
-        metric_table(report, "r2") if cells else none,
-        "\n## Test R², median over seeds\n",
-        "The hard variants' R² has heavy tails (a model that extrapolates on test rows "
-        "outside its box can score -10^5): the median beside the mean.\n",
-        metric_table(report, "r2", "median") if cells else none,
-        "\n## Test RMSE (mean ± sd over seeds, in the target's units)\n",
-        metric_table(report, "rmse") if cells else none,
-        "\n## Diagnostic: R² of otherwise post-processed predictions\n",
-        "Not what `predict` returns (it clips its predictions into the model's `bounds_y`, "
-        "`clip_predictions=True`): the returned model's predictions post-processed otherwise, "
-        "free of privacy cost. Mean ± sd over the seeds measured (`--parts clipping` adds "
-        "them to saved cells).\n",
-        "**The test rows clipped to the returned model's `bounds_X`** (where its training put "
-        "them: `SSPRegressor.predict` extrapolates a row outside its box), then `predict`:\n",
-        metric_table(report, "r2_clip_X") if cells else none,
-        "\n**The plain linear predictions, unclipped** (`clip_predictions=False`):\n",
-        metric_table(report, "r2_unclipped") if cells else none,
-        "\n## Tuning against repetition of the default (R1)\n",
-        "Each tuning search's test R² minus R1's on the same splits and seeds, mean ± "
-        "standard error (`+` / `-`: beyond two standard errors). R1 runs the default alone "
-        "the way DPRandomSearchCV runs its candidates, at the same total ε: what a search "
-        "gains over D by returning the best of several noisy fits rather than by tuning.\n",
-        r1_table(report) if cells else none,
-        "\n## Time (ratios to L; interleaved in each cell)\n",
-        "Each method's wall time over L's (GridSearchCV(cv=5) over the grid's candidates, "
-        "n_jobs=1) in the same cell, median [min, max] over the cells (ε and seeds); every "
-        "method n_jobs=1 under one BLAS thread, on a shared two-core machine.\n",
-        timing_table(report) if cells else none,
+        f"time of the runs that filled this file: {_cells.run_minutes(report)}.\n",
+        *_cells.standard_sections(BENCH, report, epsilons, after_metric=[
+            "\n## Test R², median over seeds\n",
+            "The hard variants' R² has heavy tails (a model that extrapolates on test rows "
+            "outside its box can score -10^5): the median beside the mean.\n",
+            _cells.metric_table(BENCH, report, "r2", "median") if cells else none,
+            "\n## Test RMSE (mean ± sd over seeds, in the target's units)\n",
+            _cells.metric_table(BENCH, report, "rmse") if cells else none,
+            "\n## Diagnostic: R² of otherwise post-processed predictions\n",
+            "Not what `predict` returns (it clips its predictions into the model's `bounds_y`, "
+            "`clip_predictions=True`): the returned model's predictions post-processed "
+            "otherwise, free of privacy cost. Mean ± sd over the seeds measured (`--parts "
+            "clipping` adds them to saved cells).\n",
+            "**The test rows clipped to the returned model's `bounds_X`** (where its training "
+            "put them: `SSPRegressor.predict` extrapolates a row outside its box), then "
+            "`predict`:\n",
+            _cells.metric_table(BENCH, report, "r2_clip_X") if cells else none,
+            "\n**The plain linear predictions, unclipped** (`clip_predictions=False`):\n",
+            _cells.metric_table(BENCH, report, "r2_unclipped") if cells else none,
+        ]),
         "\n## Picks (diagnostic)\n",
         "The most frequent pick over the seeds (alpha `a` = adaptive / bounds_X / bounds_y's "
         "width as a share of the default's; DPGIBOSearchCV's are continuous, so each of its "
@@ -571,12 +369,7 @@ def main(argv=None) -> None:
                 run_cells(opts, store)
             if "clipping" in opts.parts:
                 run_clipping(opts, store)
-        run = {"parts": opts.parts, "seconds": time.perf_counter() - start,
-               "argv": list(argv) if argv is not None else None}
-        run_key = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid {os.getpid()}"
-        store.mark("runs", run_key)
-        report["runs"][run_key] = run
-        store.save()
+        _cells.record_run(store, opts, argv, start)
     path = write_result(f"regression{opts.suffix}", markdown(report))  # the JSON is the Store's
     print(f"wrote {path}", flush=True)
 
