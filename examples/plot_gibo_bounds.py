@@ -75,7 +75,9 @@ print("released upper bounds:", np.round(upper).astype(int))
 print(search.privacy_spent_)
 split = search.privacy_split_
 print(f"{split['n_fits']} DP fits of epsilon {split['epsilon_fit']:.3f} each on the train rows, "
-      f"{split['mu']:.3f}-GDP noisy gradients on the validation rows")
+      f"{split['mu']:.3f}-GDP noisy gradients and the guard's epsilon "
+      f"{split['epsilon_guard']:.2f} on the validation rows")
+print(f"the guard returned the {search.guard_choice_} point")
 print("charged once:", accountant.spent_budget)
 
 # %%

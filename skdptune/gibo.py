@@ -15,17 +15,25 @@ from ._base import BaseDPSearchCV, SearchSpace, TuningPlan, TuningResult
 from ._params import get_params
 from ._private import FAILURE_MESSAGE
 from ._space import EpsilonSplit, check_box_space
-from .accounting import event_cost, gdp_epsilon, self_composition_cost
+from .accounting import event_cost, self_composition_cost
 from .accounting._gaussian import float_gdp_epsilon
 from .estimators import estimator_privacy
 from .evaluation._holdout import holdout_sizes, holdout_split
 from .evaluation._losses import LossEvaluator, train_chunks
 from .evaluation._scores import check_per_example_score, raw_scorer_name
-from .events import EpsilonDeltaEvent, ParallelEvent, PrivacyEvent, SelfComposedEvent
+from .events import (
+    ComposedEvent,
+    EpsilonDeltaEvent,
+    ParallelEvent,
+    PermuteAndFlipEvent,
+    PrivacyEvent,
+    SelfComposedEvent,
+)
 from .exceptions import PrivateFitError, TooFewRowsWarning
 from .selection._gp_gradient import RBFGradientModel
 from .selection._gradient_step import SignalToNoiseStep
 from .selection._noisy_gradient import NoisyGradient
+from .selection._permute_and_flip import PermuteAndFlipSelector
 
 __all__ = ["DPGIBOSearchCV"]
 
@@ -52,17 +60,27 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     4. takes an AdaGrad step shrunk by the released gradient's signal-to-noise estimate (its
        noise scale is public: post-processing) and projects it into the box.
 
-    The last point is refitted on all rows (``refit=True``) or its model, fitted on train rows
-    during the search, is returned (``refit=False``).
+    Then the **guard** (``guard_share > 0``) chooses privately between the start point and
+    the last point, so that the search does not return a point clearly worse than its own
+    start: both are fitted on train rows, scored on the validation rows (mean per-example
+    utility in [0, 1], replace-one sensitivity ``1 / m``) and one is picked by
+    permute-and-flip (diffprivlib) at ``guard_share * epsilon_tuning``. The chosen point is
+    refitted on all rows (``refit=True``) or its guard fit, on train rows, is returned
+    (``refit=False``; without the guard, one more fit at the last point).
 
     Privacy (replace-one; proofs in ``docs/gibo.md``). The replaced record is a train row or a
     validation row. Validation rows: ``mu``-GDP for all ``n_iter`` noisy gradients (adaptive
-    composition). Train rows: the ``M`` DP fits -- on the same rows (``train_split="shared"``,
-    optimal composition of ``M`` fits) or on data-independent disjoint chunks (``"disjoint"``,
-    parallel composition) -- and everything else is post-processing of them. The tuning costs
+    composition), plus the guard's pure ``epsilon_guard``-DP selection (basic composition:
+    ``epsilon_GDP(mu, delta) + epsilon_guard``). Train rows: the ``M`` DP fits -- on the same
+    rows (``train_split="shared"``, optimal composition of ``M`` fits) or on data-independent
+    disjoint chunks (``"disjoint"``, parallel composition) -- and everything else is
+    post-processing of them. The tuning costs
     the larger of the two sides; the refit on all rows adds its own cost. **Budget mode only**:
     ``epsilon`` and ``delta`` are the total, split so that ``tuning_share`` goes to the tuning
-    (both sides meet it) and the rest to the refit; ``privacy_split_`` reports the split.
+    (both sides meet it) and the rest to the refit; ``privacy_split_`` reports the split. The
+    guard's fits are two of the ``M``, and its selection takes ``guard_share`` of the
+    validation side's budget from the gradients (a smaller ``mu``): the total stays
+    ``(epsilon, delta)``.
 
     The GP's hyperparameters are never fitted on the private losses.
 
@@ -89,11 +107,17 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     n_iter : int, default=10
         Number ``T`` of gradient steps.
     batch_size : int or None, default=None
-        Query points ``b`` per step; ``None``: ``min(d + 1, 4)``. ``M = T * b`` model fits
-        (plus one for the returned model when ``refit=False``).
+        Query points ``b`` per step; ``None``: ``min(d + 1, 4)``. ``M = T * b`` model fits,
+        plus the guard's two (without the guard: plus one for the returned model when
+        ``refit=False``).
     train_split : {"shared", "disjoint"}, default="shared"
         How the ``M`` fits use the train rows (see above). ``"disjoint"`` needs at least ``M``
         train rows (one per chunk), checked before the data is read.
+    guard_share : float, default=0.2
+        Share of the tuning budget ``epsilon_tuning`` that the guard's selection between the
+        start point and the last point spends on the validation rows (the noisy gradients get
+        the rest: ``epsilon_GDP(mu, delta) = (1 - guard_share) * epsilon_tuning``). ``0``
+        switches the guard off: the last point is returned.
     clip : float, default=0.5
         l2 clipping norm ``B`` of the per-example gradients (loss units per unit of the cube).
     learning_rate : float, default=0.1
@@ -119,7 +143,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     classes : array-like or None, default=None
         The public label set of a classifier (see :class:`DPGridSearchCV`).
     refit : bool, default=True
-        Refit the final point on all rows (cost ``(1 - tuning_share) * epsilon``).
+        Refit the returned point on all rows (cost ``(1 - tuning_share) * epsilon``).
     n_jobs : int, default=None
         Parallel fits within an iteration, in one joblib pool for the whole search. An
         iteration's ``batch_size`` fits are all that can run at once, and each iteration pays
@@ -143,19 +167,22 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     Attributes
     ----------
     best_params_ : dict
-        The final point (released).
+        The returned point (released): the guard's choice, or the last point without it.
     best_estimator_ : estimator
-        Refitted on all rows, or the final point's model (``refit=False``).
+        Refitted on all rows, or the returned point's model (``refit=False``).
+    guard_choice_ : {"start", "last"} or None
+        The guard's released choice; ``None`` without the guard.
     trajectory_ : list of dict
         Per iteration: ``iteration``, ``point`` and ``params`` after the step, the released
         noisy ``gradient`` (unit-cube coordinates) and the ``query_params``. All released.
     privacy_split_ : dict
-        ``mu``, ``epsilon_fit``, ``n_fits``, the ``(epsilon, delta)`` of the ``train`` and
-        ``validation`` sides and of the ``refit``.
+        ``mu``, ``epsilon_fit``, ``n_fits``, ``epsilon_guard`` (0 without the guard), the
+        ``(epsilon, delta)`` of the ``train`` and ``validation`` sides (the latter: noisy
+        gradients and guard together) and of the ``refit``.
     privacy_spent_ : PrivacyReport
         Total ``(epsilon, delta)`` and components.
     cv_results_ : dict
-        ``params``, ``param_<name>`` and ``selected`` of the final point.
+        ``params``, ``param_<name>`` and ``selected`` of the returned point.
 
     Warns
     -----
@@ -200,6 +227,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "train_split": [StrOptions({"shared", "disjoint"})],
+        "guard_share": [Interval(numbers.Real, 0, 1, closed="left")],
         "clip": [Interval(numbers.Real, 0, None, closed="neither")],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "momentum": [Interval(numbers.Real, 0, 1, closed="left")],
@@ -211,7 +239,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     }
 
     def __init__(self, estimator, param_space, *, epsilon=2.0, delta=1e-6, tuning_share=0.5,
-                 n_iter=10, batch_size=None, train_split="shared", clip=0.5,
+                 n_iter=10, batch_size=None, train_split="shared", guard_share=0.2, clip=0.5,
                  learning_rate=0.1, momentum=0.0, lengthscale=None, noise=0.01,
                  validation_size=0.2, scoring=None, score_clip=None, classes=None, refit=True,
                  n_jobs=None, verbose=0, random_state=None, error_score=0.0, accountant=None,
@@ -226,6 +254,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         self.n_iter = n_iter
         self.batch_size = batch_size
         self.train_split = train_split
+        self.guard_share = guard_share
         self.clip = clip
         self.learning_rate = learning_rate
         self.momentum = momentum
@@ -275,8 +304,14 @@ class DPGIBOSearchCV(BaseDPSearchCV):
     def _batch(self, n_dims: int) -> int:
         return int(self.batch_size) if self.batch_size is not None else min(n_dims + 1, 4)
 
+    def _guarded(self) -> bool:
+        return float(self.guard_share) > 0
+
     def _n_fits(self, n_dims: int) -> int:
-        return int(self.n_iter) * self._batch(n_dims) + (0 if self.refit else 1)
+        # the guard fits the start and the last point (with refit=False the chosen one's fit
+        # is the returned model); without it, refit=False needs one fit at the last point
+        extra = 2 if self._guarded() else (0 if self.refit else 1)
+        return int(self.n_iter) * self._batch(n_dims) + extra
 
     def _budget(self):
         """``(epsilon_tuning, epsilon_model)`` of the total."""
@@ -285,8 +320,19 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         tuning = float(self.epsilon) * float(self.tuning_share)
         return tuning, float(self.epsilon) - tuning
 
+    def _validation_event(self, mu: float, epsilon_guard: float) -> PrivacyEvent:
+        """The validation rows' cost: the ``n_iter`` noisy gradients (``mu``-GDP) and, with the
+        guard, its permute-and-flip selection on the same rows (pure ``epsilon_guard``-DP):
+        sequential composition, ``epsilon_GDP(mu, delta) + epsilon_guard`` at ``delta``."""
+        gradients = NoisyGradient(mu, int(self.n_iter), float(self.clip)).privacy_event()
+        if not self._guarded():
+            return gradients
+        guard = PermuteAndFlipEvent(epsilon_guard, name="guard: start or last point")
+        return ComposedEvent((gradients, guard), name="noisy gradients + guard")
+
     def _plan_costs(self, space: SearchSpace, box) -> GIBOCosts:
-        """mu, epsilon_fit, n_fits and the events, solved so that the total meets the budget."""
+        """mu, epsilon_fit, epsilon_guard, n_fits and the events, solved so that the total
+        meets the budget."""
         _, model_delta = estimator_privacy(self.estimator, space.space)
         if model_delta > 0:
             raise ValueError("DPGIBOSearchCV supports pure-DP estimators only (every "
@@ -296,8 +342,11 @@ class DPGIBOSearchCV(BaseDPSearchCV):
         n_fits = self._n_fits(box.n_dims)
         tuning, _ = self._budget()
         delta = float(self.delta)
-        mu = _solve_increasing(lambda m: gdp_epsilon(m, delta), tuning,
-                               search=lambda m: float_gdp_epsilon(m, delta))
+        guard = tuning * float(self.guard_share)
+        # the validation side meets the tuning budget: epsilon_GDP(mu, delta) + guard = tuning
+        mu = _solve_increasing(
+            lambda m: event_cost(self._validation_event(m, guard), delta)[0], tuning,
+            search=lambda m: float_gdp_epsilon(m, delta) + guard)
         if self.train_split == "disjoint":
             epsilon_fit = tuning
             train = EpsilonDeltaEvent(epsilon_fit, 0.0, f"{n_fits} fits on disjoint chunks")
@@ -306,9 +355,9 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                 lambda e: self_composition_cost(e, 0.0, n_fits, delta)[0], tuning)
             train = SelfComposedEvent(EpsilonDeltaEvent(epsilon_fit, 0.0, "one fit"), n_fits,
                                       name=f"{n_fits} fits on the train rows")
-        validation = NoisyGradient(mu, int(self.n_iter), float(self.clip)).privacy_event()
-        return GIBOCosts(mu=mu, epsilon_fit=epsilon_fit, n_fits=n_fits, train=train,
-                         validation=validation,
+        validation = self._validation_event(mu, guard)
+        return GIBOCosts(mu=mu, epsilon_fit=epsilon_fit, epsilon_guard=guard, n_fits=n_fits,
+                         train=train, validation=validation,
                          tuning=ParallelEvent((train, validation),
                                               name="train rows | validation rows"))
 
@@ -345,7 +394,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                                                          float(self.delta))},
             box=box, n_fits=costs.n_fits, batch=self._batch(box.n_dims), evaluator=evaluator,
             gp=RBFGradientModel(lengthscale, 1.0, float(self.noise)),
-            noisy=noisy,
+            noisy=noisy, epsilon_guard=costs.epsilon_guard,
             warnings=self._too_few_rows(public.n_samples, m, box.n_dims, noisy))
 
     def _too_few_rows(self, n_samples: int, m: int, n_dims: int,
@@ -384,7 +433,7 @@ class DPGIBOSearchCV(BaseDPSearchCV):
             rows = train_chunks(train, plan.n_fits, seeds.rng("partition"))
         else:
             rows = [train] * plan.n_fits
-        theta = _start(box, self.estimator)
+        theta = start = _start(box, self.estimator)
         step = self._step_rule(noisy.noise_scale(len(validation)))
         points, losses = np.empty((0, box.n_dims)), None  # losses: PRIVATE, never stored
         trajectory, fit = [], 0
@@ -429,15 +478,27 @@ class DPGIBOSearchCV(BaseDPSearchCV):
                     progress(t + 1, n_iter)
             if failed:
                 raise PrivateFitError(FAILURE_MESSAGE)
-            final = box.from_unit(theta)
-            model = None
-            if not self.refit:
-                _, models = evaluator.losses(X, y, [final], rows[fit:fit + 1], validation,
-                                             metadata.fit,
-                                             [seeds.seed("fit", fit) if seeds.seeded else None])
-                model = models[0]
-        return TuningResult(candidate_params=[final], best_index=0, best_estimator=model,
-                            attributes={"trajectory_": trajectory})
+            last = box.from_unit(theta)
+            fit_seeds = [seeds.seed("fit", fit + j) if seeds.seeded else None for j in range(2)]
+            choice, model = None, None
+            if plan.epsilon_guard > 0:
+                # a failed guard fit raises PrivateFitError here, after the last iteration
+                guard_losses, models = evaluator.losses(
+                    X, y, [box.from_unit(start), last], rows[fit:fit + 2], validation,
+                    metadata.fit, fit_seeds)
+                index = guard_selection(guard_losses, plan.epsilon_guard,
+                                        seeds.noise_seed("selection", n_iter))
+                choice, returned = GUARD_CHOICES[index], box.from_unit([start, theta][index])
+                model = None if self.refit else models[index]
+                # the choice itself is in guard_choice_: the line reads alike on neighbours
+                self._log(1, f"guard: returns {returned}")
+            else:
+                returned = last
+                if not self.refit:
+                    model = evaluator.losses(X, y, [last], rows[fit:fit + 1], validation,
+                                             metadata.fit, fit_seeds[:1])[1][0]
+        return TuningResult(candidate_params=[returned], best_index=0, best_estimator=model,
+                            attributes={"trajectory_": trajectory, "guard_choice_": choice})
 
 
 @dataclass(frozen=True)
@@ -445,12 +506,14 @@ class GIBOCosts:
     """What the tuning spends, solved so that the total meets the budget (:meth:`_plan_costs`).
 
     ``mu``: the GDP budget of the noisy gradients (validation rows); ``epsilon_fit``: each
-    fit's epsilon; ``n_fits``: the number ``M`` of fits on train rows; ``train`` and
-    ``validation``: the two sides' events; ``tuning``: both, in parallel (disjoint rows).
+    fit's epsilon; ``epsilon_guard``: the guard's selection (validation rows; 0 without it);
+    ``n_fits``: the number ``M`` of fits on train rows; ``train`` and ``validation``: the two
+    sides' events; ``tuning``: both, in parallel (disjoint rows).
     """
 
     mu: float
     epsilon_fit: float
+    epsilon_guard: float
     n_fits: int
     train: PrivacyEvent
     validation: PrivacyEvent
@@ -472,6 +535,33 @@ class GIBOPlan(TuningPlan):
     gp: RBFGradientModel
     #: the clipped, noisy gradient of each iteration
     noisy: NoisyGradient
+    #: the guard's budget (validation rows); 0: no guard
+    epsilon_guard: float
+
+
+#: what ``guard_choice_`` says of the guard's two candidates, in their order
+GUARD_CHOICES = ("start", "last")
+
+
+def guard_sensitivity(m: int) -> float:
+    """Replace-one sensitivity of a mean per-example utility in [0, 1] over ``m`` validation
+    rows (the models fixed: they are functions of the train rows): ``1 / m``."""
+    return 1.0 / int(m)
+
+
+def guard_selection(losses: np.ndarray, epsilon: float, random_state=None) -> int:
+    """The guard's private choice: the index of a column of ``losses`` (start, last).
+
+    ``losses`` (PRIVATE, ``m`` validation rows x 2 points): per-example losses in [0, 1] of the
+    two models. The utility of a point is its mean per-example utility ``1 - mean loss``,
+    with replace-one sensitivity :func:`guard_sensitivity` ``(m)``; permute-and-flip
+    (diffprivlib's ``PermuteAndFlip``, McKenna & Sheldon 2020) picks one: pure
+    ``epsilon``-DP with respect to the validation rows. Only the index is released.
+    """
+    losses = np.asarray(losses, dtype=float)
+    selector = PermuteAndFlipSelector(epsilon, sensitivity=guard_sensitivity(len(losses)),
+                                      random_state=random_state)
+    return selector.select(1.0 - losses.mean(axis=0)).index
 
 
 def _start(box, estimator) -> np.ndarray:
@@ -509,4 +599,5 @@ def _privacy_split(costs: GIBOCosts, epsilon_model: float, delta: float) -> dict
     train = event_cost(costs.train, delta)
     validation = event_cost(costs.validation, delta)
     return {"mu": costs.mu, "epsilon_fit": costs.epsilon_fit, "n_fits": costs.n_fits,
-            "train": train, "validation": validation, "refit": (epsilon_model, 0.0)}
+            "epsilon_guard": costs.epsilon_guard, "train": train, "validation": validation,
+            "refit": (epsilon_model, 0.0)}

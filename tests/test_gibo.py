@@ -33,31 +33,39 @@ def gibo(**kw):
                           kw.pop("space", SPACE), **kw)
 
 
+@pytest.mark.parametrize("guard_share", [0.2, 0.0, 0.5])
 @pytest.mark.parametrize("train_split", ["shared", "disjoint"])
 @pytest.mark.parametrize("epsilon, share", [(2.0, 0.5), (1.0, 0.3)])
-def test_budget_split_meets_the_total_with_both_sides(data, train_split, epsilon, share):
+def test_budget_split_meets_the_total_with_both_sides(data, train_split, epsilon, share,
+                                                      guard_share):
     X, y = data
     acc = BudgetAccountant()
     s = gibo(epsilon=epsilon, tuning_share=share, train_split=train_split, delta=1e-6,
-             accountant=acc).fit(X, y)
+             guard_share=guard_share, accountant=acc).fit(X, y)
     tuning = share * epsilon
+    guard = guard_share * tuning
+    n_fits = 3 * 3 + (2 if guard_share else 0)  # T * b, b = min(d + 1, 4) = 3; the guard's 2
     split = s.privacy_split_
     assert s.privacy_spent_.epsilon <= epsilon
     assert s.privacy_spent_.epsilon == pytest.approx(epsilon, rel=1e-9)
     assert s.privacy_spent_.delta == pytest.approx(1e-6)
     assert acc.spent_budget == [(s.privacy_spent_.epsilon, s.privacy_spent_.delta)]
-    assert split["n_fits"] == 3 * 3  # T * b, b = min(d + 1, 4) = 3
+    assert split["n_fits"] == n_fits
     assert split["refit"] == (pytest.approx(epsilon - tuning), 0.0)
-    # validation side: mu-GDP at delta equals the tuning budget (closed form inverse)
-    assert gdp_epsilon(split["mu"], 1e-6) == pytest.approx(tuning, rel=1e-9)
-    assert split["validation"][0] == pytest.approx(tuning, rel=1e-9)
+    # validation side: mu-GDP at delta plus the guard's pure epsilon equals the tuning budget
+    # (closed form inverse; basic composition)
+    assert split["epsilon_guard"] == pytest.approx(guard, rel=1e-12)
+    assert gdp_epsilon(split["mu"], 1e-6) + guard == pytest.approx(tuning, rel=1e-9)
+    assert gdp_epsilon(split["mu"], 1e-6) + guard <= tuning * (1 + 1e-12)
+    assert split["validation"] == (pytest.approx(tuning, rel=1e-9), 1e-6)
     assert split["train"][0] == pytest.approx(tuning, rel=1e-9)
     if train_split == "disjoint":
         assert split["epsilon_fit"] == pytest.approx(tuning)
     else:  # M fits on the same rows, optimal composition
-        assert self_composition_cost(split["epsilon_fit"], 0.0, 9, 1e-6)[0] == \
+        assert self_composition_cost(split["epsilon_fit"], 0.0, n_fits, 1e-6)[0] == \
             pytest.approx(tuning, rel=1e-9)
-        assert split["epsilon_fit"] > tuning / 9  # better than the sum
+        assert split["epsilon_fit"] > tuning / n_fits  # better than the sum
+    assert s.guard_choice_ in (("start", "last") if guard_share else (None,))
     # the returned model costs exactly the refit budget, for the declared label set
     cost = estimator_privacy(s.best_estimator_, n_classes=2)[0]
     assert cost <= epsilon - tuning
@@ -99,10 +107,17 @@ def test_planned_privacy_matches_and_refit_false_returns_the_final_model(data):
     planned = s.planned_privacy(len(X))
     s.fit(X, y)
     assert planned.epsilon == s.privacy_spent_.epsilon == pytest.approx(1.5)
-    assert s.privacy_split_["n_fits"] == 3 * 3 + 1
+    assert s.privacy_split_["n_fits"] == 3 * 3 + 2  # the guard's two fits
     assert s.best_estimator_.predict(X).shape == (len(X),)
     assert list(s.classes_) == [0, 1]
+    assert s.guard_choice_ == "last"
     assert s.best_params_ == s.trajectory_[-1]["params"]
+    # the returned model is the chosen point's guard fit, not a refit
+    assert s.best_estimator_.C == pytest.approx(s.best_params_["C"])
+    unguarded = gibo(refit=False, epsilon=1.5, guard_share=0.0).fit(X, y)
+    assert unguarded.privacy_split_["n_fits"] == 3 * 3 + 1
+    assert unguarded.best_params_ == unguarded.trajectory_[-1]["params"]
+    assert unguarded.guard_choice_ is None
 
 
 def test_released_attributes_and_no_exact_loss_survives(data, monkeypatch):
@@ -155,8 +170,10 @@ def test_reproducible_with_a_seed_and_fresh_without(data):
     X, y = data
     a, b = gibo().fit(X, y), gibo().fit(X, y)
     assert a.best_params_ == b.best_params_
+    assert a.guard_choice_ == b.guard_choice_
     c, d = gibo(random_state=None).fit(X, y), gibo(random_state=None).fit(X, y)
-    assert c.best_params_ != d.best_params_
+    # the last points (the guard may return the start point, the same for both)
+    assert c.trajectory_[-1]["params"] != d.trajectory_[-1]["params"]
 
 
 def test_neighbours_release_the_same_kind_of_output():
@@ -231,7 +248,7 @@ def test_gibo_tunes_per_feature_bounds_and_a_budget_split(data):
     assert estimator_privacy(s.best_estimator_)[0] == pytest.approx(1.5)
     assert steps["scaler"].epsilon + steps["nb"].epsilon < 1.5
     assert len(steps["nb"].bounds[0]) == d
-    assert s.privacy_split_["n_fits"] == 2 * 4
+    assert s.privacy_split_["n_fits"] == 2 * 4 + 2  # and the guard's two
     # the report's per-step lines give each step's whole range under the split (the point
     # is chosen privately, the report is planned before the fit), and hold the tuned model's
     model_eps = 3.0 - 3.0 * s.tuning_share
@@ -373,7 +390,9 @@ def test_step_rule_reads_only_released_quantities(data, momentum):
     for record in s.trajectory_:
         theta = replay(theta, record["gradient"])
         np.testing.assert_array_equal(theta, record["point"])
-    assert s.best_params_ == box.from_unit(theta)
+    # the guard returns the start or this last point, and says which
+    returned = {"start": _start(box, s.estimator), "last": theta}[s.guard_choice_]
+    assert s.best_params_ == box.from_unit(returned)
     # the search's step rule is built from the public sigma and its own parameters only
     assert s._step_rule(sigma).noise_scale == sigma
 
@@ -502,3 +521,99 @@ def test_too_few_rows_is_quiet_on_the_documented_example():
         DPGIBOSearchCV(LogisticRegression(data_norm=4.0), {"C": (1e-2, 1e2, "log")},
                        epsilon=2.0, n_iter=3, classes=[0, 1], random_state=0,
                        accountant=BudgetAccountant()).fit(X, y)
+
+
+# -- the guard ---------------------------------------------------------------------------------
+#: a space with a degenerate corner: the smallest C and the largest data_norm, where the
+#: objective perturbation's noise swamps a fit (0.47-0.67 accuracy over 30 fits at epsilon 0.6
+#: on guard_data), while the estimator's own C = 1, data_norm = 4 fits well (0.74-0.84)
+GUARD_SPACE = {"C": (1e-3, 1e2, "log"), "data_norm": (0.5, 100.0, "log")}
+DEGENERATE = np.array([0.0, 1.0])
+GOOD = np.array([0.6, np.log(8.0) / np.log(200.0)])  # C = 1, data_norm = 4
+
+
+@pytest.fixture(scope="module")
+def guard_data():
+    return make_classification(n_samples=5000, n_features=20, n_informative=3, class_sep=2.0,
+                               random_state=0)
+
+
+def _walk_to(monkeypatch, corner):
+    """Force every step of the search to ``corner`` (unit cube): the last point is then what
+    the test wants whatever the gradients say."""
+    monkeypatch.setattr(DPGIBOSearchCV, "_step_rule",
+                        lambda self, noise_scale: lambda theta, gradient: corner.copy())
+
+
+def test_guard_keeps_the_start_when_the_last_point_is_degenerate(guard_data, monkeypatch):
+    """The last point is forced to a degenerate corner; the start (the estimator's own C and
+    data_norm) is good. At epsilon = 10 (each of the 8 fits about 0.6, the guard 0.2 * 5 = 1)
+    with the default guard share the start wins on every seed: the utility gap g of the two
+    fits is above 0.07 on m = 1000 rows, so permute-and-flip errs with probability
+    exp(-epsilon_guard g m / 2) / 2 < 1e-15 per seed. Without the guard the degenerate point
+    is returned every time (the test can fail)."""
+    X, y = guard_data
+    _walk_to(monkeypatch, DEGENERATE)
+    for seed in range(6):
+        guarded = gibo(space=GUARD_SPACE, n_iter=2, epsilon=10.0, random_state=seed).fit(X, y)
+        np.testing.assert_allclose(guarded.trajectory_[-1]["point"], DEGENERATE)
+        assert guarded.guard_choice_ == "start", seed
+        assert guarded.best_params_ == pytest.approx({"C": 1.0, "data_norm": 4.0})
+        bare = gibo(space=GUARD_SPACE, n_iter=2, epsilon=10.0, random_state=seed,
+                    guard_share=0.0).fit(X, y)
+        assert bare.best_params_ == bare.trajectory_[-1]["params"] != guarded.best_params_
+
+
+def test_guard_moves_to_a_good_last_point_from_a_degenerate_start(guard_data, monkeypatch):
+    """The mirror image: the estimator's own configuration is the degenerate corner, the
+    steps go to a good point; the guard returns the last point."""
+    X, y = guard_data
+    _walk_to(monkeypatch, GOOD)
+    for seed in range(4):
+        s = gibo(space=GUARD_SPACE, n_iter=2, epsilon=10.0, random_state=seed,
+                 estimator=LogisticRegression(C=1e-3, data_norm=100.0)).fit(X, y)
+        assert s.guard_choice_ == "last", seed
+        assert s.best_params_ == s.trajectory_[-1]["params"]
+
+
+def test_guard_fails_as_the_iterations_do(data, monkeypatch):
+    """A guard fit that fails stops the search with the fixed PrivateFitError after the last
+    iteration, with the same live progress as a failure in an iteration, and releases no
+    choice."""
+    from skdptune.exceptions import PrivateFitError
+
+    X, y = data
+    real = _losses.LossEvaluator.losses
+    calls = []
+
+    def failing_guard(self, X, y, settings, *args, **kwargs):
+        calls.append(len(settings))
+        if len(calls) == 4:  # after the 3 iterations: the guard's (start, last)
+            raise PrivateFitError("a fit failed")
+        return real(self, X, y, settings, *args, **kwargs)
+
+    monkeypatch.setattr(_losses.LossEvaluator, "losses", failing_guard)
+    s = gibo(verbose=2)
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.raises(PrivateFitError) as caught:
+        s.fit(X, y)
+    assert calls == [3, 3, 3, 2]
+    assert "a fit failed" not in str(caught.value)  # the fixed message, not the cause
+    assert "iterations done: 3/3" in out.getvalue()
+    assert not hasattr(s, "guard_choice_")
+
+
+def test_guard_selection_is_permute_and_flip_at_sensitivity_one_over_m():
+    """``guard_selection`` hands permute-and-flip the mean utilities ``1 - mean loss`` with
+    sensitivity ``1 / m``: on two points whose utilities differ by ``g``, the worse one is
+    chosen with probability ``exp(-epsilon g m / 2) / 2`` exactly."""
+    from skdptune import gibo as gibo_module
+
+    m, epsilon = 50, 1.0
+    losses = np.zeros((m, 2))
+    losses[:3, 0] = 1.0  # the start misses 3 rows more than the last point: g = 3 / m
+    picks = [gibo_module.guard_selection(losses, epsilon, np.random.RandomState(seed))
+             for seed in range(4000)]
+    expected = np.exp(-epsilon * 3 / 2) / 2  # 0.1116
+    assert np.mean(np.array(picks) == 0) == pytest.approx(expected, abs=0.015)
+    assert gibo_module.guard_sensitivity(m) == 1 / m
