@@ -31,7 +31,7 @@ demo: $(VENV)/.installed-base
 # smoke runs --, and make test-slow runs exactly those (about an hour). make test-slow-ci, which
 # CI runs, leaves out the slow tests also marked `slowest` (diffprivlib's own intercept fit as a
 # broken twin, the whole grid and GIBO searches' intercept audits, the benchmark suite's smoke
-# run): 27 minutes on a loaded two-core machine.
+# run): 27-36 minutes on a loaded two-core machine.
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -q
 
