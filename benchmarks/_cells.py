@@ -17,6 +17,7 @@ the untuned default with the whole budget, L the non-private tuning of the same 
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from benchmarks._common import markdown_table
+from benchmarks._tasks import VARIANTS
 from benchmarks.bench_suite import Store, _ratio, _std, cell_key, gap_entry, group_cells, paired
 
 #: a search's ``privacy_spent_.epsilon`` may exceed the total by this relative rounding only
@@ -73,6 +75,40 @@ def jsonable(params: dict) -> dict:
             return bool(v)
         return float(v)
     return {k: value(v) for k, v in params.items()}
+
+
+# == command line ==============================================================================
+def add_cell_arguments(p, bench: CellBench, tasks, seeds: int) -> None:
+    """The options every benchmark in cells takes: which cells (seeds, epsilons, tasks,
+    variants), which methods, and whether to fit at all or start over."""
+    p.add_argument("--seeds", type=int, default=None, help=f"seeds 0..N-1 (default {seeds})")
+    p.add_argument("--from-seed", type=int, default=0,
+                   help="start at this seed (split a long run between concurrent commands)")
+    p.add_argument("--epsilons", type=float, nargs="+", default=None)
+    p.add_argument("--tasks", nargs="+", choices=sorted(tasks), default=None)
+    p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
+    p.add_argument("--methods", nargs="+", choices=list(bench.methods), default=None,
+                   help="D and L are needed for the gap closed, R1 for the comparison with it "
+                        f"(default: {' '.join(bench.default_methods)})")
+    p.add_argument("--report-only", action="store_true",
+                   help="re-render the tables from the saved JSON")
+    p.add_argument("--fresh", action="store_true",
+                   help="start over: the saved results file is removed first")
+
+
+def cell_options(args, bench: CellBench, *, seeds: tuple, epsilons: tuple, tasks: tuple,
+                 **extra) -> argparse.Namespace:
+    """The options of :func:`add_cell_arguments`, each ``(full, quick)`` default resolved by
+    ``args.quick``; ``extra``: a benchmark's own options, as given."""
+    def pick(value, defaults):
+        return value if value is not None else defaults[bool(args.quick)]
+
+    return argparse.Namespace(
+        suffix="_quick" if args.quick else "", seeds=pick(args.seeds, seeds),
+        from_seed=args.from_seed, epsilons=pick(args.epsilons, epsilons),
+        tasks=pick(args.tasks, tasks), variants=args.variants,
+        methods=args.methods or list(bench.default_methods), report_only=args.report_only,
+        fresh=args.fresh, **extra)
 
 
 # == running ===================================================================================

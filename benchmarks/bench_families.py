@@ -40,7 +40,7 @@ from threadpoolctl import threadpool_limits
 from benchmarks import _cells
 from benchmarks._common import CLASSES, DEFAULT_DATA, RESULTS, PricedModel, write_result
 from benchmarks._families import FAMILIES, Family
-from benchmarks._tasks import TASKS, VARIANTS
+from benchmarks._tasks import TASKS
 from benchmarks.bench_suite import Store
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 from skdptune.estimators import set_total_epsilon
@@ -182,33 +182,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="smoke run: credit, one seed, ε=2; writes families_quick.*")
     p.add_argument("--families", nargs="+", choices=FAMILIES, default=list(FAMILIES))
-    p.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 5)")
-    p.add_argument("--from-seed", type=int, default=0,
-                   help="start at this seed (split a long run between concurrent commands)")
-    p.add_argument("--epsilons", type=float, nargs="+", default=None)
-    p.add_argument("--tasks", nargs="+", choices=sorted(TASKS), default=None)
-    p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
-    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None,
-                   help=f"default: {' '.join(DEFAULT_METHODS)}")
-    p.add_argument("--report-only", action="store_true",
-                   help="re-render the tables from the saved JSON")
-    p.add_argument("--fresh", action="store_true", help="ignore the saved cells")
+    _cells.add_cell_arguments(p, BENCH, TASKS, seeds=5)
     return p
 
 
 def options(args) -> argparse.Namespace:
-    quick = args.quick
-
-    def pick(value, full, small):
-        return value if value is not None else (small if quick else full)
-
-    return argparse.Namespace(
-        suffix="_quick" if quick else "", data=args.data, families=args.families,
-        seeds=pick(args.seeds, 5, 1), from_seed=args.from_seed,
-        epsilons=pick(args.epsilons, list(EPSILONS), [2.0]),
-        tasks=pick(args.tasks, list(DEFAULT_TASKS), ["credit"]), variants=args.variants,
-        methods=args.methods or list(DEFAULT_METHODS), report_only=args.report_only,
-        fresh=args.fresh)
+    return _cells.cell_options(args, BENCH, seeds=(5, 1), epsilons=(list(EPSILONS), [2.0]),
+                               tasks=(list(DEFAULT_TASKS), ["credit"]), data=args.data,
+                               families=args.families)
 
 
 def main(argv=None) -> None:

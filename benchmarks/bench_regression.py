@@ -53,7 +53,6 @@ from benchmarks._regression_tasks import (
     search_box,
     search_grid,
 )
-from benchmarks._tasks import VARIANTS
 from benchmarks.bench_suite import Store, group_cells
 from skdptune import DPGIBOSearchCV, DPGridSearchCV, DPRandomSearchCV
 from skdptune.linear_model import SSPRegressor
@@ -319,38 +318,16 @@ def parser() -> argparse.ArgumentParser:
                    "accepted for benchmarks.run")
     p.add_argument("--quick", action="store_true",
                    help="smoke run: the smallest task, 2 seeds, ε=2; writes regression_quick.*")
-    p.add_argument("--seeds", type=int, default=None, help="seeds 0..N-1 (default 10)")
-    p.add_argument("--from-seed", type=int, default=0,
-                   help="start at this seed (split a long run between concurrent commands)")
-    p.add_argument("--epsilons", type=float, nargs="+", default=None)
-    p.add_argument("--tasks", nargs="+", choices=sorted(TASKS), default=None)
-    p.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
-    p.add_argument("--methods", nargs="+", choices=list(METHODS), default=None,
-                   help="D and L are needed for the gap closed, R1 for the comparison with it "
-                        f"(default: {' '.join(DEFAULT_METHODS)})")
+    _cells.add_cell_arguments(p, BENCH, TASKS, seeds=10)
     p.add_argument("--parts", nargs="+", choices=("cells", "clipping"), default=["cells"],
                    help="cells: fit the methods missing from each cell; clipping: refit the "
                         "saved methods that lack the diagnostics and add them")
-    p.add_argument("--report-only", action="store_true",
-                   help="re-render the tables from the saved JSON")
-    p.add_argument("--fresh", action="store_true", help="ignore the saved cells")
     return p
 
 
 def options(args) -> argparse.Namespace:
-    quick = args.quick
-
-    def pick(value, full, small):
-        return value if value is not None else (small if quick else full)
-
-    return argparse.Namespace(
-        suffix="_quick" if quick else "",
-        seeds=pick(args.seeds, 10, 2), from_seed=args.from_seed,
-        epsilons=pick(args.epsilons, list(EPSILONS), [2.0]),
-        tasks=pick(args.tasks, list(TASKS), ["computers"]), variants=args.variants,
-        methods=args.methods or list(DEFAULT_METHODS), parts=args.parts,
-        report_only=args.report_only, fresh=args.fresh,
-    )
+    return _cells.cell_options(args, BENCH, seeds=(10, 2), epsilons=(list(EPSILONS), [2.0]),
+                               tasks=(list(TASKS), ["computers"]), parts=args.parts)
 
 
 def main(argv=None) -> None:
