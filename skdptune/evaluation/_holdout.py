@@ -37,6 +37,7 @@ with :class:`~skdptune.exceptions.PrivateFitError` (fixed message, budget charge
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from diffprivlib.mechanisms import Laplace
@@ -53,10 +54,10 @@ from ._batched import (
     shares_statistics,
     supports_batched_fits,
 )
-from ._batched_runs import CHUNK_BYTES, fit_runs, run_accuracies
+from ._batched_runs import CHUNK_BYTES, built, fit_runs, run_accuracies
 from ._fit import (
     all_or_fail,
-    candidate_key,
+    candidate_keys,
     candidate_templates,
     fit_and_example_utilities,
     fit_settings,
@@ -201,6 +202,7 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, noise, fit_se
             outputs.append((noise.noisy_score(shared[r], noise_seed), model))
             continue
         with silenced():
+            model = built(model)  # a score other than accuracy reads the model itself
             try:
                 # a pipeline's step may change its input in place: its own copy, as one by one
                 rows = _safe_indexing(X, validation) if isinstance(model, Pipeline) else X_val
@@ -416,7 +418,7 @@ class HoldoutEvaluator:
         train, validation = split
         n_jobs = private_n_jobs(self.n_jobs)
         # runs of the same candidate share its template (and, batched, its prepared copy)
-        keys = [candidate_key(params) for params in candidates]
+        keys = candidate_keys(candidates)
         templates = candidate_templates(self.estimator, candidates, keys)
         fit_seeds, noise_seeds = _run_seeds(seeds, len(templates))
         # plain labels as the array every batched fit would make of them; one by one, the
@@ -448,4 +450,21 @@ class HoldoutEvaluator:
             )
         outputs = all_or_fail([output for block in blocks for output in block])
         scores = np.array([s for s, _ in outputs], dtype=float)
-        return scores, [m for _, m in outputs]
+        return scores, RunModels([m for _, m in outputs])
+
+
+class RunModels(Sequence):
+    """The models of a search's runs, each made when it is read: a batched run's model is
+    kept as a :class:`~._batched_runs.DeferredModel` until then (:func:`~._batched_runs.built`),
+    so that a search makes the estimator of the run it releases only."""
+
+    def __init__(self, models):
+        self._models = models
+
+    def __len__(self):
+        return len(self._models)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return RunModels(self._models[index])
+        return built(self._models[index])
