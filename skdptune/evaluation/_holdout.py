@@ -409,7 +409,8 @@ class HoldoutEvaluator:
         self.batched = batched
 
     def run(self, X, y, candidates, split, fit_params, seeds, progress=None):
-        """Noisy scores and models of ``candidates`` (one run each). Released outputs of Q.
+        """Noisy scores and models (a :class:`RunModels`) of ``candidates`` (one run each).
+        Released outputs of Q.
 
         ``progress(done, total)`` hears of each finished joblib task (their number is public:
         :func:`batched_groups`, :func:`one_by_one_tasks`). Raises ``PrivateFitError`` (fixed
