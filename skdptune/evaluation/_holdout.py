@@ -466,6 +466,4 @@ class RunModels(Sequence):
         return len(self._models)
 
     def __getitem__(self, index):
-        if isinstance(index, slice):
-            return RunModels(self._models[index])
         return built(self._models[index])

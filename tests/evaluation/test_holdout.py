@@ -8,7 +8,9 @@ from diffprivlib.mechanisms import Laplace
 from diffprivlib.models import LogisticRegression
 
 from skdptune._seeding import SeedPlan
-from skdptune.evaluation._holdout import ScoreNoise, _run_seeds
+from skdptune.evaluation._batched_runs import DeferredModel
+from skdptune.evaluation._fit import PreparedTemplate, candidate_template
+from skdptune.evaluation._holdout import RunModels, ScoreNoise, _run_seeds
 from skdptune.evaluation._scores import AccuracyScore, check_validation_score
 
 
@@ -58,3 +60,18 @@ def test_score_noise_without_a_seed_draws_from_the_secure_generator():
     assert len(set(draws.tolist())) == len(draws)
     # Laplace with scale 1/(m eps) = 0.1: mean |noise| = 0.1
     assert np.mean(np.abs(draws)) == pytest.approx(0.1, rel=0.1)
+
+
+def test_run_models_build_a_deferred_model_when_it_is_read():
+    """The evaluator's models: a model as it is, a deferred one built at each read."""
+    prepared = PreparedTemplate(candidate_template(LogisticRegression(data_norm=1.0), {}))
+    deferred = DeferredModel(prepared, 3, classes_=np.array([0, 1]), coef_=np.ones((1, 2)),
+                             intercept_=np.zeros(1), n_features_in_=2)
+    plain = LogisticRegression()
+    models = RunModels([plain, deferred])
+    assert len(models) == 2 and models[0] is plain
+    first, second = models[1], models[-1]
+    assert type(first) is LogisticRegression and first is not second
+    assert first.random_state == prepared.random_state(3) is not None
+    np.testing.assert_array_equal(first.predict(np.array([[1.0, 1.0], [-1.0, -1.0]])), [1, 0])
+    assert first.accountant.spent_budget == [(first.epsilon, 0)]
