@@ -488,13 +488,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
     def _run_tuning(self, plan, X, y, metadata, seeds):
         repetition = plan.repetition
         n_runs = repetition.sample(seeds.rng("sampling"))  # never released
-        # independent draws (with replacement): the runs of Q must be i.i.d. for the analysis,
-        # so ParameterSampler's without-replacement mode for all-list spaces is avoided
-        candidates = [
-            next(iter(ParameterSampler(self.param_distributions, n_iter=1,
-                                       random_state=seeds.seed("sampling", 1, r))))
-            for r in range(max(n_runs, 1))
-        ]
+        candidates = independent_draws(self.param_distributions,
+                                       seeds.seeds("sampling", 1, np.arange(max(n_runs, 1))))
         self._log(1, f"running the private repetition: {repetition.mean:g} runs expected (the "
                      "number drawn is not shown)", live=True)
         if n_runs == 0:
@@ -524,6 +519,24 @@ class DPRandomSearchCV(BaseDPSearchCV):
         if self.epsilon is None:
             return {}
         return {"epsilon_total": epsilon_model, "n_classes": self._n_classes()}
+
+
+def independent_draws(space, seeds) -> list[dict]:
+    """One candidate of ``space`` per seed of ``seeds``: the draw of ``ParameterSampler(space,
+    n_iter=1, random_state=seed)``.
+
+    Independent draws (with replacement): the runs of Q must be i.i.d. for the analysis, so
+    ParameterSampler's without-replacement mode for all-list spaces is avoided. One generator
+    serves every draw, reseeded in place before each: ``seed`` resets the whole state of a
+    ``RandomState`` (its cached Gaussian draw too), so each draw is the one a fresh
+    ``RandomState(seed)`` gives -- without building a generator per run.
+    """
+    generator = np.random.RandomState()
+    draws = []
+    for seed in np.asarray(seeds).tolist():
+        generator.seed(seed)
+        draws.append(next(iter(ParameterSampler(space, n_iter=1, random_state=generator))))
+    return draws
 
 
 @dataclass(frozen=True)

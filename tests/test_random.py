@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
-from scipy.stats import loguniform, uniform
+from scipy.stats import loguniform, norm, uniform
 from sklearn.base import clone
 from sklearn.datasets import make_classification
+from sklearn.model_selection import ParameterSampler
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
 
@@ -394,17 +395,22 @@ def test_runs_scored_on_their_fit_rows_fit_and_score_every_row(data, batched, sc
 
     X, y = data
     seen, splits = [], []
-    real, real_run = _holdout._noisy_score, _holdout.HoldoutEvaluator.run
+    real_run = _holdout.HoldoutEvaluator.run
 
-    def spy(utilities, score, m, epsilon_score, noise_seed):
-        seen.append((len(utilities), m, epsilon_score))
-        return real(utilities, score, m, epsilon_score, noise_seed)
+    class Spy(_holdout.ScoreNoise):
+        def __init__(self, score, m, epsilon_score):
+            super().__init__(score, m, epsilon_score)
+            self.settings = (m, epsilon_score)
+
+        def noisy_score(self, utilities, seed):
+            seen.append((len(utilities), *self.settings))
+            return super().noisy_score(utilities, seed)
 
     def run(self, X, y, candidates, split, *args, **kwargs):
         splits.append(split)
         return real_run(self, X, y, candidates, split, *args, **kwargs)
 
-    monkeypatch.setattr(_holdout, "_noisy_score", spy)
+    monkeypatch.setattr(_holdout, "ScoreNoise", Spy)
     monkeypatch.setattr(_holdout.HoldoutEvaluator, "run", run)
     if not batched:
         monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
@@ -651,3 +657,21 @@ def test_too_few_rows_at_50_rows_with_the_defaults(two_runs):
                          {"C": loguniform(1e-2, 1e2), "data_norm": [1.0, 2.0, 4.0]},
                          n_iter=10, epsilon=1.0, classes=[0, 1], random_state=0).fit(X, y)
 
+
+
+@pytest.mark.parametrize("space", [
+    {"C": [0.01, 0.1, 1.0], "data_norm": [1.0, 2.0]},  # lists: ParameterGrid's own sampling
+    {"C": loguniform(1e-2, 1e2), "data_norm": [1.0, 2.0, 4.0]},
+    [{"C": uniform(0, 1)}, {"tol": [1e-4, 1e-5]}],
+])
+def test_independent_draws_are_each_a_fresh_samplers_draw(space):
+    """One generator reseeded before each draw gives, draw by draw, what a ``ParameterSampler``
+    seeded with that seed gives -- whatever the draws before it consumed (a Gaussian draw
+    leaves a cached value that reseeding must clear)."""
+    seeds = np.array([7, 2**32 - 1, 0, 7, 123456789])
+    expected = [next(iter(ParameterSampler(space, n_iter=1, random_state=int(s))))
+                for s in seeds]
+    assert random_module.independent_draws(space, seeds) == expected
+    normal = {"x": norm()}
+    assert random_module.independent_draws(normal, [5, 5]) == [
+        next(iter(ParameterSampler(normal, n_iter=1, random_state=5)))] * 2

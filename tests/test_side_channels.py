@@ -240,7 +240,7 @@ def test_item3_worker_functions_are_silent():
     """Worker processes do not inherit warning filters: the worker functions silence."""
     from skdptune._seeding import SeedPlan
     from skdptune.evaluation._fit import candidate_template
-    from skdptune.evaluation._holdout import _noisy_run
+    from skdptune.evaluation._holdout import ScoreNoise, _noisy_run
     from skdptune.evaluation._partitions import _chunk_utilities
     from skdptune.evaluation._scores import AccuracyScore, check_bounded_scorer
 
@@ -253,7 +253,7 @@ def test_item3_worker_functions_are_silent():
                          check_bounded_scorer(None, None, lr()), 3, None, {}, 0.0,
                          SeedPlan(0), ("same", "same", 1.0), 200)
         _noisy_run(template, X, y_d, np.arange(150), np.arange(150, 200), AccuracyScore(), {},
-                   False, 1.0, 0, 0, None, None)
+                   False, ScoreNoise(AccuracyScore(), 50, 1.0), 0, 0, None, None)
     assert [str(w.message) for w in caught] == ["sentinel: recording works"]
 
 

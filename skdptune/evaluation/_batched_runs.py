@@ -90,7 +90,7 @@ from ._batched import (
     vector_mechanism,
 )
 from ._batched_ssp import fit_statistics_runs
-from ._fit import PreparedTemplate, fit_settings, fitting, instantiate, rows_of, steps_key
+from ._fit import PreparedTemplate, fit_settings, fitting, rows_of, steps_key
 
 __all__ = ["fit_runs", "run_accuracies"]
 
@@ -409,47 +409,105 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
     walks of the parameters. ``epsilons``: a factor on the DP epsilons, or
     :func:`~._fit.instantiate`'s settings (:func:`~._fit.fit_settings`). Returns a list with
     a fitted model or ``None`` (a failed fit) per run, or ``None`` when the batched path could
-    not run (the caller fits one by one).
+    not run (the caller fits one by one). A plain ``LogisticRegression`` run's model is a
+    :class:`DeferredModel` (built by :func:`built`): its estimator is made for the winning
+    run only.
     PRIVATE: the models are released only through the evaluator's selection.
     """
     keys = keys or [None] * len(templates)
     try:
-        estimators = _instantiated(templates, fit_seeds, epsilons, keys)
-        from_statistics = [shares_statistics(est) for est in estimators]
+        prepared = _prepared(templates, epsilons, keys)
+        # a run's estimator is its prepared copy with the run's seed: the same class and
+        # parameters but random_state
+        from_statistics = [shares_statistics(p.estimator) for p in prepared]
         if any(from_statistics):  # mixed with other models, or padded: one by one
-            return (fit_statistics_runs(estimators, X, y, train)
+            return (fit_statistics_runs(_instantiated(prepared, fit_seeds), X, y, train)
                     if all(from_statistics) and padding is None else None)
-        if all(solves_in_batches(est) for est in estimators):
-            return _fit_runs(estimators, X, y, train, padding, keys)
-        return _fit_pipeline_runs(estimators, X, y, train, padding, keys)
+        if all(solves_in_batches(p.estimator) for p in prepared):
+            return _deferred_runs(prepared, fit_seeds, X, y, train, padding, keys)
+        return _fit_pipeline_runs(_instantiated(prepared, fit_seeds), X, y, train, padding, keys)
     except LEAKS:
         raise
     except Exception:
         return None
 
 
-def _instantiated(templates, fit_seeds, epsilons, keys):
-    """Every run's estimator, as :func:`~._fit.instantiate` makes it one by one."""
-    prepared, out, settings = {}, [], fit_settings(epsilons)
-    for template, seed, key in zip(templates, fit_seeds, keys, strict=True):
+def _prepared(templates, epsilons, keys):
+    """Every run's :class:`~._fit.PreparedTemplate` (whose ``instantiate(seed)`` is the run's
+    estimator as :func:`~._fit.instantiate` makes it one by one): one per key, shared by the
+    key's runs, and one per run without a key."""
+    made, out, settings = {}, [], fit_settings(epsilons)
+    for template, key in zip(templates, keys, strict=True):
         if key is None:
-            out.append(instantiate(template, seed=seed, **settings))
+            out.append(PreparedTemplate(template, **settings))
             continue
-        if key not in prepared:
-            prepared[key] = PreparedTemplate(template, **settings)
-        out.append(prepared[key].instantiate(seed))
+        if key not in made:
+            made[key] = PreparedTemplate(template, **settings)
+        out.append(made[key])
     return out
 
 
+def _instantiated(prepared, fit_seeds):
+    """Every run's estimator (``prepared``: :func:`_prepared`)."""
+    return [p.instantiate(seed) for p, seed in zip(prepared, fit_seeds, strict=True)]
+
+
+class DeferredModel:
+    """A batched run's fitted ``LogisticRegression``, its estimator not yet made.
+
+    The runs of a search are thousands and one of them is released: each run keeps what
+    makes its model -- its :class:`~._fit.PreparedTemplate`, its seed, and the fitted
+    attributes its solve found (``classes_``, ``coef_``, ``intercept_``, ``n_features_in_``;
+    readable here, as on the model, and ``feature_names_in_`` may be set here, as on the
+    model) -- and :meth:`build` makes the model, the estimator ``prepared.instantiate(seed)``
+    with these attributes and its throwaway accountant charged as diffprivlib's ``fit``
+    charges it: what the run's fit made eagerly before.
+    """
+
+    def __init__(self, prepared, seed, **fitted):
+        self._prepared, self._seed = prepared, seed
+        vars(self).update(fitted)
+
+    def build(self):
+        """The run's fitted model (a new one at every call)."""
+        fitted = {name: value for name, value in vars(self).items()
+                  if not name.startswith("_")}
+        return _fitted(self._prepared.instantiate(self._seed), fitted)
+
+
+def built(model):
+    """``model``, or the model a :class:`DeferredModel` stands for."""
+    return model.build() if isinstance(model, DeferredModel) else model
+
+
+def _fitted(est, fitted):
+    """``est`` with the fitted attributes ``fitted`` of its solve, its throwaway accountant
+    charged as diffprivlib's ``fit`` charges it."""
+    for name, value in fitted.items():
+        setattr(est, name, value)
+    est.accountant.spend(est.epsilon, 0)
+    return est
+
+
+def _deferred_runs(prepared, fit_seeds, X, y, train, padding, keys):
+    """:func:`_solved_runs` of plain ``LogisticRegression`` runs, as :class:`DeferredModel`
+    objects (``prepared``: :func:`_prepared`)."""
+    noise_seeds = [p.random_state(seed) for p, seed in zip(prepared, fit_seeds, strict=True)]
+    solved = _solved_runs([p.estimator for p in prepared], noise_seeds, X, y, train, padding,
+                          keys)
+    return [None if fitted is None else DeferredModel(p, seed, **fitted)
+            for p, seed, fitted in zip(prepared, fit_seeds, solved, strict=True)]
+
+
 def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
-    """:func:`_fit_runs` of pipelines: their steps before the last are data-independent.
+    """The runs of pipelines, fitted: their steps before the last are data-independent.
 
     A pipeline's ``fit`` fits those steps on the train rows plus the padding, transforms them,
     and fits its last step on the result. Every run fits the same rows, and the steps learn
     nothing from them (no noise, no ``random_state``), so the runs whose candidates set these
     steps alike share one fit of them (``sklearn.pipeline.Pipeline`` slicing, the calls of
     ``Pipeline.fit``): each run's pipeline gets a copy of the fitted steps and its last step
-    fitted by :func:`_fit_runs` on the transformed rows, converted as diffprivlib's ``fit``
+    fitted by :func:`_solved_runs` on the transformed rows, converted as diffprivlib's ``fit``
     converts them (:func:`~._batched.model_rows`; where that raises, or a step drops rows,
     every run of the group fails, as one by one).
 
@@ -476,8 +534,11 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
             Z = model_rows(prefix.fit_transform(X_rows, y_rows) if prefix.steps else X_rows)
         if Z is None or len(Z) != len(y_rows):
             continue  # diffprivlib's fit raises on these rows: every run of the group fails
-        models = _fit_runs([pipelines[r].steps[-1][1] for r in runs], Z, y_rows,
-                           np.arange(len(Z)), None, [keys[r] for r in runs])
+        final_steps = [pipelines[r].steps[-1][1] for r in runs]
+        solved = _solved_runs(final_steps, [step.random_state for step in final_steps], Z,
+                              y_rows, np.arange(len(Z)), None, [keys[r] for r in runs])
+        models = [None if fitted is None else _fitted(step, fitted)
+                  for step, fitted in zip(final_steps, solved, strict=True)]
         for r, model in zip(runs, models, strict=True):
             if model is not None:
                 pipe = pipelines[r]
@@ -487,11 +548,14 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
     return out
 
 
-def _fit_runs(estimators, X, y, train, padding, keys=None):
-    """The runs' ``LogisticRegression`` instances ``estimators``, fitted together (in place).
+def _solved_runs(estimators, noise_seeds, X, y, train, padding, keys=None):
+    """The fitted attributes of the runs, solved together: a dict per run (``classes_``,
+    ``coef_``, ``intercept_``, ``n_features_in_``), or ``None`` (a failed fit).
 
-    ``keys``: the runs' candidate keys (:func:`fit_runs`). Runs of one key are copies of one
-    prepared template that differ in their seed only, so their parameters are validated once
+    ``estimators[r]``: run ``r``'s ``LogisticRegression`` or an estimator with its parameters
+    (its ``random_state`` is not read), ``noise_seeds[r]`` its ``random_state``. ``keys``: the
+    runs' candidate keys (:func:`fit_runs`). Runs of one key are copies of one prepared
+    template that differ in their seed only, so their parameters are validated once
     (diffprivlib's ``fit`` validates them first; the seeds are the search's own integers)."""
     rows = _Rows(X, y, padding)
     fitted = rows.fit_rows(np.asarray(train))
@@ -505,13 +569,13 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
     problems = {key: [] for key in ("run", "norm", "intercept", "label", "quad", "linear", "tol",
                                     "max_iter")}
     validated = set()
-    for r, (est, key) in enumerate(zip(estimators, keys or [None] * len(estimators),
-                                       strict=True)):
+    for r, (est, noise_seed, key) in enumerate(zip(estimators, noise_seeds,
+                                                   keys or [None] * len(estimators),
+                                                   strict=True)):
         if key is None or key not in validated:
             est._validate_params()
             validated.add(key)
         norm, intercept = float(est.data_norm), bool(est.fit_intercept)
-        noise_seed = est.random_state
         if not (noise_seed is None or isinstance(noise_seed, (int, np.integer))):
             raise TypeError("a random_state the batched path does not reproduce")
         setting = (float(est.epsilon) / len(positives), float(est.C), norm, intercept, m,
@@ -575,40 +639,37 @@ def _fit_runs(estimators, X, y, train, padding, keys=None):
     out = []
     for r, est in enumerate(estimators):
         coef = theta[owner == r]
-        est.classes_ = classes
-        est.coef_ = coef[:, :d].copy()
-        est.intercept_ = (coef[:, d] * INTERCEPT_COLUMN if est.fit_intercept
-                          else np.zeros(len(coef)))
-        est.n_features_in_ = d
-        est.accountant.spend(est.epsilon, 0)  # the throwaway accountant, as diffprivlib's fit
-        out.append(est)
+        out.append({"classes_": classes, "coef_": coef[:, :d].copy(),
+                    "intercept_": (coef[:, d] * INTERCEPT_COLUMN if est.fit_intercept
+                                   else np.zeros(len(coef))),
+                    "n_features_in_": d})
     return out
 
 
 def run_accuracies(models, X_val, y_val):
     """Every fitted run's per-example accuracy utilities on ``X_val``, from one matrix product.
 
-    ``models``: the plain ``LogisticRegression`` runs of :func:`_fit_runs` (``None``: a failed
-    run, left ``None``). The utilities are :class:`~._scores.AccuracyScore`'s -- 1 where the
-    prediction equals the label -- with ``predict``'s arithmetic up to the rounding of the
-    product: decision values ``X_val @ coef_.T + intercept_`` in float64 (as ``predict``
-    computes them for float64, float32 or integer rows), their sign or ``argmax``, then
-    ``classes_`` (two classes shared by the runs: the products' transpose, whose sign picks
-    for every run at once which rows' labels it predicts). Only the product is shared by all
-    runs; its last bits can differ from one
-    run's own matrix-vector product, so a prediction whose decision value is within rounding
-    of 0 can differ from ``predict``'s (a run's utilities still depend on its own model and
-    the rows only). Returns ``None`` where ``predict`` would compute otherwise -- a run that is
-    not a plain ``LogisticRegression``, rows that are not a finite 2-D ``numpy`` array (no
-    subclass such as ``np.matrix``) of integers or of floats of at most 64 bits (long doubles
-    keep their precision in ``predict``; non-finite rows make it raise), or labels that are
-    not a 1-D ``numpy`` array -- and the caller scores run by run. The utilities are boolean
-    arrays (a mean of 0/1 values is exact either way; a group holds every run's, so a byte per
-    row rather than eight keeps its memory small when ``K`` exceeds ``E[K]``). PRIVATE: the
-    exact utilities.
+    ``models``: the plain ``LogisticRegression`` runs of :func:`fit_runs` (models or their
+    :class:`DeferredModel` objects; ``None``: a failed run, left ``None``). The utilities are
+    :class:`~._scores.AccuracyScore`'s -- 1 where the prediction equals the label -- with
+    ``predict``'s arithmetic up to the rounding of the product: decision values ``X_val @ coef_.T +
+    intercept_`` in float64 (as ``predict`` computes them for float64, float32 or integer rows),
+    their sign or ``argmax``, then ``classes_`` (two classes shared by the runs: the products'
+    transpose, whose sign picks for every run at once which rows' labels it predicts). Only the
+    product is shared by all runs; its last bits can differ from one run's own matrix-vector
+    product, so a prediction whose decision value is within rounding of 0 can differ from
+    ``predict``'s (a run's utilities still depend on its own model and the rows only). Returns
+    ``None`` where ``predict`` would compute otherwise -- a run that is not a plain
+    ``LogisticRegression``, rows that are not a finite 2-D ``numpy`` array (no subclass such as
+    ``np.matrix``) of integers or of floats of at most 64 bits (long doubles keep their precision in
+    ``predict``; non-finite rows make it raise), or labels that are not a 1-D ``numpy`` array -- and
+    the caller scores run by run. The utilities are boolean arrays (a mean of 0/1 values is exact
+    either way; a group holds every run's, so a byte per row rather than eight keeps its memory
+    small when ``K`` exceeds ``E[K]``). PRIVATE: the exact utilities.
     """
     fitted = [m for m in models if m is not None]
-    if (not fitted or not all(solves_in_batches(m) for m in fitted)
+    if (not fitted
+            or not all(isinstance(m, DeferredModel) or solves_in_batches(m) for m in fitted)
             or type(X_val) is not np.ndarray or X_val.ndim != 2
             or not (X_val.dtype.kind in "biu"
                     or (X_val.dtype.kind == "f" and X_val.dtype.itemsize <= 8))

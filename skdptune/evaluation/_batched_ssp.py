@@ -15,8 +15,9 @@ part of a one-by-one fit is the same statistics computed again.
 one-by-one path would fit (the same :func:`~._fit.instantiate`: parameters, seed, epsilon
 scale), checked as ``fit`` checks it (parameters, bounds, the throwaway accountant's budget),
 its noise drawn by diffprivlib's ``Laplace`` mechanism from the generator ``fit`` would use
-(``check_random_state`` of the run's ``random_state``: its seed when the search is seeded,
-diffprivlib's secure generator otherwise), in the same order (eigenvalue, Gram matrix,
+(``check_random_state`` of the run's ``random_state``: its seed when the search is seeded --
+one generator reseeded in place for each run, :func:`_generator` --, diffprivlib's secure
+generator otherwise), in the same order (eigenvalue, Gram matrix,
 ``Z^T t``), from the same statistics computed by the same code: the same ``coef_``,
 ``intercept_`` and ``alpha_``, bit for bit (tests/evaluation/test_batched_ssp.py). It gets
 ``n_features_in_`` (and, from the evaluator, the frame's ``feature_names_in_``) as ``fit`` sets
@@ -44,6 +45,8 @@ a model whose bounds are left to the data (``None``: the one-by-one fit's
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 from diffprivlib.utils import check_random_state
 from sklearn.utils import _safe_indexing
@@ -65,11 +68,11 @@ def fit_statistics_runs(estimators, X, y, train):
                                        dtype=np.float64, y_numeric=True, multi_output=False)
     except ValueError:
         return [None] * len(estimators)
-    shared = {}
+    shared, generator = {}, np.random.RandomState()
     for est in estimators:
         # fit's order: the public checks (and the budget), the generator, the bounds
         accountant = est._check_public_settings()
-        rng = check_random_state(est.random_state)
+        rng = _generator(est.random_state, generator)
         bounds_X, bounds_y = est._bounds(X_rows, y_rows)
         setting = (*(np.asarray(b, dtype=float).tobytes() for b in (*bounds_X, *bounds_y)),
                    bool(est.fit_intercept))
@@ -78,3 +81,15 @@ def fit_statistics_runs(estimators, X, y, train):
         est.n_features_in_ = X_rows.shape[1]
         est._release(shared[setting], rng, accountant)
     return estimators
+
+
+def _generator(random_state, generator):
+    """The generator ``fit`` draws from, ``check_random_state(random_state)``: for an int
+    seed, ``generator`` reseeded in place with it -- ``seed`` resets the whole state of a
+    ``RandomState``, so it draws what ``RandomState(seed)`` draws, without a generator built
+    per run --; otherwise ``check_random_state``'s own answer (``None``: numpy's global
+    generator, which diffprivlib's mechanisms replace by its secure generator)."""
+    if isinstance(random_state, numbers.Integral):  # as check_random_state reads it
+        generator.seed(random_state)
+        return generator
+    return check_random_state(random_state)

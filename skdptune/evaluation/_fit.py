@@ -53,6 +53,7 @@ from ..exceptions import PrivateFitError
 __all__ = [
     "all_or_fail",
     "candidate_key",
+    "candidate_keys",
     "candidate_template",
     "candidate_templates",
     "failure_utility",
@@ -228,6 +229,20 @@ def candidate_key(params):
         return None
 
 
+def candidate_keys(candidates) -> list:
+    """``[candidate_key(params) for params in candidates]``, each key computed once per
+    distinct candidate: candidates whose values are the same objects (a repetition search
+    draws the entries of a list -- the same objects -- many times) share the key of the first.
+    The objects stay alive while ``candidates`` does, so an ``id`` is never reused here."""
+    made, keys = {}, []
+    for params in candidates:
+        identity = tuple((name, id(value)) for name, value in params.items())
+        if identity not in made:
+            made[identity] = candidate_key(params)
+        keys.append(made[identity])
+    return keys
+
+
 def steps_key(key, final, index):
     """The part of a :func:`candidate_key` that sets the steps of a pipeline before its
     ``final`` one (candidates with equal parts transform the rows alike); a candidate without
@@ -306,6 +321,15 @@ class PreparedTemplate:
             owner, _, last = key.rpartition("__")
             if last == "random_state" and (value is None or owner in dp_paths):
                 self._seeded.append((params[owner] if owner else self.estimator, owner))
+
+    def random_state(self, seed=None):
+        """``self.instantiate(seed).random_state`` without the copy: the seed the estimator
+        itself gets from ``seed`` (``None``: its own ``random_state``)."""
+        if seed is not None:
+            for component, path in self._seeded:
+                if component is self.estimator:
+                    return derived_seed(seed, path)
+        return self.estimator.random_state
 
     def instantiate(self, seed=None):
         """A fresh copy, its components seeded from ``seed`` (``None``: secure noise)."""

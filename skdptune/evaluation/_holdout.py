@@ -37,6 +37,7 @@ with :class:`~skdptune.exceptions.PrivateFitError` (fixed message, budget charge
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 from diffprivlib.mechanisms import Laplace
@@ -53,10 +54,10 @@ from ._batched import (
     shares_statistics,
     supports_batched_fits,
 )
-from ._batched_runs import CHUNK_BYTES, fit_runs, run_accuracies
+from ._batched_runs import CHUNK_BYTES, built, fit_runs, run_accuracies
 from ._fit import (
     all_or_fail,
-    candidate_key,
+    candidate_keys,
     candidate_templates,
     fit_and_example_utilities,
     fit_settings,
@@ -89,9 +90,10 @@ def holdout_split(n_samples: int, validation_size: float, rng) -> tuple[np.ndarr
     return np.sort(order[m:]), np.sort(order[:m])
 
 
-def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsilon_score,
-               fit_seed, noise_seed, epsilons, padding):
-    """One run of Q: ``(noisy_score, fitted_model)``, or ``None`` when it failed.
+def _noisy_run(template, X, y, train, validation, score, fit_params, debug, noise, fit_seed,
+               noise_seed, epsilons, padding):
+    """One run of Q: ``(noisy_score, fitted_model)``, or ``None`` when it failed (``noise``:
+    the task's :class:`ScoreNoise`).
 
     The exact score stays here; nothing is printed or warned.
     """
@@ -102,7 +104,7 @@ def _noisy_run(template, X, y, train, validation, score, fit_params, debug, epsi
     if output is None:
         return None
     utilities, model = output
-    return _noisy_score(utilities, score, len(validation), epsilon_score, noise_seed), model
+    return noise.noisy_score(utilities, noise_seed), model
 
 
 def _runs_task(batched, templates, X, y, train, validation, score, fit_params, debug,
@@ -110,36 +112,65 @@ def _runs_task(batched, templates, X, y, train, validation, score, fit_params, d
     """One joblib task of runs: :func:`_noisy_runs_batched` or :func:`_noisy_runs`. One
     function whatever the path, so that the task's name (which a dask dashboard shows) does
     not tell which path the drawn candidates took."""
+    noise = ScoreNoise(score, len(validation), epsilon_score)
     if batched:
-        return _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score,
+        return _noisy_runs_batched(templates, X, y, train, validation, score, noise,
                                    fit_seeds, noise_seeds, epsilons, padding, keys, names)
-    return _noisy_runs(templates, X, y, train, validation, score, fit_params, debug,
-                       epsilon_score, fit_seeds, noise_seeds, epsilons, padding)
+    return _noisy_runs(templates, X, y, train, validation, score, fit_params, debug, noise,
+                       fit_seeds, noise_seeds, epsilons, padding)
 
 
-def _noisy_runs(templates, X, y, train, validation, score, fit_params, debug, epsilon_score,
-                fit_seeds, noise_seeds, epsilons, padding):
+def _noisy_runs(templates, X, y, train, validation, score, fit_params, debug, noise, fit_seeds,
+                noise_seeds, epsilons, padding):
     """:func:`_noisy_run` of every run of ``templates``, in turn (a joblib task; may be
-    empty)."""
+    empty; ``noise``: the task's :class:`ScoreNoise`)."""
     X, y = received(X), received(y)
-    return [_noisy_run(template, X, y, train, validation, score, fit_params, debug,
-                       epsilon_score, fit_seed, noise_seed, epsilons, padding)
+    return [_noisy_run(template, X, y, train, validation, score, fit_params, debug, noise,
+                       fit_seed, noise_seed, epsilons, padding)
             for template, fit_seed, noise_seed in zip(templates, fit_seeds, noise_seeds,
                                                       strict=True)]
 
 
-def _noisy_score(utilities, score, m, epsilon_score, noise_seed) -> float:
-    """The released score of a run: the mean utility plus Laplace noise."""
-    # 1/m for per-example scores; the ranking scores' own bound (docs/random_search.md)
-    mechanism = Laplace(epsilon=epsilon_score, delta=0.0, sensitivity=score.sensitivity_of_mean(m),
-                        random_state=noise_seed)
-    return float(mechanism.randomise(float(np.mean(utilities))))
+class ScoreNoise:
+    """The Laplace noise of the released scores of one joblib task's runs: diffprivlib's
+    ``Laplace`` with sensitivity ``score.sensitivity_of_mean(m)`` (``1/m`` for per-example
+    scores; the ranking scores' own bound, docs/random_search.md) and budget ``epsilon_score``.
+
+    One mechanism serves every run of the task instead of one built per run (a generator each):
+    a seeded run reseeds, in place, the ``RandomState`` the mechanism draws from (diffprivlib
+    keeps a ``RandomState`` it is given), which resets its whole state, so the run gets exactly
+    the draws of ``Laplace(..., random_state=seed)``; an unseeded run (``seed=None``) draws from
+    the secure generator diffprivlib gives a mechanism built with ``random_state=None``
+    (``secrets.SystemRandom``, which reads the operating system's entropy for every draw).
+    ``Laplace.randomise`` keeps no state of its own, so no run's noise depends on another's.
+    """
+
+    def __init__(self, score, m, epsilon_score):
+        self._settings = {"epsilon": epsilon_score, "delta": 0.0,
+                          "sensitivity": score.sensitivity_of_mean(m)}
+        self._generator = np.random.RandomState()
+        self._mechanisms = {}
+
+    def _mechanism(self, seeded: bool) -> Laplace:
+        if seeded not in self._mechanisms:
+            self._mechanisms[seeded] = Laplace(
+                **self._settings, random_state=self._generator if seeded else None)
+        return self._mechanisms[seeded]
+
+    def noisy_score(self, utilities, seed) -> float:
+        """The released score of a run: the mean of ``utilities`` plus Laplace noise drawn
+        with the run's ``seed`` (``None``: diffprivlib's secure generator)."""
+        mechanism = self._mechanism(seed is not None)
+        if seed is not None:
+            self._generator.seed(seed)
+        return float(mechanism.randomise(float(np.mean(utilities))))
 
 
-def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score, fit_seeds,
+def _noisy_runs_batched(templates, X, y, train, validation, score, noise, fit_seeds,
                         noise_seeds, epsilons, padding, keys, names=None):
     """:func:`_noisy_run` of every run of ``templates`` (a joblib task), the fits solved
-    together (:func:`~._batched_runs.fit_runs`); one by one when that path cannot run.
+    together (:func:`~._batched_runs.fit_runs`); one by one when that path cannot run
+    (``noise``: the task's :class:`ScoreNoise`).
 
     ``names``: the feature names of the numeric ``DataFrame`` whose float rows ``X`` is
     (:func:`~._batched.numeric_frame`), set on every model as its fit on the frame sets them
@@ -151,8 +182,8 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
     with silenced():
         models = fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys)
     if models is None:
-        outputs = _noisy_runs(templates, X, y, train, validation, score, {}, False,
-                              epsilon_score, fit_seeds, noise_seeds, epsilons, padding)
+        outputs = _noisy_runs(templates, X, y, train, validation, score, {}, False, noise,
+                              fit_seeds, noise_seeds, epsilons, padding)
         return _named(outputs, names)
     X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
     shared = None
@@ -168,10 +199,10 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
             outputs.append(None)
             continue
         if shared is not None:
-            outputs.append((_noisy_score(shared[r], score, len(validation), epsilon_score,
-                                         noise_seed), model))
+            outputs.append((noise.noisy_score(shared[r], noise_seed), model))
             continue
         with silenced():
+            model = built(model)  # a score other than accuracy reads the model itself
             try:
                 # a pipeline's step may change its input in place: its own copy, as one by one
                 rows = _safe_indexing(X, validation) if isinstance(model, Pipeline) else X_val
@@ -181,8 +212,7 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, epsilon_score
             except Exception:
                 outputs.append(None)
                 continue
-        outputs.append((_noisy_score(utilities, score, len(validation), epsilon_score,
-                                     noise_seed), model))
+        outputs.append((noise.noisy_score(utilities, noise_seed), model))
     return _named(outputs, names)
 
 
@@ -317,6 +347,17 @@ def runs_batched(estimator, space, error_score) -> bool:
         return False
 
 
+def _run_seeds(seeds, n_runs) -> tuple[list, list]:
+    """``(fit seeds, noise seeds)`` of ``n_runs`` runs: ``seeds.seed("fit", r)`` and
+    ``seeds.noise_seed("score", r)`` for every run ``r``, as Python ints (``None`` each when
+    the search is not seeded: diffprivlib's secure generator), from one vectorised call per
+    stream (:meth:`~skdptune._seeding.SeedPlan.seeds`)."""
+    if not seeds.seeded:
+        return [None] * n_runs, [None] * n_runs
+    runs = np.arange(n_runs)
+    return seeds.seeds("fit", runs).tolist(), seeds.seeds("score", runs).tolist()
+
+
 class HoldoutEvaluator:
     """Runs of the base algorithm Q on a fixed, data-independent train/validation split.
 
@@ -368,20 +409,19 @@ class HoldoutEvaluator:
         self.batched = batched
 
     def run(self, X, y, candidates, split, fit_params, seeds, progress=None):
-        """Noisy scores and models of ``candidates`` (one run each). Released outputs of Q.
+        """Noisy scores and models (a :class:`RunModels`) of ``candidates`` (one run each).
+        Released outputs of Q.
 
         ``progress(done, total)`` hears of each finished joblib task (their number is public:
         :func:`batched_groups`, :func:`one_by_one_tasks`). Raises ``PrivateFitError`` (fixed
         message) when any run failed, after every task has finished.
         """
         train, validation = split
-        seeded = seeds.seeded
         n_jobs = private_n_jobs(self.n_jobs)
         # runs of the same candidate share its template (and, batched, its prepared copy)
-        keys = [candidate_key(params) for params in candidates]
+        keys = candidate_keys(candidates)
         templates = candidate_templates(self.estimator, candidates, keys)
-        fit_seeds = [seeds.seed("fit", r) if seeded else None for r in range(len(templates))]
-        noise_seeds = [seeds.noise_seed("score", r) for r in range(len(templates))]
+        fit_seeds, noise_seeds = _run_seeds(seeds, len(templates))
         # plain labels as the array every batched fit would make of them; one by one, the
         # estimator gets them as given (a pandas Series stays one, as in scikit-learn)
         y_array = labels_as_array(y)
@@ -411,4 +451,19 @@ class HoldoutEvaluator:
             )
         outputs = all_or_fail([output for block in blocks for output in block])
         scores = np.array([s for s, _ in outputs], dtype=float)
-        return scores, [m for _, m in outputs]
+        return scores, RunModels([m for _, m in outputs])
+
+
+class RunModels(Sequence):
+    """The models of a search's runs, each made when it is read: a batched run's model is
+    kept as a :class:`~._batched_runs.DeferredModel` until then (:func:`~._batched_runs.built`),
+    so that a search makes the estimator of the run it releases only."""
+
+    def __init__(self, models):
+        self._models = models
+
+    def __len__(self):
+        return len(self._models)
+
+    def __getitem__(self, index):
+        return built(self._models[index])

@@ -2,7 +2,7 @@
 
 For each :class:`~skdptune.evaluation._scores.ConfusionScore`, the pair of neighbouring
 validation parts that the proof says is (nearly) worst is scored by a fixed model, and the
-score is released by the search's mechanism (that of ``_holdout._noisy_score``: diffprivlib's
+score is released by the search's mechanism (that of ``_holdout.ScoreNoise``: diffprivlib's
 Laplace with ``sensitivity_of_mean(m)``) many times on each side, with a claim of ``EPSILON``.
 Events: the release above thresholds fixed in advance from the two exact values (a Bonferroni
 family). The empirical lower bound must stay below the claim; with the sensitivity halved -- a
@@ -56,7 +56,7 @@ def _audit(score, pair):
     thresholds = [low, (low + high) / 2, high, high + score.sensitivity_of_mean(M)]
 
     def outcomes(c, side):
-        # the mechanism of _holdout._noisy_score, built once per side (seeding a generator
+        # the mechanism of _holdout.ScoreNoise, built once per side (seeding a generator
         # per release would take a millisecond each)
         mechanism = _holdout.Laplace(epsilon=EPSILON, delta=0.0,
                                      sensitivity=score.sensitivity_of_mean(M), random_state=side)

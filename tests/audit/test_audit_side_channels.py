@@ -145,7 +145,6 @@ import numpy as np
 import pytest
 from _audit import AuditResult, family_audit, split_audit
 from diffprivlib import BudgetAccountant
-from diffprivlib.mechanisms import Laplace
 from diffprivlib.models import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -300,15 +299,13 @@ def _noisy_run_failure_as_output(real):
     no model. ``HoldoutEvaluator.run`` then sees no failure and raises nothing.
     """
 
-    def noisy_run(template, X, y, train, validation, score, fit_params, debug, epsilon_score,
+    def noisy_run(template, X, y, train, validation, score, fit_params, debug, noise,
                   fit_seed, noise_seed, epsilon_scale, padding):
-        result = real(template, X, y, train, validation, score, fit_params, debug,
-                      epsilon_score, fit_seed, noise_seed, epsilon_scale, padding)
+        result = real(template, X, y, train, validation, score, fit_params, debug, noise,
+                      fit_seed, noise_seed, epsilon_scale, padding)
         if result is not None:
             return result
-        mechanism = Laplace(epsilon=epsilon_score, delta=0.0,
-                            sensitivity=1.0 / len(validation), random_state=noise_seed)
-        return float(mechanism.randomise(0.0)), None
+        return noise.noisy_score([0.0], noise_seed), None
 
     return noisy_run
 
@@ -317,13 +314,11 @@ def _noisy_runs_batched_failure_as_output(real):
     """BROKEN, the batched runs (:mod:`skdptune.evaluation._batched_runs`) like
     :func:`_noisy_run_failure_as_output`: a failed run releases ``(Laplace(0), None)``."""
 
-    def noisy_runs(templates, X, y, train, validation, score, epsilon_score, fit_seeds,
-                   noise_seeds, *args):
-        results = real(templates, X, y, train, validation, score, epsilon_score, fit_seeds,
+    def noisy_runs(templates, X, y, train, validation, score, noise, fit_seeds, noise_seeds,
+                   *args):
+        results = real(templates, X, y, train, validation, score, noise, fit_seeds,
                        noise_seeds, *args)
-        return [result if result is not None else (float(Laplace(
-                    epsilon=epsilon_score, delta=0.0, sensitivity=1.0 / len(validation),
-                    random_state=noise_seed).randomise(0.0)), None)
+        return [result if result is not None else (noise.noisy_score([0.0], noise_seed), None)
                 for result, noise_seed in zip(results, noise_seeds, strict=True)]
 
     return noisy_runs
@@ -347,12 +342,11 @@ def _patch(mp: pytest.MonkeyPatch, variant: str) -> None:
     if name == "sound":
         return
     if name == "score_noise_of_n":
-        real = holdout._noisy_score
+        class ScoreNoiseOfN(holdout.ScoreNoise):
+            def __init__(self, score, m, epsilon_score):
+                super().__init__(score, N_ROWS, epsilon_score)
 
-        def noisy_score(utilities, score, m, epsilon_score, noise_seed):
-            return real(utilities, score, N_ROWS, epsilon_score, noise_seed)
-
-        mp.setattr(holdout, "_noisy_score", noisy_score)
+        mp.setattr(holdout, "ScoreNoise", ScoreNoiseOfN)
         return
     # both broken variants: no padding rows, so a train part with one class fails to fit
     mp.setattr(skdptune.public._preflight, "make_padding", lambda *args, **kwargs: None)
@@ -569,7 +563,7 @@ def test_slow_sound_search_is_within_its_claim(placement, path):
 def test_slow_broken_score_noise_is_flagged():
     """The power check's broken twin: the same audit (record in the validation part) flags a
     score whose noise is five times too small (its loss on this pair is about 5 per run).
-    The default path only: the one-by-one path adds the same noise (``_noisy_score``)."""
+    The default path only: the one-by-one path adds the same noise (``ScoreNoise``)."""
     result = audit(SCORE_TWIN, "validation", N_SCORE_TWIN)
     assert result.raised_d == result.raised_q == 0
     assert result.family.epsilon_lb > result.claim

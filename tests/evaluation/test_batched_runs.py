@@ -19,8 +19,15 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, Polynomial
 from skdptune import DPRandomSearchCV
 from skdptune.estimators import strip_nonprivate_attributes
 from skdptune.evaluation import _batched_runs, _holdout
-from skdptune.evaluation._batched_runs import _SharedRows, fit_runs, run_accuracies
+from skdptune.evaluation._batched_runs import (
+    DeferredModel,
+    _SharedRows,
+    built,
+    fit_runs,
+    run_accuracies,
+)
 from skdptune.evaluation._fit import (
+    PreparedTemplate,
     candidate_key,
     candidate_template,
     candidate_templates,
@@ -49,6 +56,12 @@ def _templates(tol=1e-4, max_iter=100):
 def _one_by_one(template, seed, X, y, train, padding, scale=0.7):
     return fit_on_rows(instantiate(template, seed=seed, epsilon_scale=scale), X, y, train, {},
                        padding=padding)
+
+
+def _fitted_runs(*args):
+    """:func:`fit_runs`'s models, a plain run's built from its :class:`DeferredModel`."""
+    models = fit_runs(*args)
+    return models if models is None else [built(model) for model in models]
 
 
 def _assert_same_model(model, alone, X, atol):
@@ -171,7 +184,7 @@ def test_runs_with_hessians_of_a_few_rows_are_diffprivlib_fits(monkeypatch):
     padding = make_padding(X, y, np.arange(2))
     train = np.arange(0, 400, 2)
     templates, seeds = _templates(tol=1e-10, max_iter=1000), [11, 22, 33, 44, 55]
-    for template, seed, model in zip(templates, seeds, fit_runs(templates, seeds, X, y, train,
+    for template, seed, model in zip(templates, seeds, _fitted_runs(templates, seeds, X, y, train,
                                                                padding, 0.7), strict=True):
         _assert_same_model(model, _one_by_one(template, seed, X, y, train, padding), X,
                            atol=2e-3)
@@ -187,7 +200,7 @@ def test_many_clipping_norms_share_one_copy_of_the_rows(monkeypatch):
     norms = np.linspace(0.3, 3.0, 40)
     templates = [candidate_template(base, {"data_norm": float(c)}) for c in norms]
     seeds = list(range(40))
-    batched = fit_runs(templates, seeds, X, y, np.arange(300), padding, 1.0)
+    batched = _fitted_runs(templates, seeds, X, y, np.arange(300), padding, 1.0)
     for template, seed, model in zip(templates[::8], seeds[::8], batched[::8], strict=True):
         alone = _one_by_one(template, seed, X, y, np.arange(300), padding, scale=1.0)
         _assert_same_model(model, alone, X, atol=2e-3)
@@ -205,7 +218,7 @@ def test_a_row_whose_norm_overflows_is_clipped_as_diffprivlib_clips_it(monkeypat
     padding = make_padding(X, y, np.array([0, 1]))
     templates = _templates(tol=1e-10, max_iter=1000)
     seeds = [1, 2, 3, 4, 5]
-    for template, seed, model in zip(templates, seeds, fit_runs(templates, seeds, X, y,
+    for template, seed, model in zip(templates, seeds, _fitted_runs(templates, seeds, X, y,
                                                                np.arange(250), padding, 1.0),
                                      strict=True):
         alone = _one_by_one(template, seed, X, y, np.arange(250), padding, scale=1.0)
@@ -221,7 +234,7 @@ def test_runs_ignore_numpy_error_settings():
     templates = [candidate_template(LogisticRegression(epsilon=1.0, data_norm=80.0, C=100.0),
                                     {})]
     with np.errstate(all="raise"):
-        models = fit_runs(templates, [3], X, y, np.arange(250), padding, 1.0)
+        models = _fitted_runs(templates, [3], X, y, np.arange(250), padding, 1.0)
     assert models is not None and models[0] is not None
 
 
@@ -235,7 +248,7 @@ def test_runs_are_diffprivlib_fits_with_the_same_noise(n_classes):
     train = np.arange(0, 400, 2)
     templates = _templates(tol=1e-10, max_iter=1000)
     seeds = [11, 22, 33, 44, 55]
-    batched = fit_runs(templates, seeds, X, y, train, padding, 0.7)
+    batched = _fitted_runs(templates, seeds, X, y, train, padding, 0.7)
     for template, seed, model in zip(templates, seeds, batched, strict=True):
         alone = _one_by_one(template, seed, X, y, train, padding)
         np.testing.assert_array_equal(model.classes_, alone.classes_)
@@ -249,7 +262,7 @@ def test_runs_are_diffprivlib_fits_with_the_same_noise(n_classes):
         assert sorted(vars(strip_nonprivate_attributes(model))) == \
             sorted(vars(strip_nonprivate_attributes(alone)))
     # another seed draws other noise: the comparison above could fail
-    other = fit_runs(templates[:1], [12], X, y, train, padding, 0.7)[0]
+    other = _fitted_runs(templates[:1], [12], X, y, train, padding, 0.7)[0]
     assert np.abs(other.coef_ - batched[0].coef_).max() > 1e-2
 
 
@@ -269,13 +282,13 @@ def test_a_run_the_shared_solve_leaves_unconverged_is_solved_alone(monkeypatch):
         return real(problems, q)
 
     monkeypatch.setattr(_batched_runs, "_solved_alone", spy)
-    model = fit_runs([template], [55], X, y, train, padding, 0.7)[0]
+    model = _fitted_runs([template], [55], X, y, train, padding, 0.7)[0]
     reference = _one_by_one(template, 55, X, y, train, padding)
     assert alone == [0, 1, 2]  # no binary problem converged in the shared solve
     _assert_same_model(model, reference, X, atol=1e-12)
     # converged runs are not solved again: at max_iter=1000 the shared solve finishes
     alone.clear()
-    converged = fit_runs([_templates(tol=1e-10, max_iter=1000)[4]], [55], X, y, train,
+    converged = _fitted_runs([_templates(tol=1e-10, max_iter=1000)[4]], [55], X, y, train,
                          padding, 0.7)[0]
     assert not alone
     _assert_same_model(converged, _one_by_one(_templates(tol=1e-10, max_iter=1000)[4], 55, X,
@@ -288,7 +301,7 @@ def test_runs_at_the_default_tolerance_predict_as_diffprivlib_fits():
     train = np.arange(1500)
     templates = _templates()
     seeds = list(range(100, 100 + len(templates)))
-    for template, seed, model in zip(templates, seeds, fit_runs(templates, seeds, X, y, train,
+    for template, seed, model in zip(templates, seeds, _fitted_runs(templates, seeds, X, y, train,
                                                                padding, 1.0), strict=True):
         alone = _one_by_one(template, seed, X, y, train, padding, scale=1.0)
         assert np.mean(model.predict(X) == alone.predict(X)) >= 0.99
@@ -299,7 +312,7 @@ def test_unseeded_runs_draw_fresh_noise():
     X, y = _data()
     padding = make_padding(X, y, np.array([0, 1]))
     templates = _templates()[:1] * 2
-    a, b = fit_runs(templates, [None, None], X, y, np.arange(200), padding, 1.0)
+    a, b = _fitted_runs(templates, [None, None], X, y, np.arange(200), padding, 1.0)
     assert a.random_state is None and b.random_state is None
     assert np.abs(a.coef_ - b.coef_).max() > 1e-3
 
@@ -308,9 +321,9 @@ def test_chunks_give_the_same_runs(monkeypatch):
     X, y = _data(n=300, classes=3)
     padding = make_padding(X, y, np.arange(3))
     templates, seeds = _templates(), [1, 2, 3, 4, 5]
-    whole = fit_runs(templates, seeds, X, y, np.arange(250), padding, 1.0)
+    whole = _fitted_runs(templates, seeds, X, y, np.arange(250), padding, 1.0)
     monkeypatch.setattr(_batched_runs, "CHUNK_BYTES", 8 * 260 * 2)  # two problems a chunk
-    chunked = fit_runs(templates, seeds, X, y, np.arange(250), padding, 1.0)
+    chunked = _fitted_runs(templates, seeds, X, y, np.arange(250), padding, 1.0)
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-9, atol=1e-12)
 
@@ -330,19 +343,20 @@ def test_runs_of_one_candidate_are_validated_once(monkeypatch):
 
     monkeypatch.setattr(LogisticRegression, "_validate_params", counted)
     keys = [("a",), ("a",), ("b",), ("a",), None, None]
-    models = fit_runs([good, good, _templates()[1], good, good, good], [1, 2, 3, 4, 5, 6], X, y,
+    models = _fitted_runs([good, good, _templates()[1], good, good, good], [1, 2, 3, 4, 5, 6], X, y,
                       np.arange(200), padding, 1.0, keys)
     assert all(m is not None for m in models)
     assert len(calls) == 4  # key "a", key "b", and each run without a key
     # the premise: runs of one key differ in their seed (and throwaway accountant) only
-    runs = _batched_runs._instantiated([good] * 3, [1, 2, 3], 0.7, [("a",)] * 3)
+    runs = _batched_runs._instantiated(_batched_runs._prepared([good] * 3, 0.7, [("a",)] * 3),
+                                       [1, 2, 3])
     params = [{k: v for k, v in run.get_params().items()
                if k not in ("random_state", "accountant")} for run in runs]
     assert params[0] == params[1] == params[2]
     assert len({run.random_state for run in runs}) == 3
     # an invalid candidate (a later key) makes the batched path give way to the one-by-one
     # runs, which raise as diffprivlib raises
-    assert fit_runs([good, good, bad], [1, 2, 3], X, y, np.arange(200), padding, 1.0,
+    assert _fitted_runs([good, good, bad], [1, 2, 3], X, y, np.arange(200), padding, 1.0,
                     [("a",), ("a",), ("c",)]) is None
 
 
@@ -351,7 +365,7 @@ def test_the_runs_accuracies_are_their_models_own(n_classes):
     X, y = _data(n=400, classes=n_classes, seed=4)
     padding = make_padding(X, y, np.arange(n_classes))
     templates = _templates()  # with and without an intercept
-    models = fit_runs(templates, [1, 2, 3, 4, 5], X, y, np.arange(300), padding, 1.0)
+    models = _fitted_runs(templates, [1, 2, 3, 4, 5], X, y, np.arange(300), padding, 1.0)
     assert any(np.abs(m.intercept_).max() > 0.05 for m in models)
     models[2] = None  # a failed run stays failed
     X_val, y_val = X[300:], y[300:]
@@ -373,7 +387,7 @@ def test_the_runs_accuracies_are_their_models_own(n_classes):
 def test_the_runs_accuracies_give_way_where_predict_does_more():
     X, y = _data(n=400, seed=4)
     padding = make_padding(X, y, np.array([0, 1]))
-    models = fit_runs(_templates()[:2], [1, 2], X, y, np.arange(300), padding, 1.0)
+    models = _fitted_runs(_templates()[:2], [1, 2], X, y, np.arange(300), padding, 1.0)
     X_val, y_val = X[300:].copy(), y[300:]
     assert run_accuracies(models, X_val, y_val) is not None
     X_val[0, 0] = np.nan  # predict raises: the run is scored (and fails) on its own
@@ -464,13 +478,13 @@ def test_runs_fail_where_diffprivlib_fits_fail():
     # one class in the train part and no padding: diffprivlib raises, every run fails
     with pytest.raises(ValueError):
         _one_by_one(templates[0], 1, X, y_one, np.arange(100), None)
-    assert fit_runs(templates, [1, 2], X, y_one, np.arange(100), None, 1.0) == [None, None]
+    assert _fitted_runs(templates, [1, 2], X, y_one, np.arange(100), None, 1.0) == [None, None]
     X_nan = X.copy()
     X_nan[3, 0] = np.nan
-    assert fit_runs(templates, [1, 2], X_nan, y, np.arange(100), None, 1.0) == [None, None]
+    assert _fitted_runs(templates, [1, 2], X_nan, y, np.arange(100), None, 1.0) == [None, None]
     # the padding makes the one-class train part fittable, as one by one
     padding = make_padding(X, y_one, np.array([0, 1]))
-    assert all(m is not None for m in fit_runs(templates, [1, 2], X, y_one, np.arange(100),
+    assert all(m is not None for m in _fitted_runs(templates, [1, 2], X, y_one, np.arange(100),
                                                padding, 1.0))
 
 
@@ -482,7 +496,7 @@ def test_an_unexpected_error_falls_back_to_the_one_by_one_runs(monkeypatch):
         raise RuntimeError("solver")
 
     monkeypatch.setattr(_batched_runs, "newton", broken)
-    assert fit_runs(_templates()[:1], [1], X, y, np.arange(100), None, 1.0) is None
+    assert _fitted_runs(_templates()[:1], [1], X, y, np.arange(100), None, 1.0) is None
     with monkeypatch.context() as mp:
         mp.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
         one_by_one = _search(n_jobs=1).fit(X, y)
@@ -745,7 +759,7 @@ def test_pipeline_runs_are_the_pipelines_fitted_one_by_one(n_classes):
         {"model__C": 0.1, "model__data_norm": 0.5}, {"model__C": 1.0, "poly__degree": 1},
         {"model__C": 10.0}, {"model__C": 1.0, "poly__degree": 1}, {})]
     keys[-1] = None  # an unhashable candidate (a dict value): its own steps
-    batched = fit_runs(templates, seeds, X, y, train, padding, 0.7, keys)
+    batched = _fitted_runs(templates, seeds, X, y, train, padding, 0.7, keys)
     for template, seed, model in zip(templates, seeds, batched, strict=True):
         _assert_same_pipeline(model, _one_by_one(template, seed, X, y, train, padding), X)
     # runs 1 and 3: the same candidate and steps, other noise; the steps are copies
@@ -771,14 +785,14 @@ def test_pipeline_runs_take_a_data_frame_through_a_column_transformer():
                                          max_iter=1000))]), {})
 
     dense = pipeline(sparse=False)
-    (model,) = fit_runs([dense], [7], frame, y, np.arange(200), padding, 1.0)
+    (model,) = _fitted_runs([dense], [7], frame, y, np.arange(200), padding, 1.0)
     alone = _one_by_one(dense, 7, frame, y, np.arange(200), padding, scale=1.0)
     _assert_same_pipeline(model, alone, frame)
     # a sparse-enabled ColumnTransformer is made dense for the fits (its threshold would
     # choose the format from the data): batched as well, the same models
     sparse = pipeline(sparse=True)
     assert sparse.named_steps["columns"].sparse_threshold == 0
-    (model,) = fit_runs([sparse], [7], frame, y, np.arange(200), padding, 1.0)
+    (model,) = _fitted_runs([sparse], [7], frame, y, np.arange(200), padding, 1.0)
     _assert_same_pipeline(model, _one_by_one(sparse, 7, frame, y, np.arange(200), padding,
                                              scale=1.0), frame)
 
@@ -792,13 +806,13 @@ def test_pipeline_runs_fail_where_the_pipelines_fail_one_by_one():
                                         "poly": "passthrough"})
     with pytest.raises(ValueError), np.errstate(invalid="ignore", divide="ignore"):
         _one_by_one(log, 1, X, y, np.arange(100), padding)
-    assert fit_runs([log] * 2, [1, 2], X, y, np.arange(100), padding, 1.0) == [None] * 2
+    assert _fitted_runs([log] * 2, [1, 2], X, y, np.arange(100), padding, 1.0) == [None] * 2
     # a step that raises: the one-by-one runs decide (they raise too)
     def broken(Z):
         raise RuntimeError("transform")
 
     raising = candidate_template(template, {"scale": FunctionTransformer(broken)})
-    assert fit_runs([raising], [1], X, y, np.arange(100), padding, 1.0) is None
+    assert _fitted_runs([raising], [1], X, y, np.arange(100), padding, 1.0) is None
 
 
 def test_only_pipelines_of_data_independent_steps_are_batched():
@@ -864,14 +878,14 @@ def test_pipeline_corner_cases_of_the_batched_runs(monkeypatch):
         _one_by_one(drop, 1, X, y, np.arange(200), padding)
     # every run fails, as one by one (not a fall back to the one-by-one path, which the rows
     # would then decide)
-    assert fit_runs([drop], [1], X, y, np.arange(200), padding, 1.0) == [None]
+    assert _fitted_runs([drop], [1], X, y, np.arange(200), padding, 1.0) == [None]
     # in place: the second setting's rows are not the first's output
     base = Pipeline([("double", FunctionTransformer(_double_in_place)),
                      ("clip", FunctionTransformer(np.clip, kw_args=CLIP)), ("model", model)])
     params = [{"clip__kw_args": {"a_min": -0.5, "a_max": 0.5}}, {}]
     templates = [candidate_template(base, p) for p in params]
     keys = [candidate_key(p) for p in params]
-    batched = fit_runs(templates, [1, 2], X, y, np.arange(200), padding, 1.0, keys)
+    batched = _fitted_runs(templates, [1, 2], X, y, np.arange(200), padding, 1.0, keys)
     for template, seed, released in zip(templates, [1, 2], batched, strict=True):
         alone = _one_by_one(template, seed, X, y, np.arange(200), padding, scale=1.0)
         np.testing.assert_allclose(released[-1].coef_, alone[-1].coef_, atol=2e-3)
@@ -920,13 +934,109 @@ def test_whether_the_runs_are_batched_does_not_follow_the_rows():
         Pipeline([("flag", FunctionTransformer(_sparse_if_flagged)), ("model", model)]), {})
     padding = make_padding(X, y, np.array([0, 1]))
     train = np.arange(200)
-    assert fit_runs([template], [1], X, y, train, padding, 1.0) is not None
+    assert _fitted_runs([template], [1], X, y, train, padding, 1.0) is not None
     # batched on both neighbours: sparse rows fail the run, as diffprivlib's fit raises
-    assert fit_runs([template], [1], flagged, y, train, padding, 1.0) == [None]
+    assert _fitted_runs([template], [1], flagged, y, train, padding, 1.0) == [None]
     with pytest.raises(TypeError, match="numpy array"):
         _one_by_one(template, 1, flagged, y, train, padding, scale=1.0)
     # steps that give the padding rows sparse output: one by one, on every dataset
     always = candidate_template(
         Pipeline([("sparse", FunctionTransformer(sp.csr_matrix)), ("model", model)]), {})
-    assert fit_runs([always], [1], X, y, train, padding, 1.0) is None
-    assert fit_runs([always], [1], flagged, y, train, padding, 1.0) is None
+    assert _fitted_runs([always], [1], X, y, train, padding, 1.0) is None
+    assert _fitted_runs([always], [1], flagged, y, train, padding, 1.0) is None
+
+
+# -- the runs' models, made for the released run only -----------------------------------------
+@pytest.mark.parametrize("seeds", [[11, 22, 33, 44, 55, 66], [None] * 6])
+def test_a_deferred_model_builds_the_model_the_run_made_eagerly(seeds):
+    """A plain run's :class:`DeferredModel` builds what the run's fit made before: its
+    estimator (``instantiate`` with the run's seed and epsilons) with the fitted attributes of
+    its solve -- the frame's feature names included --, its throwaway accountant charged;
+    every build a new model, charged once."""
+    X, y = _data(n=400, classes=3)
+    padding = make_padding(X, y, np.arange(3))
+    train = np.arange(0, 400, 2)
+    templates = _templates()
+    templates.append(templates[0])  # a candidate drawn twice: one prepared template
+    keys = [("first",), ("second",), ("third",), ("fourth",), ("fifth",), ("first",)]
+    deferred = fit_runs(templates, seeds, X, y, train, padding, 0.7, keys)
+    assert all(type(model) is DeferredModel for model in deferred)
+    names = np.array(["a", "b", "c", "d"], dtype=object)
+    deferred[1].feature_names_in_ = names
+    prepared = _batched_runs._prepared(templates, 0.7, keys)
+    noise_seeds = [p.random_state(seed) for p, seed in zip(prepared, seeds, strict=True)]
+    solved = _batched_runs._solved_runs([p.estimator for p in prepared], noise_seeds, X, y,
+                                        train, padding, keys)
+    for r, (template, seed, model, fitted) in enumerate(zip(templates, seeds, deferred, solved,
+                                                            strict=True)):
+        if seed is not None:  # what the run keeps is what its solve found
+            kept = {name: value for name, value in vars(model).items()
+                    if not name.startswith("_") and name != "feature_names_in_"}
+            assert list(kept) == list(fitted)
+            for name, value in fitted.items():
+                np.testing.assert_array_equal(kept[name], value)
+        eager = instantiate(template, seed=seed, epsilon_scale=0.7)
+        for name in fitted:
+            setattr(eager, name, getattr(model, name))
+        if r == 1:
+            eager.feature_names_in_ = names
+        eager.accountant.spend(eager.epsilon, 0)
+        once, again = model.build(), built(model)
+        assert once is not again and once.accountant is not again.accountant
+        for made in (once, again):
+            assert type(made) is type(eager)
+            params, eager_params = made.get_params(), eager.get_params()
+            assert params.pop("accountant").spent_budget == \
+                eager_params.pop("accountant").spent_budget == [(eager.epsilon, 0)]
+            assert params == eager_params and made.random_state == eager.random_state
+            assert list(vars(made)) == list(vars(eager))
+            for name, value in vars(eager).items():
+                if name != "accountant":
+                    np.testing.assert_array_equal(getattr(made, name), value)
+        # and the one-by-one fit's model, up to the optimiser
+        if seed is not None:
+            _assert_same_model(once, _one_by_one(template, seed, X, y, train, padding), X,
+                               atol=0.05)
+    # the runs' accuracies read a deferred model's fitted attributes as the model's
+    X_val, y_val = X[300:], y[300:]
+    for a, b in zip(run_accuracies(deferred, X_val, y_val),
+                    run_accuracies([built(m) for m in deferred], X_val, y_val), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", [None, 0, 7, 2**31])
+@pytest.mark.parametrize("estimator", [
+    LogisticRegression(epsilon=1.0, data_norm=1.0),
+    LogisticRegression(epsilon=1.0, data_norm=1.0, random_state=5),  # cleared: a DP model
+])
+def test_a_prepared_templates_random_state_is_its_copys(estimator, seed):
+    """``PreparedTemplate.random_state(seed)``: the ``random_state`` its ``instantiate(seed)``
+    gets, without the copy."""
+    prepared = PreparedTemplate(candidate_template(estimator, {"C": 2.0}), epsilon_scale=0.5)
+    assert prepared.random_state(seed) == prepared.instantiate(seed).random_state
+    if seed is not None:
+        assert prepared.random_state(seed) != prepared.random_state(seed + 1)
+
+
+@pytest.mark.parametrize("scoring", [None, "roc_auc"])
+def test_a_search_builds_the_released_runs_model_only(monkeypatch, scoring):
+    """Scored by accuracy (one product for all runs), a search makes one estimator -- the
+    released run's, which is the model its deferred run describes; a score that reads the
+    model makes every run's."""
+    builds = []
+    real = DeferredModel.build
+
+    def counted(self):
+        builds.append(self)
+        return real(self)
+
+    monkeypatch.setattr(DeferredModel, "build", counted)
+    X, y = _data(n=300)
+    search = DPRandomSearchCV(LogisticRegression(data_norm=2.0), {"C": [0.1, 1.0, 10.0]},
+                              n_iter=40, distribution="fixed", epsilon=None, classes=[0, 1],
+                              scoring=scoring, random_state=0).fit(X, y)
+    assert len(builds) == (1 if scoring is None else 40)
+    model = search.best_estimator_
+    assert model.accountant.spent_budget == [(model.epsilon, 0)]
+    if scoring is None:
+        np.testing.assert_array_equal(model.coef_, builds[0].coef_)

@@ -216,3 +216,21 @@ def test_the_statistics_are_computed_once_per_setting_in_a_search(monkeypatch):
     assert _private_fits(fits, 2000) == []
     groups = _holdout.batched_groups(200, 2000, 200)
     assert 4 <= len(made) <= 4 * groups  # each group of runs computes its own
+
+
+def test_a_runs_generator_is_the_one_fit_makes_of_its_random_state():
+    """A seeded run's generator is one ``RandomState`` reseeded in place: it draws what
+    ``RandomState(seed)`` draws, whatever the runs before it drew (Gaussian draws leave a
+    cached value that the reseeding must clear); ``None`` is ``check_random_state``'s answer
+    (numpy's global generator, which diffprivlib's mechanisms replace by its secure one)."""
+    from diffprivlib.utils import check_random_state
+
+    generator = np.random.RandomState()
+    for seed in [3, 3, 2**32 - 1, 0, np.int64(17)]:
+        rng = _batched_ssp._generator(seed, generator)
+        assert rng is generator
+        fresh = np.random.RandomState(seed)
+        np.testing.assert_array_equal(rng.standard_normal(3), fresh.standard_normal(3))
+        np.testing.assert_array_equal(rng.random_sample(2), fresh.random_sample(2))
+    assert _batched_ssp._generator(None, generator) is check_random_state(None)
+    assert _batched_ssp._generator(generator, None) is generator

@@ -1,11 +1,17 @@
 """skdptune.evaluation._fit: the templates every inner fit is copied from."""
 
+import numpy as np
 import pytest
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
 from sklearn.pipeline import Pipeline
 
-from skdptune.evaluation._fit import candidate_template, candidate_templates
+from skdptune.evaluation._fit import (
+    candidate_key,
+    candidate_keys,
+    candidate_template,
+    candidate_templates,
+)
 
 
 def _described(estimator):
@@ -119,3 +125,18 @@ def test_a_fits_own_workers_do_not_weaken_its_noise(n_jobs):
     second = fit()
     assert not np.allclose(first, second)  # not reproducible from numpy's global seed
     assert not np.allclose(first[0], first[1])  # each class draws its own noise
+
+
+def test_candidate_keys_are_each_candidates_key():
+    """One key per distinct candidate, shared by the candidates drawing the same objects, and
+    each equal to ``candidate_key`` -- values that compare equal but set different templates
+    (``0.0`` and ``-0.0``, ``1`` and ``True``) keep different keys, a value that cannot be
+    hashed gives ``None``; an equal value that is another object is hashed itself."""
+    C, zero, negative_zero, kw = 0.5, 0.0, -0.0, {"a": [1, 2]}
+    candidates = [{"C": C, "tol": zero}, {"C": C, "tol": negative_zero}, {"C": C, "tol": zero},
+                  {"fit_intercept": 1}, {"fit_intercept": True}, {"kw_args": kw},
+                  {"kw_args": kw}, {"func": lambda x: x}, {"C": np.float64(0.5), "tol": 0.0}]
+    keys = candidate_keys(candidates)
+    assert keys == [candidate_key(params) for params in candidates]
+    assert keys[0] == keys[2] != keys[1] and keys[3] != keys[4]
+    assert keys[5] == keys[6] is not None and keys[7] is None
