@@ -52,9 +52,11 @@ METHODS = {
     "grid": "DPGridSearchCV",
     "random": "DPRandomSearchCV",
     "gibo": "DPGIBOSearchCV (the family's box)",
+    "random_fitrows": "DPRandomSearchCV, validation_size=0: every run fitted and scored on all "
+                      "rows (a lever; the batched runs' default)",
 }
-SEARCHES = ("R1", "grid", "random", "gibo")
-TUNERS = ("grid", "random", "gibo")
+SEARCHES = ("R1", "grid", "random", "gibo", "random_fitrows")
+TUNERS = ("grid", "random", "gibo", "random_fitrows")
 DEFAULT_METHODS = ("D", "L", "R1", "grid", "random", "gibo")
 TEST_SIZE = 0.25
 EPSILONS = (1.0, 2.0, 4.0)
@@ -78,6 +80,8 @@ def make_search(method: str, family: Family, total_epsilon: float, seed: int):
         return DPGridSearchCV(estimator, family.grid(), **common)
     if method == "random":
         return DPRandomSearchCV(estimator, family.grid(), **common)
+    if method == "random_fitrows":
+        return DPRandomSearchCV(estimator, family.grid(), validation_size=0, **common)
     if method == "gibo":
         return DPGIBOSearchCV(estimator, family.box(), **common)
     raise ValueError(f"unknown search {method!r}; expected one of {SEARCHES}")

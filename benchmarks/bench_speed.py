@@ -1,6 +1,7 @@
 """DPRandomSearchCV's defaults against GridSearchCV(cv=5): wall and CPU time, and what it chose.
 
-``python -m benchmarks.bench_speed [--tasks credit churn adult] [--reps 5] [--data PATH]``
+``python -m benchmarks.bench_speed [--tasks credit churn adult] [--reps 5] [--data PATH]
+[--n-iter 500 1000]``
 
 The library's default search (``E[K] = 2000`` batched runs fitted and scored on all rows,
 benchmarks/bench_suite.py's ``DEFAULT_SEARCH``) and GridSearchCV(cv=5) over the same 20
@@ -44,8 +45,10 @@ def _timed(estimator, X, y, single_blas: bool) -> tuple[float, float]:
     return time.perf_counter() - wall, time.process_time() - cpu
 
 
-def measure(name: str, data_path: str, reps: int, max_rows: int | None = None) -> dict:
-    """Interleaved repetitions of the default search and GridSearchCV(cv=5) on task ``name``."""
+def measure(name: str, data_path: str, reps: int, max_rows: int | None = None,
+            n_iters: tuple = ()) -> dict:
+    """Interleaved repetitions of the default search and GridSearchCV(cv=5) on task ``name``
+    (and of the defaults at each ``n_iter`` of ``n_iters``)."""
     data = task_data(name, data_path)
     rows = TASKS[name].max_rows if max_rows is None else max_rows
     X_train, X_test, y_train, y_test = split(data.features("easy"), data.y, 0, rows)
@@ -53,7 +56,9 @@ def measure(name: str, data_path: str, reps: int, max_rows: int | None = None) -
     space, default = search_grid("easy", d), default_params("easy", d)
     grid = GridSearchCV(priced_model(default, CROSSOVER_EPSILON, 0), space, cv=5, n_jobs=1)
     entry = {"n_train": len(y_train), "wall": [], "cpu": [], "grid_wall": [], "grid_cpu": [],
-             "chosen": [], "test_accuracy": []}
+             "chosen": [], "test_accuracy": [],
+             "fewer_runs": {str(k): {"wall": [], "cpu": [], "test_accuracy": []}
+                            for k in n_iters}}
     for rep in range(reps):
         search = make_search(DEFAULT_SEARCH, model(default, 1.0), space, CROSSOVER_EPSILON, rep)
         wall, cpu = _timed(search, X_train, y_train, single_blas=False)
@@ -63,13 +68,43 @@ def measure(name: str, data_path: str, reps: int, max_rows: int | None = None) -
             entry[key].append(value)
         entry["chosen"].append({k: float(v) for k, v in sorted(search.best_params_.items())})
         entry["test_accuracy"].append(float(search.score(X_test, y_test)))
+        for k in n_iters:
+            fewer = make_search(DEFAULT_SEARCH, model(default, 1.0), space, CROSSOVER_EPSILON,
+                                rep).set_params(n_iter=k)
+            wall, cpu = _timed(fewer, X_train, y_train, single_blas=False)
+            times = entry["fewer_runs"][str(k)]
+            times["wall"].append(wall)
+            times["cpu"].append(cpu)
+            times["test_accuracy"].append(float(fewer.score(X_test, y_test)))
     entry["load_average"], entry["cpus"] = os.getloadavg()[0], os.cpu_count()
     return entry
 
 
-def _ratio(entry: dict, kind: str) -> str:
-    ratios = np.array(entry[kind]) / np.array(entry[f"grid_{kind}"])
+def _ratio(entry: dict, kind: str, times: dict | None = None) -> str:
+    ratios = np.array((times or entry)[kind]) / np.array(entry[f"grid_{kind}"])
     return f"{np.median(ratios):.2f} [{ratios.min():.2f}, {ratios.max():.2f}]"
+
+
+def fewer_runs_report(results: dict) -> str:
+    """The defaults at fewer expected runs, against GridSearchCV(cv=5) in the same repetitions."""
+    n_iters = sorted({int(k) for e in results.values() for k in e.get("fewer_runs", {})})
+    rows = [[name, e["n_train"], len(e["wall"]),
+             *[_ratio(e, "wall", e["fewer_runs"][str(k)]) for k in n_iters],
+             _ratio(e, "wall"),
+             *[f"{np.mean(e['fewer_runs'][str(k)]['test_accuracy']):.4f}" for k in n_iters],
+             f"{np.mean(e['test_accuracy']):.4f}"]
+            for name, e in results.items()]
+    header = ["task (easy)", "n_train", "reps",
+              *[f"E[K] = {k} / GridSearchCV(cv=5), wall" for k in n_iters],
+              "E[K] = 2000 (defaults) / GridSearchCV(cv=5), wall",
+              *[f"E[K] = {k}: test accuracy (mean)" for k in n_iters],
+              "E[K] = 2000: test accuracy (mean)"]
+    return ("## DPRandomSearchCV's defaults at fewer expected runs\n\n"
+            "The defaults with `n_iter=E[K]` (the same seed per repetition), timed in the same "
+            "interleaved repetitions as the defaults and GridSearchCV(cv=5): wall-clock ratio "
+            "to GridSearchCV, median [min, max] over the repetitions, and the mean test "
+            "accuracy (the benchmark suite measures the utility over seeds and tasks).\n\n"
+            + markdown_table(header, rows) + "\n")
 
 
 def report(results: dict) -> str:
@@ -92,17 +127,24 @@ def main(argv=None) -> None:
                         choices=sorted(TASKS))
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="path of adult.csv")
+    parser.add_argument("--n-iter", type=int, nargs="+", default=[],
+                        help="also time the defaults at these expected numbers of runs "
+                             "(results/speed_runs.*)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: adult, 2000 rows, one repetition")
     args = parser.parse_args(argv)
     tasks, reps, rows = (["adult"], 1, 2000) if args.quick else (args.tasks, args.reps, None)
-    name_out = "speed_quick" if args.quick else "speed"
+    name_out = "speed_quick" if args.quick else "speed_runs" if args.n_iter else "speed"
+
+    def text(results):
+        return fewer_runs_report(results) if args.n_iter else report(results)
+
     results = {}
     for name in tasks:
-        results[name] = measure(name, args.data, reps, rows)
+        results[name] = measure(name, args.data, reps, rows, tuple(args.n_iter))
         print(f"[speed] {name}: {results[name]}", flush=True)
-        write_result(name_out, report(results), results)  # a run cut short keeps its tasks
-    print(report(results))
+        write_result(name_out, text(results), results)  # a run cut short keeps its tasks
+    print(text(results))
 
 
 if __name__ == "__main__":

@@ -86,6 +86,8 @@ METHODS = {
                              "validation_size=None)",
     "random_fitrows_50": "n_iter=50 and validation_size=0 (every run fitted and scored on all "
                          "rows)",
+    "random_fitrows_500": "n_iter=500 and validation_size=0 (every run fitted and scored on all "
+                          "rows, the runs batched: the defaults at a quarter of their runs)",
     "random_fitrows_1000": "n_iter=1000 and validation_size=0 (every run fitted and scored on all "
                            "rows, the runs batched: the defaults before n_iter=None meant 2000)",
     "random_fitrows_2000": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None and "
@@ -102,12 +104,18 @@ METHODS = {
                         "η = 0.5",
     "fixed10": "naive fixed-10, refit=True",
     "fixed10_norefit": "naive fixed-10, refit=False",
+    "grid_parts300": "DPGridSearchCV, min_partition_size=300 (fewer, larger partitions)",
+    "grid_parts1000": "DPGridSearchCV, min_partition_size=1000 (fewer, larger partitions)",
+    "grid_balanced": "DPGridSearchCV selecting by balanced accuracy (a one-class candidate "
+                     "scores 0.5 on every partition)",
 }
 SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric",
             "random_geometric_30", "random_geometric_50", "random_geometric_100",
             "random_geometric_200", "random_geometric_1000", "random_fitrows_50",
-            "random_fitrows_1000", "random_fitrows_2000", "random_fitrows_3000", "random_share10",
-            "random_share33", "random_share50", "random_nb05_1000", "fixed10", "fixed10_norefit")
+            "random_fitrows_500", "random_fitrows_1000", "random_fitrows_2000",
+            "random_fitrows_3000", "random_share10", "random_share33", "random_share50",
+            "random_nb05_1000", "fixed10", "fixed10_norefit", "grid_parts300", "grid_parts1000",
+            "grid_balanced")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
 DEFAULT_SEARCH = "random_fitrows_2000"
 #: every other DPRandomSearchCV method has a validation part of this share (the default
@@ -120,9 +128,16 @@ LEVERS = ("random_50_val10", "random_50_val30", "random_nb05_50")
 LEVER_BASE = "random_geometric_50"
 #: one setting of the search at E[K] = 1000 without a validation part (the defaults before
 #: n_iter=None meant 2000) changed: the second "Levers" table, against DEFAULT_LEVER_BASE
-DEFAULT_LEVERS = ("random_fitrows_2000", "random_fitrows_3000", "random_share10",
-                  "random_share33", "random_share50")
+DEFAULT_LEVERS = ("random_fitrows_500", "random_fitrows_2000", "random_fitrows_3000",
+                  "random_share10", "random_share33", "random_share50")
 DEFAULT_LEVER_BASE = "random_fitrows_1000"
+#: one setting of DPGridSearchCV changed: the third "Levers" table, against its defaults
+GRID_LEVERS = ("grid_parts300", "grid_parts1000", "grid_balanced")
+GRID_LEVER_BASE = "grid"
+#: the grid levers' settings
+GRID_SETTINGS = {"grid_parts300": {"min_partition_size": 300},
+                 "grid_parts1000": {"min_partition_size": 1000},
+                 "grid_balanced": {"scoring": "balanced_accuracy"}}
 #: the noisy score's share of a run's epsilon eps_Q = eps_model + epsilon_score (the default:
 #: SCORE_SHARE_ON_FIT_ROWS / (1 + SCORE_SHARE_ON_FIT_ROWS) = 20 %)
 SCORE_SHARES = {"random_share10": 0.10, "random_share33": 1 / 3, "random_share50": 0.50}
@@ -194,8 +209,9 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
     """
     common = {"classes": CLASSES, "random_state": seed, "n_jobs": 1,
               "accountant": BudgetAccountant()}
-    if method == "grid":
-        return DPGridSearchCV(estimator, space, epsilon=total_epsilon, **common)
+    if method == "grid" or method in GRID_SETTINGS:
+        return DPGridSearchCV(estimator, space, epsilon=total_epsilon,
+                              **GRID_SETTINGS.get(method, {}), **common)
     if method == "grid_before":
         return DPGridSearchCV(estimator, space, epsilon=total_epsilon,
                               tuning_share=GRID_TUNING_SHARE, inner_params="same", **common)
@@ -211,6 +227,7 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
     nb05 = {"distribution": "negative_binomial", "eta": 0.5, "validation_size": VALIDATION_SIZE,
             "n_iter": 1000}
     levers = {"random_fitrows_50": {"validation_size": 0, "n_iter": 50},
+              "random_fitrows_500": {"validation_size": 0, "n_iter": 500},
               "random_fitrows_1000": {"validation_size": 0, "n_iter": 1000},
               "random_fitrows_2000": {},  # the library's defaults
               "random_fitrows_3000": {"n_iter": 3000},
@@ -994,12 +1011,19 @@ def markdown(report: dict, suffix: str) -> str:
         "\n## Levers around the search at E[K] = 1000 without a validation part\n",
         "One setting of DPRandomSearchCV at `n_iter=1000` and `validation_size=0` (the "
         "library's defaults before `n_iter=None` meant 2000 for batched runs) changed at the "
-        "same total ε (more runs -- 2000 is the default now --, or another share of a run's ε "
-        "for its noisy score; the default gives the score "
+        "same total ε (fewer or more runs -- 2000 is the default now --, or another share of "
+        "a run's ε for its noisy score; the default gives the score "
         f"{SCORE_SHARE_ON_FIT_ROWS / (1 + SCORE_SHARE_ON_FIT_ROWS):.0%}): test accuracy minus "
         "that search's on the same splits and seeds, mean ± standard error.\n",
         lever_table(report, DEFAULT_LEVERS, DEFAULT_LEVER_BASE) if report["cells"]
         else "(no cells)",
+        "\n## Levers around DPGridSearchCV\n",
+        "One setting of DPGridSearchCV changed at the same total ε -- fewer, larger partitions "
+        "(the selection's sensitivity 1/k grows as the partition models improve), or the "
+        "partitions scored by balanced accuracy, on which a candidate that predicts one class "
+        "scores 0.5 whatever the class balance: test accuracy minus the grid's with its "
+        "defaults on the same splits and seeds, mean ± standard error.\n",
+        lever_table(report, GRID_LEVERS, GRID_LEVER_BASE) if report["cells"] else "(no cells)",
         "\n## Test accuracy (mean ± std over seeds)\n",
         accuracy_table(report) if report["cells"] else "(no cells)",
         "\n## Timing (ratios only; the machine is shared)\n",

