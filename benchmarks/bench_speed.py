@@ -35,6 +35,7 @@ from benchmarks.bench_suite import (
     split,
     task_data,
 )
+from skdptune.random import DEFAULT_N_ITER_BATCHED
 
 
 def _timed(estimator, X, y, single_blas: bool) -> tuple[float, float]:
@@ -81,7 +82,8 @@ def measure(name: str, data_path: str, reps: int, max_rows: int | None = None,
 
 
 def _ratio(entry: dict, kind: str, times: dict | None = None) -> str:
-    ratios = np.array((times or entry)[kind]) / np.array(entry[f"grid_{kind}"])
+    """``times[kind]`` (default: the defaults') over GridSearchCV's, median [min, max]."""
+    ratios = np.array((entry if times is None else times)[kind]) / np.array(entry[f"grid_{kind}"])
     return f"{np.median(ratios):.2f} [{ratios.min():.2f}, {ratios.max():.2f}]"
 
 
@@ -96,9 +98,9 @@ def fewer_runs_report(results: dict) -> str:
             for name, e in results.items()]
     header = ["task (easy)", "n_train", "reps",
               *[f"E[K] = {k} / GridSearchCV(cv=5), wall" for k in n_iters],
-              "E[K] = 2000 (defaults) / GridSearchCV(cv=5), wall",
+              f"E[K] = {DEFAULT_N_ITER_BATCHED} (defaults) / GridSearchCV(cv=5), wall",
               *[f"E[K] = {k}: test accuracy (mean)" for k in n_iters],
-              "E[K] = 2000: test accuracy (mean)"]
+              f"E[K] = {DEFAULT_N_ITER_BATCHED}: test accuracy (mean)"]
     return ("## DPRandomSearchCV's defaults at fewer expected runs\n\n"
             "The defaults with `n_iter=E[K]` (the same seed per repetition), timed in the same "
             "interleaved repetitions as the defaults and GridSearchCV(cv=5): wall-clock ratio "

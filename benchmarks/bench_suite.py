@@ -134,8 +134,8 @@ DEFAULT_LEVER_BASE = "random_fitrows_1000"
 #: one setting of DPGridSearchCV changed: the third "Levers" table, against its defaults
 GRID_LEVERS = ("grid_parts300", "grid_parts1000", "grid_balanced")
 GRID_LEVER_BASE = "grid"
-#: the grid levers' settings
-GRID_SETTINGS = {"grid_parts300": {"min_partition_size": 300},
+#: DPGridSearchCV's settings: its defaults and the levers'
+GRID_SETTINGS = {"grid": {}, "grid_parts300": {"min_partition_size": 300},
                  "grid_parts1000": {"min_partition_size": 1000},
                  "grid_balanced": {"scoring": "balanced_accuracy"}}
 #: the noisy score's share of a run's epsilon eps_Q = eps_model + epsilon_score (the default:
@@ -209,9 +209,9 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
     """
     common = {"classes": CLASSES, "random_state": seed, "n_jobs": 1,
               "accountant": BudgetAccountant()}
-    if method == "grid" or method in GRID_SETTINGS:
-        return DPGridSearchCV(estimator, space, epsilon=total_epsilon,
-                              **GRID_SETTINGS.get(method, {}), **common)
+    if method in GRID_SETTINGS:
+        return DPGridSearchCV(estimator, space, epsilon=total_epsilon, **GRID_SETTINGS[method],
+                              **common)
     if method == "grid_before":
         return DPGridSearchCV(estimator, space, epsilon=total_epsilon,
                               tuning_share=GRID_TUNING_SHARE, inner_params="same", **common)
