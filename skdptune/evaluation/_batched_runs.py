@@ -11,12 +11,13 @@ its own Newton iteration, line search and stopping rule; a pass over the rows is
 product for all runs of a (``data_norm``, ``fit_intercept``) setting (``rows x features`` times
 ``features x runs``), on the rows clipped once per setting -- or, when the settings are many (a
 continuous ``data_norm``), one product for all runs with each run's clipping a factor per row
-(:class:`_SharedRows`) --, and one more for their Hessians (the pairwise products of about
-:data:`HESSIAN_ROWS` rows, evenly spaced blocks of them, times every run's curvatures: the
-Hessian only steers the steps). The rows are never copied per run, and a pass reads them in
-blocks that keep its ``rows x runs`` arrays in the core's cache. Newton's iteration needs about
-6 to 7.5 passes per run where diffprivlib's L-BFGS, run in lockstep, needed 21 (credit, churn)
-to 40 (Adult) in the default search.
+(:class:`_SharedRows`). The rows are never copied per run, and a pass reads them in blocks that
+keep its ``rows x runs`` arrays in the core's cache. The Hessians, which only steer the steps,
+are computed apart from the passes and only for the runs that go on: for all of them at once
+from the pairwise products of about :data:`HESSIAN_ROWS` rows (evenly spaced blocks of them)
+times every run's curvatures, in single precision. Newton's iteration needs about 5 to 6 passes
+and one Hessian fewer per run where diffprivlib's L-BFGS, run in lockstep, needed 21 (credit,
+churn) to 40 (Adult) in the default search.
 
 **What a run releases is unchanged.** Its model is the ``LogisticRegression`` instance the
 one-by-one path would fit (the same :func:`~._fit.instantiate`: the same parameters, seed and
@@ -80,7 +81,6 @@ from .._private import LEAKS
 from ..estimators.models import INTERCEPT_COLUMN
 from ._batched import (
     _Rows,
-    logistic_terms,
     model_rows,
     perturbation,
     predicted_indices,
@@ -94,13 +94,15 @@ from ._fit import PreparedTemplate, fit_settings, fitting, rows_of, steps_key
 
 __all__ = ["fit_runs", "run_accuracies"]
 
-#: The Hessians of a pass are summed over about this many of its rows (or all)
-#: (:class:`_CurvatureProducts`): on churn (5,282 rows, 33 coefficients) 1024 took 8.5
-#: passes per run and 4096 6.3, each pass with its Hessian three times a gradient's
-HESSIAN_ROWS = 1024
-#: Fewer problems in a pass than this: their Hessians are a matrix product each
-#: (:class:`_CurvatureProducts`)
-PAIRS_MIN_PROBLEMS = 8
+#: A Hessian is summed over about this many of the rows (or all; :func:`curvature_rows`).
+#: Passes per run on churn (5,282 rows, 33 coefficients) in the default search: 8.2 at 1024
+#: rows, 6.2 at 2048, 5.3 over every row; a Hessian of 2048 rows in single precision costs
+#: about a pass there
+HESSIAN_ROWS = 2048
+#: Upper bound on the bytes of the rows' pairwise products kept between Hessians (one array of
+#: about ``HESSIAN_ROWS x D (D + 1) / 2`` single-precision values per setting); beyond it they
+#: are formed again for every Hessian
+PAIRS_BYTES = 64 * 2**20
 #: Newton's iteration stops once the largest gradient entry is below this share of ``tol``
 #: (diffprivlib's rule with a tenth of its threshold): its steps are long, and one that lands
 #: just below ``tol`` leaves the point up to ``||g|| / lambda`` from the minimiser, where
@@ -135,70 +137,122 @@ class _SharedRows:
     clipped copy is kept. ``labels[:, k]``: 1 where a row's class is the ``k``-th positive
     class, and ``label_of[p]`` its column; ``weight``: the row weight, diffprivlib's mean
     (``1 / m``); ``quad``, ``linear`` ``(P, d + 1)``: the ridge plus the mechanism's ``delta``,
-    and ``beta / m``; ``tol``, ``max_iter`` ``(P,)``.
+    and ``beta / m``; ``tol``, ``max_iter`` ``(P,)``. ``pairs``: the rows' pairwise products
+    the Hessians keep (:meth:`hessians`), shared with every :meth:`subset`.
     """
 
     def __init__(self, X, row_norms, clipped, norms, intercept, labels, label_of, weight, quad,
-                 linear, tol, max_iter):
+                 linear, tol, max_iter, pairs=None):
         self.X, self.row_norms, self.clipped = X, row_norms, clipped
         self.norms, self.intercept = norms, intercept
         self.labels, self.label_of, self.weight = labels, label_of, weight
         self.quad, self.linear, self.tol, self.max_iter = quad, linear, tol, max_iter
         self.P, self.D = len(norms), X.shape[1] + 1
+        self.pairs = {} if pairs is None else pairs
 
     def subset(self, keep):
         """The problems ``keep`` (a boolean mask or a slice) only."""
         return _SharedRows(self.X, self.row_norms, self.clipped, self.norms[keep],
                            self.intercept[keep], self.labels, self.label_of[keep], self.weight,
                            self.quad[keep], self.linear[keep], self.tol[keep],
-                           self.max_iter[keep])
+                           self.max_iter[keep], self.pairs)
 
-    def loss_gradient(self, W, idx, hessian=False):
-        """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``;
-        with ``hessian``, also the Hessians ``(len(idx), D, D)``.
+    def _settings(self, idx):
+        """The problems ``idx`` grouped by their (``norm``, ``intercept``) setting: pairs of
+        the setting and the positions in ``idx`` of its problems."""
+        norms, intercept = self.norms[idx], self.intercept[idx]
+        for key in sorted(set(zip(norms.tolist(), intercept.tolist(), strict=True))):
+            yield key, np.flatnonzero((norms == key[0]) & (intercept == key[1]))
+
+    def loss_gradient(self, W, idx):
+        """Per-problem objectives ``(len(idx),)`` and gradients ``(len(idx), D)`` at ``W``.
 
         The rows are taken in blocks (:func:`_blocks`: the ``rows x problems`` arrays of
         a block stay in the core's cache: the pass is bound by the elementwise exponentials,
         not by memory traffic); each block's margins, terms and gradient are computed and
-        summed before the next block is read. A Hessian's data term is one matrix product
-        for all problems of a block (:class:`_CurvatureProducts` of the problems' curvatures
-        ``expit(z) (1 - expit(z))``).
+        summed before the next block is read.
         """
         loss, grad = np.zeros(len(idx)), np.zeros((len(idx), self.D))
-        H = np.zeros((len(idx), self.D, self.D)) if hessian else None
         if self.clipped is None:
-            self._pass_scaled(W, idx, loss, grad, H)
+            self._pass_scaled(W, idx, loss, grad)
         else:
-            norms, intercept = self.norms[idx], self.intercept[idx]
-            for key in set(zip(norms.tolist(), intercept.tolist(), strict=True)):
-                at = np.flatnonzero((norms == key[0]) & (intercept == key[1]))
+            for key, at in self._settings(idx):
                 X, Wt, labels = self.clipped[key], W[at].T, self.label_of[idx[at]]
                 block_loss, block_grad = np.zeros(len(at)), np.zeros((self.D, len(at)))
-                blocks = _blocks(len(X), len(at))
-                products = _CurvatureProducts(self.D, len(at), blocks) if hessian else None
-                for b, rows in enumerate(blocks):
+                for rows in _blocks(len(X), len(at)):
                     raw = X[rows] @ Wt  # (block rows, problems)
-                    sampled = hessian and products.sampled(b)
-                    residual, curvature = self._terms(raw, rows, labels, block_loss, sampled)
+                    residual = self._terms(raw, rows, labels, block_loss)
                     block_grad += X[rows].T @ residual
-                    if sampled:
-                        products.add(X[rows], curvature)
                 loss[at], grad[at] = block_loss, block_grad.T
-                if hessian:
-                    H[at] = products.matrices()
         loss *= self.weight
         grad *= self.weight
         quad, linear = self.quad[idx], self.linear[idx]
         grad += quad * W + linear
         loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
-        if H is None:
-            return loss, grad
-        H *= self.weight
-        H[:, np.arange(self.D), np.arange(self.D)] += quad
-        return loss, grad, H
+        return loss, grad
+
+    def hessians(self, W, idx):
+        """The Hessians ``(len(idx), D, D)`` at ``W``: the loss's curvature ``expit(z) (1 -
+        expit(z))`` summed over the rows of :func:`curvature_rows` and scaled to all rows, plus
+        the ridge on every coordinate.
+
+        One matrix product per setting for all its problems: the sampled rows' pairwise
+        products ``x_j x_k`` (``j <= k``) times the problems' curvatures, in single precision
+        (a Hessian only steers Newton's steps; its rounding, about ``1e-7`` of its entries, is
+        far below the sampling's), unpacked into symmetric matrices in double precision.
+        """
+        sample = curvature_rows(len(self.X))
+        d = self.D - 1
+        H = np.empty((len(idx), self.D, self.D))
+        if self.clipped is None:
+            # the clipped row is u min(||x||, c): its products are u_j u_k times min(...)^2
+            intercept, norms = self.intercept[idx], self.norms[idx]
+            U = self.X[sample]
+            scale = np.minimum(self.row_norms[sample, None], norms[None, :])
+            raw = U @ W[:, :d].T
+            raw *= scale
+            raw += np.where(intercept, W[:, d] * INTERCEPT_COLUMN, 0.0)
+            curvature = _curvature(raw)
+            column = np.where(intercept, INTERCEPT_COLUMN, 0.0)
+            H[:, d, d] = curvature.sum(axis=0) * column ** 2
+            curvature *= scale
+            H[:, :d, d] = H[:, d, :d] = (U.T @ curvature).T * column[:, None]
+            curvature *= scale
+            H[:, :d, :d] = self._unpacked(self._pairs(None, U), curvature)
+        else:
+            for key, at in self._settings(idx):
+                rows = self.clipped[key][sample]
+                H[at] = self._unpacked(self._pairs(key, rows), _curvature(rows @ W[at].T))
+        H *= self.weight * len(self.X) / len(sample)
+        H[:, np.arange(self.D), np.arange(self.D)] += self.quad[idx]
+        return H
+
+    def _pairs(self, key, rows):
+        """The pairwise products of ``rows`` (the sampled rows of the setting ``key``), in
+        single precision, kept while they fit in :data:`PAIRS_BYTES`."""
+        if key in self.pairs:
+            return self.pairs[key]
+        rows = rows.astype(np.float32)
+        j, k = np.triu_indices(rows.shape[1])
+        pairs = rows[:, j] * rows[:, k]
+        if sum(kept.nbytes for kept in self.pairs.values()) + pairs.nbytes <= PAIRS_BYTES:
+            self.pairs[key] = pairs
+        return pairs
+
+    @staticmethod
+    def _unpacked(pairs, curvature):
+        """``sum_i curvature[i, p] x_i x_i^T`` ``(P, D, D)`` from the rows' pairwise products."""
+        D = (math.isqrt(8 * pairs.shape[1] + 1) - 1) // 2
+        j, k = np.triu_indices(D)
+        sums = pairs.T @ curvature.astype(np.float32)
+        H = np.empty((curvature.shape[1], D, D))
+        H[:, j, k] = sums.T
+        H[:, k, j] = H[:, j, k]
+        return H
 
     def at_zero(self):
-        """:meth:`loss_gradient` with the Hessians at ``W = 0``, where every problem starts.
+        """:meth:`loss_gradient` and :meth:`hessians` at ``W = 0``, where every problem
+        starts.
 
         There every margin is 0, so the data terms depend on a problem's setting (clipping,
         intercept, positive class) only: one pass over one problem of each setting, without
@@ -212,107 +266,98 @@ class _SharedRows:
         first[np.unique(of, return_index=True)[1]] = True  # in index order
         data = self.subset(first)
         data.quad, data.linear = np.zeros_like(data.quad), np.zeros_like(data.linear)
-        loss, grad, H = data.loss_gradient(np.zeros((data.P, self.D)), np.arange(data.P),
-                                           hessian=True)
-        H = H[of]
+        zero, every = np.zeros((data.P, self.D)), np.arange(data.P)
+        loss, grad = data.loss_gradient(zero, every)
+        H = data.hessians(zero, every)[of]
         H[:, np.arange(self.D), np.arange(self.D)] += self.quad
         return loss[of], grad[of] + self.linear, H
 
-    def _pass_scaled(self, W, idx, loss, grad, H=None):
+    def _pass_scaled(self, W, idx, loss, grad):
         """The loss terms with every problem's clipping applied as a factor per row: the row
         clipped to ``c`` is ``x min(1, c / ||x||) = u min(||x||, c)`` with ``u`` the row
         scaled to unit norm (``X`` holds ``u``; a zero row, or one whose norm overflows --
-        ``clip_to_norm`` divides it by infinity -- is zero), so no product overflows.
-        ``H``: the Hessians' data terms, filled when given."""
+        ``clip_to_norm`` divides it by infinity -- is zero), so no product overflows."""
         d = self.D - 1
         intercept, norms, labels = self.intercept[idx], self.norms[idx], self.label_of[idx]
         Wt, offset = W[:, :d].T, np.where(intercept, W[:, d] * INTERCEPT_COLUMN, 0.0)
         grad_t = np.zeros((d, len(idx)))
-        blocks = _blocks(len(self.X), len(idx))
-        if H is not None:  # the weights' products, their cross terms with the intercept's,
-            # and the intercept's own curvature
-            products = _CurvatureProducts(d, len(idx), blocks)
-            cross, own = np.zeros((d, len(idx))), np.zeros(len(idx))
-        for b, rows in enumerate(blocks):
+        for rows in _blocks(len(self.X), len(idx)):
             scale = np.minimum(self.row_norms[rows, None], norms[None, :])
             raw = self.X[rows] @ Wt
             raw *= scale
             raw += offset
-            sampled = H is not None and products.sampled(b)
-            residual, curvature = self._terms(raw, rows, labels, loss, sampled)
+            residual = self._terms(raw, rows, labels, loss)
             grad[:, d] += residual.sum(axis=0)
             residual *= scale
             grad_t += self.X[rows].T @ residual
-            if sampled:
-                own += curvature.sum(axis=0)
-                curvature *= scale
-                cross += self.X[rows].T @ curvature
-                curvature *= scale
-                products.add(self.X[rows], curvature)
         grad[:, d] = np.where(intercept, grad[:, d] * INTERCEPT_COLUMN, 0.0)
         grad[:, :d] = grad_t.T
-        if H is not None:
-            column = np.where(intercept, INTERCEPT_COLUMN, 0.0)
-            H[:, :d, :d] = products.matrices()
-            H[:, :d, d] = H[:, d, :d] = products.scale * cross.T * column[:, None]
-            H[:, d, d] = products.scale * own * column ** 2
 
-    def _terms(self, raw, rows, labels, loss, curvature=False):
+    def _terms(self, raw, rows, labels, loss):
         """Adds to ``loss`` the unweighted loss sums of the rows ``rows`` from their margins
         ``raw`` ``(rows, problems)`` (overwritten) under the label columns ``labels``, and
-        returns the residuals ``expit(raw) - y`` and, with ``curvature``, the second
-        derivatives ``expit(raw) (1 - expit(raw))`` (else ``None``)."""
+        returns the residuals ``expit(raw) - y`` (:func:`logistic_sums`)."""
         y = self.labels[rows, labels[0], None] if _one_value(labels) \
             else self.labels[rows][:, labels]
-        terms, residual = logistic_terms(raw, y)
-        loss += terms.sum(axis=0)
-        if not curvature:
-            return residual, None
-        p = residual + y
-        return residual, p * (1.0 - p)
+        sums, residual = logistic_sums(raw, y)
+        loss += sums
+        return residual
 
 
-class _CurvatureProducts:
-    """The sums ``X.T diag(s_p) X`` ``(P, D, D)`` over the blocks of rows ``X`` ``(rows, D)`` of
-    a pass, for every column ``s_p`` of the blocks' curvatures ``(rows, P)``.
+def logistic_sums(raw, y):
+    """The column sums of the logistic loss ``log(1 + e^z) - y z`` and the residuals
+    ``expit(z) - y`` of margins ``z = raw`` ``(rows, problems)`` (overwritten) and labels ``y``
+    in {0, 1}, a column ``(rows, 1)`` or one per problem.
 
-    Only over the rows of every :meth:`sampled` block, scaled by :attr:`scale` to all rows:
-    about :data:`HESSIAN_ROWS` rows or more, blocks evenly spaced in the rows' order (a fixed
-    choice: never read from the rows' values). The Hessians only steer Newton's steps; the
-    gradients and objectives that accept a step and stop the iteration are summed over every
-    row.
-
-    For many problems, one matrix product per block, the rows' pairwise products ``x_j x_k``
-    (``j <= k``) times the curvatures, summed packed and unpacked once; for a few (fewer than
-    :data:`PAIRS_MIN_PROBLEMS`, where forming the pairs would cost more than the products), a
-    product per problem.
+    The loss of :func:`~._batched.logistic_terms` summed by parts, ``log(1 + e) + (z + |z|) / 2
+    - y z`` with ``e = exp(-|z|)`` in ``[0, 1]`` (no overflow): the sums of ``z``, ``|z|`` and
+    ``y z`` are reductions (a matrix-vector product for a column of labels), and the residual
+    is ``expit(z) = 1/2 + sign(z) (1 / (1 + e) - 1/2)`` -- no elementwise selection, which
+    cost a pass several times an exponential's (the passes are bound by these elementwise
+    operations). Both agree with the elementwise forms up to rounding: ``expit`` of a very
+    negative margin, ``1 - 1 / (1 + e)``, to about ``1e-16`` absolute (not relative), and the
+    loss's sum to the rounding of the sums of ``|z|``.
     """
+    labels_times_margins = y[:, 0] @ raw if y.shape[1] == 1 else (y * raw).sum(axis=0)
+    sums = raw.sum(axis=0)
+    e = np.abs(raw)
+    sums += e.sum(axis=0)
+    sums *= 0.5
+    sums -= labels_times_margins
+    np.negative(e, out=e)
+    np.exp(e, out=e)
+    e += 1.0
+    residual = np.divide(1.0, e)
+    np.log(e, out=e)
+    sums += e.sum(axis=0)
+    np.sign(raw, out=raw)
+    residual -= 0.5
+    residual *= raw
+    residual += 0.5
+    residual -= y
+    return sums, residual
 
-    def __init__(self, D, P, blocks):
-        self.pairs = P >= PAIRS_MIN_PROBLEMS
-        self.j, self.k = np.triu_indices(D)
-        self.sums = np.zeros((len(self.j), P) if self.pairs else (P, D, D))
-        size = blocks[0].stop - blocks[0].start
-        self.stride = max(1, len(blocks) // math.ceil(HESSIAN_ROWS / size))
-        self.scale = blocks[-1].stop / sum(b.stop - b.start for b in blocks[::self.stride])
 
-    def sampled(self, b) -> bool:
-        return b % self.stride == 0
+def curvature_rows(m):
+    """The rows a Hessian is summed over: every ``k``-th block of :data:`MIN_BLOCK_ROWS` rows,
+    ``k`` the largest stride that keeps at least about :data:`HESSIAN_ROWS` of the ``m`` rows
+    (every row when ``m`` is small). A fixed choice, never read from the rows' values."""
+    n_blocks = math.ceil(m / MIN_BLOCK_ROWS)
+    stride = max(1, n_blocks // math.ceil(HESSIAN_ROWS / MIN_BLOCK_ROWS))
+    return np.concatenate([np.arange(start, min(start + MIN_BLOCK_ROWS, m))
+                           for start in range(0, m, MIN_BLOCK_ROWS * stride)])
 
-    def add(self, X, curvature):
-        if self.pairs:
-            self.sums += (X[:, self.j] * X[:, self.k]).T @ curvature
-        else:
-            self.sums += (X.T[None] * curvature.T[:, None, :]) @ X
 
-    def matrices(self):
-        if not self.pairs:
-            return self.scale * self.sums
-        D = self.j[-1] + 1
-        H = np.empty((self.sums.shape[1], D, D))
-        H[:, self.j, self.k] = self.scale * self.sums.T
-        H[:, self.k, self.j] = H[:, self.j, self.k]
-        return H
+def _curvature(raw):
+    """``expit(z) (1 - expit(z)) = e / (1 + e)^2`` with ``e = exp(-|z|)`` (no overflow), from
+    the margins ``raw`` (overwritten)."""
+    np.abs(raw, out=raw)
+    np.negative(raw, out=raw)
+    np.exp(raw, out=raw)
+    denominator = raw + 1.0
+    denominator *= denominator
+    raw /= denominator
+    return raw
 
 
 def _one_value(values) -> bool:
@@ -332,16 +377,18 @@ def newton(problems, *, c1=1e-4, tries=30):
 
     Every problem starts at zero, as diffprivlib's L-BFGS, and stops with diffprivlib's rule,
     largest gradient entry ``<= tol`` (times :data:`NEWTON_TOL_SHARE`), or after ``max_iter``
-    iterations. An iteration solves its own Newton system -- the objective's Hessian, the
-    loss's curvature summed over about :data:`HESSIAN_ROWS` of the rows
-    (:class:`_CurvatureProducts`) plus the ridge on every coordinate, positive definite --
-    and backtracks (halving) until the step decreases
-    the objective enough (Armijo, ``c1``) or halves the gradient's norm (where the decrease is
-    below the objective's rounding); a problem that finds no such step within ``tries`` stops,
-    unconverged. Every evaluation is one shared pass over the rows (gradient and Hessian of
-    the problems still running, :meth:`_SharedRows.loss_gradient`; at the start, one pass per
-    setting, :meth:`_SharedRows.at_zero`); what a problem's iterates read is its own objective
-    only.
+    iterations. An iteration solves its own Newton system -- the objective's Hessian
+    (:meth:`_SharedRows.hessians`: the loss's curvature summed over about
+    :data:`HESSIAN_ROWS` of the rows, plus the ridge on every coordinate) -- and backtracks
+    (halving) until the step decreases the objective enough (Armijo, ``c1``) or halves the
+    gradient's norm (where the decrease is below the objective's rounding); a problem that
+    finds no such step within ``tries`` stops, unconverged. Where the system's solution is not
+    a descent direction (a Hessian whose rounding outweighs a tiny ridge), the step is the
+    gradient scaled by the Hessian's diagonal (its magnitudes) instead. Every evaluation is one shared pass
+    over the rows (objective and gradient of the problems still running,
+    :meth:`_SharedRows.loss_gradient`; at the start, one pass per setting,
+    :meth:`_SharedRows.at_zero`), and a Hessian is computed only where a problem goes on;
+    what a problem's iterates read is its own objective only.
     """
     x = np.zeros((problems.P, problems.D))
     f, g, H = problems.at_zero()
@@ -349,6 +396,7 @@ def newton(problems, *, c1=1e-4, tries=30):
     converged = np.abs(g).max(axis=1) <= tol
     running = ~converged
     iterations = np.zeros(problems.P, dtype=int)
+    diagonal = np.arange(problems.D)
     while True:
         running &= ~converged & (iterations < problems.max_iter)
         act = np.flatnonzero(running)
@@ -357,18 +405,22 @@ def newton(problems, *, c1=1e-4, tries=30):
         gk = g[act]
         direction = -np.linalg.solve(H[act], gk[:, :, None])[:, :, 0]
         slope = np.einsum("pd,pd->p", gk, direction)
+        ascent = ~(slope < 0)
+        if ascent.any():
+            scale = np.abs(H[act[ascent]][:, diagonal, diagonal])
+            direction[ascent] = -gk[ascent] / np.where(scale > 0, scale, 1.0)
+            slope[ascent] = np.einsum("pd,pd->p", gk[ascent], direction[ascent])
         norm = np.linalg.norm(gk, axis=1)
         step, pending = np.ones(len(act)), np.arange(len(act))
         for _ in range(tries):
             at = act[pending]
             trial = x[at] + step[pending, None] * direction[pending]
-            f_try, g_try, H_try = problems.loss_gradient(trial, at, hessian=True)
+            f_try, g_try = problems.loss_gradient(trial, at)
             accept = (np.isfinite(f_try) & np.isfinite(g_try).all(axis=1)
                       & ((f_try <= f[at] + c1 * step[pending] * slope[pending])
                          | (np.linalg.norm(g_try, axis=1) <= 0.5 * norm[pending])))
             won = at[accept]
-            x[won], f[won], g[won], H[won] = trial[accept], f_try[accept], g_try[accept], \
-                H_try[accept]
+            x[won], f[won], g[won] = trial[accept], f_try[accept], g_try[accept]
             pending = pending[~accept]
             if not len(pending):
                 break
@@ -376,6 +428,9 @@ def newton(problems, *, c1=1e-4, tries=30):
         running[act[pending]] = False  # no acceptable step: stops unconverged
         iterations[act] += 1
         converged[act] = np.abs(g[act]).max(axis=1) <= tol[act]
+        going = act[running[act] & ~converged[act] & (iterations[act] < problems.max_iter[act])]
+        if len(going):
+            H[going] = problems.hessians(x[going], going)
 
 
 def _solved_alone(problems, q):
@@ -691,8 +746,14 @@ def run_accuracies(models, X_val, y_val):
         if k == 1 and all(np.array_equal(m.classes_, classes) for m in chunk):
             # two classes, the same for every run: a run's prediction is the second class
             # where its decision value is positive, and right where the label is that class
-            decision = coef @ X_val.T + intercept[:, None]
-            utilities.extend(np.where(decision > 0, y_val == classes[1], y_val == classes[0]))
+            decision = coef @ X_val.T
+            decision += intercept[:, None]
+            first, second = y_val == classes[0], y_val == classes[1]
+            # np.where(decision > 0, second, first) in two operations on a byte per entry
+            right = decision > 0
+            right &= first ^ second
+            right ^= first
+            utilities.extend(right)
             continue
         decision = X_val @ coef.T + intercept
         for j, model in enumerate(chunk):
