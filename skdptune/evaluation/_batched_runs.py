@@ -384,8 +384,8 @@ def newton(problems, *, c1=1e-4, tries=30):
     gradient's norm (where the decrease is below the objective's rounding); a problem that
     finds no such step within ``tries`` stops, unconverged. Where the system's solution is not
     a descent direction (a Hessian whose rounding outweighs a tiny ridge), the step is the
-    gradient scaled by the Hessian's diagonal (its magnitudes) instead. Every evaluation is one shared pass
-    over the rows (objective and gradient of the problems still running,
+    gradient scaled by the Hessian's diagonal (its magnitudes) instead. Every evaluation is
+    one shared pass over the rows (objective and gradient of the problems still running,
     :meth:`_SharedRows.loss_gradient`; at the start, one pass per setting,
     :meth:`_SharedRows.at_zero`), and a Hessian is computed only where a problem goes on;
     what a problem's iterates read is its own objective only.
