@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmarks._common import markdown_table
+from benchmarks._common import code_versions, markdown_table, stamped
 from benchmarks._tasks import VARIANTS
 from benchmarks.bench_suite import Store, _ratio, _std, cell_key, gap_entry, group_cells, paired
 
@@ -137,8 +137,8 @@ def run_cell(bench: CellBench, opts, store: Store, cell_spec: dict) -> None:
     X_train, X_test, y_train, y_test = bench.split(cell_spec)
     cell.update(n_train=len(y_train), n_test=len(y_test), n_features=X_train.shape[1])
     for method in todo:
-        cell["methods"][method] = bench.fit(cell_spec, method, X_train, y_train, X_test,
-                                            y_test)
+        cell["methods"][method] = stamped(bench.fit(cell_spec, method, X_train, y_train,
+                                                    X_test, y_test))
     store.save()
     scores = {m: num(r[bench.metric]) for m, r in cell["methods"].items()}
     print(f"[{bench.name}] {key}: {scores}", flush=True)
@@ -155,9 +155,11 @@ def record_run(store: Store, opts, argv, start: float) -> None:
 
 
 def run_minutes(report: dict) -> str:
+    """The wall time of the commands that filled ``report``, then its code versions."""
     runs = report.get("runs", {}).values()
-    return ", ".join(f"{'+'.join(r.get('parts', ['cells']))} {r['seconds'] / 60:.0f} min"
-                     for r in runs) or "–"
+    minutes = ", ".join(f"{'+'.join(r.get('parts', ['cells']))} {r['seconds'] / 60:.0f} min"
+                        for r in runs) or "–"
+    return f"{minutes}. {code_versions(report)}"
 
 
 # == tables ====================================================================================

@@ -7,9 +7,12 @@ test of the benchmarks writes there, outside the repository).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import subprocess
 import time
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -27,6 +30,41 @@ RESULTS = Path(os.environ.get(RESULTS_ENV) or Path(__file__).resolve().parent / 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "adult.csv"
 #: the public label set of every benchmark task (binary classification)
 CLASSES = np.array([0, 1])
+
+
+@functools.cache
+def code_version() -> str:
+    """The commit of the code that measures: ``git``'s short hash of ``HEAD``, with ``+dirty``
+    when the package or the benchmarks differ from it, or ``"unknown"`` outside a checkout.
+    Every result a benchmark stores carries it (:func:`stamped`), so that a results file filled
+    by several commands shows when its cells come from different code."""
+    root = Path(__file__).resolve().parents[1]
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, check=True,
+                              capture_output=True, text=True).stdout.strip()
+        changed = subprocess.run(["git", "status", "--porcelain", "--", "skdptune",
+                                  "benchmarks/*.py"], cwd=root, check=True,
+                                 capture_output=True, text=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+dirty" if changed else "")
+
+
+def stamped(result: dict) -> dict:
+    """``result`` (one method's, in a results file) with the :func:`code_version` measuring."""
+    return {**result, "code": code_version()}
+
+
+def code_versions(report: dict) -> str:
+    """A results file's code versions: how many method results (of its cells, crossover and
+    draws) each measured, most first (``unrecorded``: results stored before the versions
+    were), as a sentence for the file's header."""
+    results = [result for part in ("cells", "crossover", "draws")
+               for cell in report.get(part, {}).values()
+               for result in cell.get("methods", {}).values()]
+    counts = Counter(r.get("code", "unrecorded") for r in results)
+    listed = ", ".join(f"{version} ({n})" for version, n in counts.most_common()) or "–"
+    return f"Code that measured its results (commit, results): {listed}"
 
 
 def padding(X, y):

@@ -54,9 +54,11 @@ METHODS = {
     "gibo": "DPGIBOSearchCV (the family's box)",
     "random_fitrows": "DPRandomSearchCV, validation_size=0: every run fitted and scored on all "
                       "rows (a lever; the batched runs' default)",
+    "random_runs1000": "DPRandomSearchCV, n_iter=1000: twenty times the one-by-one runs' "
+                       "E[K] = 50 (a lever)",
 }
-SEARCHES = ("R1", "grid", "random", "gibo", "random_fitrows")
-TUNERS = ("grid", "random", "gibo", "random_fitrows")
+SEARCHES = ("R1", "grid", "random", "gibo", "random_fitrows", "random_runs1000")
+TUNERS = ("grid", "random", "gibo", "random_fitrows", "random_runs1000")
 DEFAULT_METHODS = ("D", "L", "R1", "grid", "random", "gibo")
 TEST_SIZE = 0.25
 EPSILONS = (1.0, 2.0, 4.0)
@@ -82,6 +84,8 @@ def make_search(method: str, family: Family, total_epsilon: float, seed: int):
         return DPRandomSearchCV(estimator, family.grid(), **common)
     if method == "random_fitrows":
         return DPRandomSearchCV(estimator, family.grid(), validation_size=0, **common)
+    if method == "random_runs1000":
+        return DPRandomSearchCV(estimator, family.grid(), n_iter=1000, **common)
     if method == "gibo":
         return DPGIBOSearchCV(estimator, family.box(), **common)
     raise ValueError(f"unknown search {method!r}; expected one of {SEARCHES}")

@@ -146,7 +146,8 @@ def parallel_report(results: dict) -> str:
             + markdown_table(header, rows) + "\n")
 
 
-def report(results: dict) -> str:
+def report(results: dict, heading: str = "DPRandomSearchCV's defaults against "
+                                          "GridSearchCV(cv=5)") -> str:
     rows = [[name, e["n_train"], len(e["wall"]), f"{e['load_average']:.1f} / {e['cpus']}",
              _ratio(e, "wall"), _ratio(e, "cpu"),
              " ".join(f"{c['data_norm']:g}/{c['C']:g}" for c in e["chosen"]),
@@ -156,7 +157,7 @@ def report(results: dict) -> str:
               "defaults / GridSearchCV(cv=5), wall", "same, CPU",
               "chosen data_norm/C per repetition (seed)", "test accuracy per repetition"]
     description = __doc__.split("\n\n")[2].replace("\n", " ")  # the docstring's third paragraph
-    return ("## DPRandomSearchCV's defaults against GridSearchCV(cv=5)\n\n" + description
+    return (f"## {heading}\n\n" + description
             + "\n\n" + markdown_table(header, rows) + "\n")
 
 
@@ -180,7 +181,13 @@ def main(argv=None) -> None:
                 else "speed_jobs" if args.n_jobs > 1 else "speed")
 
     def text(results):
-        parts = [fewer_runs_report(results) if args.n_iter else report(results)]
+        if args.n_iter:
+            parts = [fewer_runs_report(results)]
+        elif args.n_jobs > 1:
+            parts = [report(results, "DPRandomSearchCV's defaults against GridSearchCV(cv=5), "
+                                     "beside the runs with more workers")]
+        else:
+            parts = [report(results)]
         if args.n_jobs > 1:
             parts.append(parallel_report(results))
         return "\n".join(parts)

@@ -50,9 +50,11 @@ from benchmarks._common import (
     CLASSES,
     DEFAULT_DATA,
     RESULTS,
+    code_versions,
     markdown_table,
     pyplot,
     save_figure,
+    stamped,
     timed_cpu_job,
     timed_fit,
     write_result,
@@ -457,8 +459,8 @@ def run_cell(opts, store, cells, name, data, variant, total, seed) -> None:
     X_train, X_test, y_train, y_test = split(X, data.y, seed, TASKS[name].max_rows)
     cell.update(n_train=len(y_train), n_test=len(y_test), n_features=X.shape[1])
     for method in todo:
-        cell["methods"][method] = fit_method(method, X_train, y_train, X_test, y_test, variant,
-                                             total, seed)
+        cell["methods"][method] = stamped(fit_method(method, X_train, y_train, X_test, y_test,
+                                                     variant, total, seed))
     store.save()
     accs = {m: round(r["accuracy"], 3) for m, r in cell["methods"].items()}
     print(f"[suite] {key}: {accs}", flush=True)
@@ -599,9 +601,9 @@ def run_crossover(opts, store: Store) -> None:
             X_train, X_test, y_train, y_test = split(X, data.y, seed, n_train=n_train)
             cell.update(n_train=len(y_train), variant=opts.crossover_variant)
             for method in todo:
-                cell["methods"][method] = fit_method(method, X_train, y_train, X_test, y_test,
-                                                     opts.crossover_variant,
-                                                     CROSSOVER_EPSILON, seed)
+                cell["methods"][method] = stamped(fit_method(
+                    method, X_train, y_train, X_test, y_test, opts.crossover_variant,
+                    CROSSOVER_EPSILON, seed))
             store.save()
             accs = {m: round(r["accuracy"], 3) for m, r in cell["methods"].items()}
             print(f"[crossover] n={len(y_train)} seed={seed}: {accs}", flush=True)
@@ -641,8 +643,8 @@ def run_draws(opts, store: Store) -> None:
                     X_train, X_test, y_train, y_test = split(X, data.y, seed,
                                                              TASKS[name].max_rows)
                     for method in todo:
-                        entry["methods"][method] = released_draws(
-                            method, X_train, y_train, X_test, y_test, variant, total, seed)
+                        entry["methods"][method] = stamped(released_draws(
+                            method, X_train, y_train, X_test, y_test, variant, total, seed))
                         suite = cells.get(key, {}).get("methods", {}).get(method)
                         returned = entry["methods"][method]["returned"]
                         if suite is not None and not np.isclose(suite["accuracy"], returned):
@@ -955,8 +957,11 @@ def crossover_table(report: dict) -> str:
 
 
 def _seconds(report: dict) -> str:
+    """The wall time of the commands that filled ``report``, then its code versions."""
     runs = report.get("runs", {}).values()
-    return ", ".join(f"{'+'.join(r['parts'])} {r['seconds'] / 60:.0f} min" for r in runs) or "–"
+    minutes = ", ".join(f"{'+'.join(r['parts'])} {r['seconds'] / 60:.0f} min"
+                        for r in runs) or "–"
+    return f"{minutes}. {code_versions(report)}"
 
 
 def markdown(report: dict, suffix: str) -> str:

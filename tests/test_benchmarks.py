@@ -156,3 +156,22 @@ def test_a_fresh_store_starts_over_and_its_refreshes_do_not_bring_the_old_cells_
     fresh.mark("cells", "b")
     fresh.save()
     assert Store(path, fresh=False).report["cells"] == {"b": {"seed": 1}}
+
+
+def test_stored_results_carry_the_code_that_measured_them():
+    """Every method result a benchmark stores is stamped with the commit measuring it, and a
+    results file's header counts its results per commit, older unstamped ones included."""
+    from benchmarks import _cells, _common, bench_suite
+
+    version = _common.code_version()
+    assert version == "unknown" or len(version.removesuffix("+dirty")) >= 7
+    result = _common.stamped({"accuracy": 0.5})
+    assert result == {"accuracy": 0.5, "code": version}
+    report = {"cells": {"a": {"methods": {"D": result, "L": {"accuracy": 0.6}}},
+                        "b": {"methods": {"D": dict(result)}}},
+              "draws": {"c": {"methods": {"R1": dict(result)}}},
+              "runs": {"t": {"parts": ["cells"], "seconds": 120.0}}}
+    expected = f"Code that measured its results (commit, results): {version} (3), unrecorded (1)"
+    assert _common.code_versions(report) == expected
+    assert _cells.run_minutes(report) == f"cells 2 min. {expected}"
+    assert bench_suite._seconds(report) == f"cells 2 min. {expected}"
