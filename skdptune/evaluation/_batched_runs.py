@@ -15,7 +15,7 @@ continuous ``data_norm``), one product for all runs with each run's clipping a f
 keep its ``rows x runs`` arrays in the core's cache. The Hessians, which only steer the steps,
 are computed apart from the passes and only for the runs that go on: for all of them at once
 from the pairwise products of about :data:`HESSIAN_ROWS` rows (evenly spaced blocks of them)
-times every run's curvatures, in single precision. Newton's iteration needs about 5 to 6 passes
+times every run's curvatures. Newton's iteration needs about 5 to 6 passes
 and one Hessian fewer per run where diffprivlib's L-BFGS, run in lockstep, needed 21 (credit,
 churn) to 40 (Adult) in the default search.
 
@@ -96,11 +96,13 @@ __all__ = ["fit_runs", "run_accuracies"]
 
 #: A Hessian is summed over about this many of the rows (or all; :func:`curvature_rows`).
 #: Passes per run on churn (5,282 rows, 33 coefficients) in the default search: 8.2 at 1024
-#: rows, 6.2 at 2048, 5.3 over every row; a Hessian of 2048 rows in single precision costs
-#: about a pass there
+#: rows, 6.2 at 2048, 5.3 over every row. In double precision: single precision's matrix
+#: products were faster but, in one environment (numpy 2.0's OpenBLAS), rounded differently
+#: in a joblib worker than in the main process, and the searches' results must not depend on
+#: ``n_jobs``
 HESSIAN_ROWS = 2048
 #: Upper bound on the bytes of the rows' pairwise products kept between Hessians (one array of
-#: about ``HESSIAN_ROWS x D (D + 1) / 2`` single-precision values per setting); beyond it they
+#: about ``HESSIAN_ROWS x D (D + 1) / 2`` values per setting); beyond it they
 #: are formed again for every Hessian
 PAIRS_BYTES = 64 * 2**20
 #: Newton's iteration stops once the largest gradient entry is below this share of ``tol``
@@ -197,9 +199,8 @@ class _SharedRows:
         the ridge on every coordinate.
 
         One matrix product per setting for all its problems: the sampled rows' pairwise
-        products ``x_j x_k`` (``j <= k``) times the problems' curvatures, in single precision
-        (a Hessian only steers Newton's steps; its rounding, about ``1e-7`` of its entries, is
-        far below the sampling's), unpacked into symmetric matrices in double precision.
+        products ``x_j x_k`` (``j <= k``) times the problems' curvatures, unpacked into
+        symmetric matrices.
         """
         sample = curvature_rows(len(self.X))
         d = self.D - 1
@@ -229,10 +230,9 @@ class _SharedRows:
 
     def _pairs(self, key, rows):
         """The pairwise products of ``rows`` (the sampled rows of the setting ``key``), in
-        single precision, kept while they fit in :data:`PAIRS_BYTES`."""
+        kept while they fit in :data:`PAIRS_BYTES`."""
         if key in self.pairs:
             return self.pairs[key]
-        rows = rows.astype(np.float32)
         j, k = np.triu_indices(rows.shape[1])
         pairs = rows[:, j] * rows[:, k]
         if sum(kept.nbytes for kept in self.pairs.values()) + pairs.nbytes <= PAIRS_BYTES:
@@ -244,7 +244,7 @@ class _SharedRows:
         """``sum_i curvature[i, p] x_i x_i^T`` ``(P, D, D)`` from the rows' pairwise products."""
         D = (math.isqrt(8 * pairs.shape[1] + 1) - 1) // 2
         j, k = np.triu_indices(D)
-        sums = pairs.T @ curvature.astype(np.float32)
+        sums = pairs.T @ curvature
         H = np.empty((curvature.shape[1], D, D))
         H[:, j, k] = sums.T
         H[:, k, j] = H[:, j, k]
@@ -383,7 +383,7 @@ def newton(problems, *, c1=1e-4, tries=30):
     (halving) until the step decreases the objective enough (Armijo, ``c1``) or halves the
     gradient's norm (where the decrease is below the objective's rounding); a problem that
     finds no such step within ``tries`` stops, unconverged. Where the system's solution is not
-    a descent direction (a Hessian whose rounding outweighs a tiny ridge), the step is the
+    a descent direction (rounding that outweighs a tiny ridge), the step is the
     gradient scaled by the Hessian's diagonal (its magnitudes) instead. Every evaluation is
     one shared pass over the rows (objective and gradient of the problems still running,
     :meth:`_SharedRows.loss_gradient`; at the start, one pass per setting,
