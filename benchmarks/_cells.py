@@ -25,9 +25,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchmarks._common import code_versions, markdown_table, stamped
+from benchmarks._common import markdown_table, stamped
 from benchmarks._tasks import VARIANTS
-from benchmarks.bench_suite import Store, _ratio, _std, cell_key, gap_entry, group_cells, paired
+from benchmarks.bench_suite import (
+    Store,
+    _ratio,
+    _seconds,
+    _std,
+    cell_key,
+    gap_entry,
+    group_cells,
+    paired,
+)
 
 #: a search's ``privacy_spent_.epsilon`` may exceed the total by this relative rounding only
 EPSILON_SLACK = 1e-9
@@ -155,11 +164,9 @@ def record_run(store: Store, opts, argv, start: float) -> None:
 
 
 def run_minutes(report: dict) -> str:
-    """The wall time of the commands that filled ``report``, then its code versions."""
-    runs = report.get("runs", {}).values()
-    minutes = ", ".join(f"{'+'.join(r.get('parts', ['cells']))} {r['seconds'] / 60:.0f} min"
-                        for r in runs) or "–"
-    return f"{minutes}. {code_versions(report)}"
+    """The wall time of the commands that filled ``report``, then its code versions (the
+    suite's header sentence, :func:`benchmarks.bench_suite._seconds`)."""
+    return _seconds(report)
 
 
 # == tables ====================================================================================

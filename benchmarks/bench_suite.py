@@ -959,7 +959,7 @@ def crossover_table(report: dict) -> str:
 def _seconds(report: dict) -> str:
     """The wall time of the commands that filled ``report``, then its code versions."""
     runs = report.get("runs", {}).values()
-    minutes = ", ".join(f"{'+'.join(r['parts'])} {r['seconds'] / 60:.0f} min"
+    minutes = ", ".join(f"{'+'.join(r.get('parts', ['cells']))} {r['seconds'] / 60:.0f} min"
                         for r in runs) or "–"
     return f"{minutes}. {code_versions(report)}"
 
