@@ -161,6 +161,7 @@ def test_diffprivlibs_warning_categories_unpickle_first_thing_in_a_fresh_process
     assert process.returncode == 0, process.stderr
 
 
+@pytest.mark.slow  # ~4 s: a fresh interpreter and process workers
 def test_scikit_learns_process_workers_run_a_search_and_a_diffprivlib_model():
     process = run_fresh("""
         import numpy as np

@@ -89,6 +89,7 @@ def test_logistic_runs_under_dask_finish_and_match_local(client, data, monkeypat
                                local.best_estimator_.coef_)
 
 
+@pytest.mark.slow  # ~6 s: a dask cluster's fits; kept out of the 5-minute default suite
 def test_in_process_workers_leave_the_warning_filters_as_they_were(client, data):
     """dask's in-process workers are threads of this process and silence themselves with
     ``warnings.catch_warnings``, which is not thread-safe: with the dry run's shares

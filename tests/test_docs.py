@@ -50,7 +50,13 @@ def test_skip_markers_stay_rare():
     assert skipped <= 3, "document why a block cannot run, or make it run"
 
 
-@pytest.mark.parametrize("path", PAGES_WITH_CODE, ids=lambda path: path.name)
+#: pages whose blocks take several seconds: they run with the slow suite
+SLOW_PAGES = {"pareto.md"}
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(path, marks=[pytest.mark.slow] * (path.name in SLOW_PAGES))
+    for path in PAGES_WITH_CODE], ids=lambda path: path.name)
 def test_markdown_code_blocks_run(path, monkeypatch, tmp_path):
     pytest.importorskip("matplotlib").use("Agg")
     monkeypatch.chdir(tmp_path)  # whatever a block writes lands in a temporary folder

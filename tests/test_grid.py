@@ -596,6 +596,7 @@ def test_parallel_dry_run_consumes_the_workers_shares(data, dry_fits, backend):
     assert [i for pid, i in here if pid == os.getpid()] == expected
 
 
+@pytest.mark.slow  # ~4 s of process workers; kept out of the 5-minute default suite
 def test_interrupt_during_the_overlapped_work_is_not_held(data, dry_fits, monkeypatch):
     """An interrupt in the public work done beside the dry run leaves at once: the workers'
     shares are abandoned, no candidate is dry-run here, nothing is charged, and the next fit

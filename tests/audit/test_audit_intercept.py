@@ -92,7 +92,9 @@ def test_the_pair_is_priced_at_the_claim():
     assert logistic_regression_epsilon(1.0, 1.0, 1.0, True, 2) == CLAIM
 
 
-@pytest.mark.parametrize("path, runs", [(_one_by_one, 1000), (_batched, 2500)])
+# the one-by-one fits (~5 s) run with the slow suite; the batched ones, the default path, here
+@pytest.mark.parametrize("path, runs", [pytest.param(_one_by_one, 1000, marks=pytest.mark.slow),
+                                        (_batched, 2500)])
 def test_the_fit_with_an_intercept_meets_its_charge(path, runs):
     with threadpool_limits(limits=1, user_api="blas"):  # tiny fits: one BLAS thread is faster
         assert _bound(path, runs) <= CLAIM

@@ -258,6 +258,7 @@ def _end_to_end_audit(runs=END_TO_END_RUNS, seed=400):
     return family_audit(on_d, on_d_prime, END_TO_END_EVENTS), (on_d, on_d_prime)
 
 
+@pytest.mark.slow  # ~3 s; the one-round audits stay in the default suite
 def test_audit_end_to_end_sound():
     start = time.perf_counter()
     result, samples = _end_to_end_audit()
