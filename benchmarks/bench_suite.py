@@ -89,12 +89,12 @@ METHODS = {
     "random_fitrows_50": "n_iter=50 and validation_size=0 (every run fitted and scored on all "
                          "rows)",
     "random_fitrows_500": "n_iter=500 and validation_size=0 (every run fitted and scored on all "
-                          "rows, the runs batched: the defaults at a quarter of their runs)",
-    "random_fitrows_1000": "n_iter=1000 and validation_size=0 (every run fitted and scored on all "
-                           "rows, the runs batched: the defaults before n_iter=None meant 2000)",
-    "random_fitrows_2000": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None and "
-                           "validation_size=None: E[K] = 2000 and every run fitted and scored "
+                          "rows, the runs batched: the defaults at half their runs)",
+    "random_fitrows_1000": "DPRandomSearchCV defaults (geometric law, refit=False, n_iter=None and "
+                           "validation_size=None: E[K] = 1000 and every run fitted and scored "
                            "on all rows, the runs batched)",
+    "random_fitrows_2000": "n_iter=2000 and validation_size=0 (every run fitted and scored on all "
+                           "rows, the runs batched: the previous defaults)",
     "random_fitrows_3000": "DPRandomSearchCV defaults but n_iter=3000",
     "random_share10": "n_iter=1000, validation_size=0, the noisy score gets 10 % of a run's ε",
     "random_share33": "n_iter=1000, validation_size=0, the noisy score gets 33 % of a run's ε",
@@ -119,7 +119,7 @@ SEARCHES = ("grid", "grid_before", "random", "random_norefit", "random_geometric
             "random_nb05_1000", "fixed10", "fixed10_norefit", "grid_parts300", "grid_parts1000",
             "grid_balanced")
 #: the search the docs recommend first (docs/choosing.md): DPRandomSearchCV with its defaults
-DEFAULT_SEARCH = "random_fitrows_2000"
+DEFAULT_SEARCH = "random_fitrows_1000"
 #: every other DPRandomSearchCV method has a validation part of this share (the default
 #: before validation_size=None), so that its saved cells keep their meaning
 VALIDATION_SIZE = 0.2
@@ -128,8 +128,8 @@ RUN_CEILING_SEARCH = "random_geometric_1000"
 #: one setting of the search at E[K] = 50 changed (the "Levers" table, against LEVER_BASE)
 LEVERS = ("random_50_val10", "random_50_val30", "random_nb05_50")
 LEVER_BASE = "random_geometric_50"
-#: one setting of the search at E[K] = 1000 without a validation part (the defaults before
-#: n_iter=None meant 2000) changed: the second "Levers" table, against DEFAULT_LEVER_BASE
+#: one setting of the library's default search (E[K] = 1000 without a validation part)
+#: changed: the second "Levers" table, against DEFAULT_LEVER_BASE
 DEFAULT_LEVERS = ("random_fitrows_500", "random_fitrows_2000", "random_fitrows_3000",
                   "random_share10", "random_share33", "random_share50")
 DEFAULT_LEVER_BASE = "random_fitrows_1000"
@@ -230,8 +230,8 @@ def make_search(method: str, estimator, space: dict, total_epsilon: float, seed:
             "n_iter": 1000}
     levers = {"random_fitrows_50": {"validation_size": 0, "n_iter": 50},
               "random_fitrows_500": {"validation_size": 0, "n_iter": 500},
-              "random_fitrows_1000": {"validation_size": 0, "n_iter": 1000},
-              "random_fitrows_2000": {},  # the library's defaults
+              "random_fitrows_1000": {},  # the library's defaults
+              "random_fitrows_2000": {"validation_size": 0, "n_iter": 2000},
               "random_fitrows_3000": {"n_iter": 3000},
               "random_50_val10": {"validation_size": 0.1, "n_iter": 50},
               "random_50_val30": {"validation_size": 0.3, "n_iter": 50},
@@ -285,9 +285,9 @@ def fit_estimator(method: str, X_train, y_train, variant: str, total: float, see
         fitted.fit(X_train, y_train)
         spent = fitted.privacy_spent_.epsilon
         tuning = fitted.privacy_spent_.components[0]
-        if method == DEFAULT_SEARCH and ("E[K]=2000" not in tuning.detail
+        if method == DEFAULT_SEARCH and ("E[K]=1000" not in tuning.detail
                                          or "all rows" not in tuning.parts[1].name):
-            raise AssertionError(f"{method}: the defaults are no longer E[K] = 2000 without a "
+            raise AssertionError(f"{method}: the defaults are no longer E[K] = 1000 without a "
                                  "validation part here")
         if method in SCORE_SHARES and not np.isclose(
                 tuning.parts[2].epsilon / tuning.parts[0].epsilon, SCORE_SHARES[method]):
@@ -510,10 +510,10 @@ def run_timing(opts, store: Store) -> None:
 #: at E[K] = 50 and 1000, with a validation part, against GridSearchCV(cv=5)
 #: (L, under one BLAS thread)
 RANDOM_TIMINGS = ("batched_50", "one_by_one_50", "batched_1000", "one_by_one_1000", "L_1blas")
-#: the library's defaults (E[K] = 2000, no validation part, batched) against the same search
-#: with E[K] = 1000 (the defaults before) and 3000, and against L, timed in their own
-#: interleaved repetitions
-DEFAULT_TIMINGS = ("default", "default_1000", "default_3000", "L_1blas")
+#: the library's default search without a validation part, batched, at E[K] = 1000 (the
+#: default), 2000 (the default before) and 3000, and L, timed in their own interleaved
+#: repetitions
+DEFAULT_TIMINGS = ("runs_1000", "runs_2000", "runs_3000", "L_1blas")
 
 
 @contextmanager
@@ -568,9 +568,8 @@ def run_random_timing(opts, store: Store) -> None:
         if not defaults_done:
             times = {key: [] for key in DEFAULT_TIMINGS}
             for rep in range(opts.timing_reps):
-                times["default"].append(fit(DEFAULT_SEARCH, rep))
-                times["default_1000"].append(fit("random_fitrows_1000", rep))
-                times["default_3000"].append(fit("random_fitrows_3000", rep))
+                for runs in (1000, 2000, 3000):
+                    times[f"runs_{runs}"].append(fit(f"random_fitrows_{runs}", rep))
                 times["L_1blas"].append(timed_fit(plain, X_train, y_train, True))
             entry["defaults"] = times
         store.mark("random_timing", name)
@@ -912,15 +911,15 @@ def default_timing_table(report: dict) -> str:
     for name, t in report["random_timing"].items():
         if "defaults" not in t:
             continue
-        default, default_1000, default_3000, plain = (np.array(t["defaults"][k])
-                                                      for k in DEFAULT_TIMINGS)
+        default, runs_2000, runs_3000, plain = (np.array(t["defaults"][k])
+                                                for k in DEFAULT_TIMINGS)
         rows.append([name, t["n_train"], len(plain), _ratio(default / plain),
-                     _ratio(default_1000 / plain), _ratio(default / default_1000),
-                     _ratio(default_3000 / plain), _ratio(default_3000 / default)])
+                     _ratio(runs_2000 / plain), _ratio(runs_2000 / default),
+                     _ratio(runs_3000 / plain), _ratio(runs_3000 / default)])
     return markdown_table(["task (easy)", "n_train", "reps",
-                           "defaults (E[K] = 2000) / GridSearchCV(cv=5)",
-                           "n_iter=1000 (the defaults before) / GridSearchCV(cv=5)",
-                           "defaults / n_iter=1000",
+                           "defaults (E[K] = 1000) / GridSearchCV(cv=5)",
+                           "n_iter=2000 (the defaults before) / GridSearchCV(cv=5)",
+                           "n_iter=2000 / defaults",
                            "n_iter=3000 / GridSearchCV(cv=5)",
                            "n_iter=3000 / defaults"], rows)
 
@@ -973,9 +972,9 @@ def markdown(report: dict, suffix: str) -> str:
         "benchmarks/_tasks.py); held-out test accuracy (stratified 25 % test split per seed); "
         f"DPRandomSearchCV and the naive baseline with n_iter = {config.get('n_iter', N_ITER)}"
         " unless the method says otherwise; DPRandomSearchCV with its defaults (geometric law, "
-        "`refit=False`, `n_iter=None` and `validation_size=None`: E[K] = 2000 and no "
+        "`refit=False`, `n_iter=None` and `validation_size=None`: E[K] = 1000 and no "
         "validation part here, where the runs are batched), without a validation part at "
-        "E[K] = 1000 (the defaults before) and 3000, and with a validation part "
+        "E[K] = 500, 2000 (the defaults before) and 3000, and with a validation part "
         f"(`validation_size={VALIDATION_SIZE:g}`, the default before) at E[K] = 10, 30, 50, "
         "100, 200 (the cells of the goal only) and 1000, and "
         "with the "
@@ -1015,8 +1014,8 @@ def markdown(report: dict, suffix: str) -> str:
         lever_table(report) if report["cells"] else "(no cells)",
         "\n## Levers around the search at E[K] = 1000 without a validation part\n",
         "One setting of DPRandomSearchCV at `n_iter=1000` and `validation_size=0` (the "
-        "library's defaults before `n_iter=None` meant 2000 for batched runs) changed at the "
-        "same total ε (fewer or more runs -- 2000 is the default now --, or another share of "
+        "library's defaults) changed at the "
+        "same total ε (fewer or more runs -- 2000 was the default before --, or another share of "
         "a run's ε for its noisy score; the default gives the score "
         f"{SCORE_SHARE_ON_FIT_ROWS / (1 + SCORE_SHARE_ON_FIT_ROWS):.0%}): test accuracy minus "
         "that search's on the same splits and seeds, mean ± standard error.\n",
@@ -1052,8 +1051,8 @@ def markdown(report: dict, suffix: str) -> str:
         "100 fits on 80 % of the rows). Median [min, max] over interleaved repetitions (a "
         "different seed, so a different K, per repetition).\n",
         random_timing_table(report) if report.get("random_timing") else "(not run)",
-        "\nThe library's defaults (`E[K] = 2000`, no validation part: every run fitted and "
-        "scored on all rows, the runs batched) against the same search with `n_iter=1000` (the "
+        "\nThe library's defaults (`E[K] = 1000`, no validation part: every run fitted and "
+        "scored on all rows, the runs batched) against the same search with `n_iter=2000` (the "
         "defaults before) and `n_iter=3000`, and against GridSearchCV(cv=5), in their own "
         "interleaved repetitions.\n",
         default_timing_table(report)

@@ -48,7 +48,7 @@ def main():
 
     accountant = BudgetAccountant()
     start = time.perf_counter()
-    # n_iter: the expected number of runs (default 2000 here); fewer is faster, and the
+    # n_iter: the expected number of runs (default 1000 here); fewer is faster, and the
     # choice among them a little less reliable (docs/random_search.md)
     private = DPRandomSearchCV(model, grid, epsilon=2.0, n_iter=200, classes=[0, 1],
                                accountant=accountant, random_state=0).fit(X_train, y_train)

@@ -33,10 +33,10 @@ __all__ = ["DPRandomSearchCV"]
 DEFAULT_N_ITER = 50
 #: ... or, when the runs are fitted together (batched: a diffprivlib ``LogisticRegression``,
 #: or skdptune's ``SSPRegressor``),
-#: 2000: on the benchmark suite the smallest ``E[K]`` measured that closes >= 80 % of the gap to
-#: non-private tuning in every goal cell (1000 closed 5 of 7, 2000 and 3000 all 7), in about
-#: twice the time of 1000 (docs/benchmark_suite.md) ...
-DEFAULT_N_ITER_BATCHED = 2000
+#: 1000: on the benchmark suite (sound pricing, 10 seeds) it closed >= 80 % of the gap to
+#: non-private tuning in as many goal cells as 2000 (8 of 8 on five tasks; 500: 6 of the 8 on
+#: three), 0.001 below it pooled, in half its time (docs/benchmark_suite.md) ...
+DEFAULT_N_ITER_BATCHED = 1000
 #: ... and scikit-learn's 10 under ``"poisson"`` and ``"fixed"``, whose cost grows with it
 DEFAULT_N_ITER_COMPOSED = 10
 #: ``validation_size=None``: no validation part where the estimator and the space allow batched
@@ -90,7 +90,7 @@ class DPRandomSearchCV(BaseDPSearchCV):
         truncated negative binomial laws (the default geometric one included), whose pure
         cost does not depend on ``n_iter`` (at ``delta > 0`` the Renyi and profile bounds grow
         like ``log n_iter``) -- more runs cost time only, and the search also picks
-        among more noise draws of the good candidates: **2000** when the runs are fitted
+        among more noise draws of the good candidates: **1000** when the runs are fitted
         together (every candidate a diffprivlib ``LogisticRegression`` with a ``data_norm``,
         alone or after data-independent pipeline steps, or skdptune's ``SSPRegressor`` with
         public ``bounds_X`` and ``bounds_y``, alone; decided from the estimator and the
@@ -99,8 +99,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
         list or a ``Series`` are converted as diffprivlib converts them), **50** otherwise
         (as many fits as ``RandomizedSearchCV`` with its defaults, 10 candidates x 5 folds).
         On the benchmark suite ``E[K] = 1000`` closed far more of the gap to non-private
-        tuning than 50, which closed far more than 10, and 2000 reached 80 % of it in every
-        goal cell, where 1000 missed two; each doubling doubles the running time
+        tuning than 50, which closed far more than 10; 2000 closed 80 % of it in as many goal
+        cells as 1000 (7 of 8) in twice the time -- each doubling doubles the running time
         (docs/benchmark_suite.md, docs/random_search.md section 3).
         10 for ``"poisson"`` and ``"fixed"``, whose cost grows with it.
     distribution : {"logarithmic", "geometric", "negative_binomial", "poisson", "fixed"}, \

@@ -188,12 +188,12 @@ FREE = FunctionTransformer(np.tanh)  # a data-independent step
     (Pipeline([("f", FREE), ("m", lr())]), {"m": [lr(), nb()]}, False),
     (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, False),
 ])
-def test_default_n_iter_is_2000_where_the_runs_are_batched(estimator, space, batched):
-    """n_iter=None: E[K] = 2000 where every candidate's runs are fitted together (a diffprivlib
+def test_default_n_iter_is_1000_where_the_runs_are_batched(estimator, space, batched):
+    """n_iter=None: E[K] = 1000 where every candidate's runs are fitted together (a diffprivlib
     LogisticRegression with a data_norm, alone or after data-independent steps, tol <= 1e-3),
     50 otherwise -- decided from the estimator and the space only, before any data."""
     s = DPRandomSearchCV(estimator, space)
-    expected = 2000 if batched else 50
+    expected = 1000 if batched else 50
     assert s._repetition().mean == expected
     assert f"E[K]={expected}" in s.planned_privacy(500).components[0].detail
     assert DPRandomSearchCV(estimator, space, n_iter=7)._repetition().mean == 7
@@ -211,7 +211,7 @@ def test_default_n_iter_is_2000_where_the_runs_are_batched(estimator, space, bat
     (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, False),
 ])
 def test_default_validation_size_is_0_where_the_runs_are_batched(estimator, space, batched):
-    """validation_size=None: no validation part exactly where n_iter=None means 2000 (the same
+    """validation_size=None: no validation part exactly where n_iter=None means 1000 (the same
     public decision), a 0.2 split elsewhere; it stays None and an explicit value wins."""
     def parts(**kw):
         s = DPRandomSearchCV(estimator, space, **kw)
@@ -222,7 +222,7 @@ def test_default_validation_size_is_0_where_the_runs_are_batched(estimator, spac
     assert ("all rows" in fit.name and "all rows" in score.name) == batched
     assert ("train part" in fit.name and "validation part" in score.name) == (not batched)
     assert ("sum" in run.detail) == batched
-    assert (s._repetition().mean == 2000) == batched
+    assert (s._repetition().mean == 1000) == batched
     _, (_, fit, _) = parts(validation_size=0.2)
     assert "train part" in fit.name
     _, (_, fit, _) = parts(validation_size=0)
@@ -310,7 +310,8 @@ def test_default_n_iter_follows_the_path_the_runs_take(data, monkeypatch):
     for estimator, space in ((lr(data_norm=2.0), {"C": [0.1, 1.0]}), (nb(), SPACE)):
         taken.append(False)  # not asked where the search's public decision says one by one
         s = search(estimator=estimator, space=space, n_iter=3, epsilon=1.0).fit(X, y)
-        assert taken[-1] == (DPRandomSearchCV(estimator, space)._repetition().mean == 2000)
+        assert taken[-1] == (DPRandomSearchCV(estimator, space)._repetition().mean
+                             == random_module.DEFAULT_N_ITER_BATCHED)
         assert s.best_estimator_ is not None
     assert taken == [True, False]
 
@@ -535,7 +536,7 @@ def test_expected_runs_and_budget_split_are_closed_forms(data, two_runs, batched
     """Budget mode at the default total 2, geometric law, delta = 0. A validation part
     (GaussianNB): eps_Q = max(model, score) = model, so the runs get 2 / 3 (refit=False) or
     2 / 4 each; none (a batched LogisticRegression): eps_Q = model + model / 4, so 2 / 3 or
-    2 / 3.8, the model four fifths of it. E[K] = 50 or 2000 (n_iter=None)."""
+    2 / 3.8, the model four fifths of it. E[K] = 50 or 1000 (n_iter=None)."""
     X, y = data
     estimator, space = (lr(), {"C": [0.1, 1.0]}) if batched else (nb(), SPACE)
     s = search(estimator=estimator, space=space, refit=refit).fit(X, y)
@@ -548,7 +549,7 @@ def test_expected_runs_and_budget_split_are_closed_forms(data, two_runs, batched
     assert s.privacy_split_.keys() == expected.keys()
     for key, value in expected.items():
         assert s.privacy_split_[key] == pytest.approx(value, rel=1e-9, abs=1e-15), key
-    assert s.n_iter_expected_ == (2000 if batched else 50)
+    assert s.n_iter_expected_ == (1000 if batched else 50)
     # the same figures as the report and the older attributes
     assert s.privacy_split_["epsilon_tuning"] == s.privacy_spent_.components[0].epsilon
     assert s.privacy_split_["epsilon_model"] == s.epsilon_model_
@@ -614,8 +615,8 @@ def test_the_resolved_attributes_exist_only_after_a_successful_fit(data):
 
 
 @pytest.mark.parametrize("estimator, space, law, quiet_from", [
-    # batched, no validation part, eps_score = 2 / 15: 15 (ln 2000 + 1) / n >= 1 below n = 130
-    (lr(), {"C": loguniform(1e-2, 1e2)}, {}, 130),
+    # batched, no validation part, eps_score = 2 / 15: 15 (ln 1000 + 1) / n >= 1 below n = 119
+    (lr(), {"C": loguniform(1e-2, 1e2)}, {}, 119),
     # a 0.2 validation part, eps_score = 2 / 3: 3 (ln 50 + 1) / ceil(n / 5) >= 1 below n = 71
     (nb(), SPACE, {}, 71),
     # four listed candidates (a random pick loses 3/4 at most), E[K] = 10 on a validation part:
@@ -638,7 +639,7 @@ def test_too_few_rows_is_the_noisy_selections_bound_against_a_random_pick(
 
 
 def test_too_few_rows_at_50_rows_with_the_defaults(two_runs):
-    """The defaults on 50 rows: 2000 runs whose scores carry Laplace noise of scale 0.15 --
+    """The defaults on 50 rows: 1000 runs whose scores carry Laplace noise of scale 0.15 --
     the search says so, once, before reading the data; 2,000 rows (docs/random_search.md's
     example) are quiet."""
     X, y = make_classification(n_samples=50, n_features=4, random_state=0)
@@ -648,7 +649,7 @@ def test_too_few_rows_at_50_rows_with_the_defaults(two_runs):
         s.fit(X, y)
     assert len(record) == 1
     message = str(record[0].message)
-    assert "n_samples=50 rows" in message and "E[K]=2000" in message and "0.15" in message
+    assert "n_samples=50 rows" in message and "E[K]=1000" in message and "0.15" in message
     assert s.privacy_spent_.epsilon == pytest.approx(2.0, rel=1e-9)
     X, y = make_classification(n_samples=2000, n_features=4, random_state=0)
     with warnings.catch_warnings():

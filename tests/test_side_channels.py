@@ -2246,7 +2246,7 @@ def test_nan_in_sparse_rows_is_asked_of_the_pipeline_as_in_dense_rows(container)
                      ("clf", LogisticRegression(epsilon=1.0, data_norm=2.0))])
     for A in (X, X_nan):
         acc = BudgetAccountant()
-        # n_iter=4: the NaN question is asked before any run (E[K] = 2000 by default here,
+        # n_iter=4: the NaN question is asked before any run (E[K] = 1000 by default here,
         # every run fitted one by one on sparse rows: 10-16 s a container)
         search = DPRandomSearchCV(pipe, {"clf__C": [0.5, 1.0]}, epsilon=1.0, classes=[0, 1],
                                   n_iter=4, accountant=acc, random_state=0)

@@ -186,12 +186,12 @@ def test_an_unexpected_error_falls_back_to_the_one_by_one_runs(monkeypatch):
 
 
 def test_the_defaults_of_batched_runs_apply():
-    """n_iter=None: E[K] = 2000, and validation_size=None: every run fits and scores all
+    """n_iter=None: E[K] = 1000, and validation_size=None: every run fits and scores all
     rows -- the defaults of batched runs; a pipeline keeps 50 runs and a validation part."""
     space = {"alpha": ["adaptive", 10.0]}
     s = DPRandomSearchCV(SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3)), space)
     _, fit, score = s.planned_privacy(500).components[0].parts
-    assert s._repetition().mean == 2000
+    assert s._repetition().mean == 1000
     assert "all rows" in fit.name and "all rows" in score.name
     pipe = Pipeline([("f", FunctionTransformer()),
                      ("m", SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3)))])
