@@ -36,6 +36,7 @@ from threadpoolctl import ThreadpoolController
 
 from .._params import get_params, set_params
 from .._private import FAILURE_MESSAGE, LEAKS, silenced
+from .._scale_cache import scales_found_once
 from ..estimators import (
     clone_with_throwaway_accountants,
     derived_seed,
@@ -349,7 +350,8 @@ def prepare_clone(estimator, params, **settings):
 @contextlib.contextmanager
 def fitting():
     """Context of every fit skdptune makes: ``PrivacyLeakWarning`` raises ``PrivacyLeakError``,
-    and the fit's own joblib calls run sequentially, in this thread.
+    the fit's own joblib calls run sequentially, in this thread, and diffprivlib's bounded-domain
+    Laplace mechanisms find each scale once (:mod:`skdptune._scale_cache`: the same noise).
 
     (diffprivlib's ``LogisticRegression`` fits one-vs-rest with its ``n_jobs``: in a worker
     process it would draw the noise from a pickled copy of numpy's global generator -- not its
@@ -357,7 +359,7 @@ def fitting():
     and under a dask backend the nested call would wait on the task that runs it. The search
     parallelises across fits instead.)
     """
-    with leak_warnings_as_errors(), parallel_backend("sequential"):
+    with leak_warnings_as_errors(), parallel_backend("sequential"), scales_found_once():
         yield
 
 
