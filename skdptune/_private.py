@@ -93,6 +93,7 @@ from diffprivlib.utils import PrivacyLeakWarning
 from joblib.parallel import get_active_backend
 from sklearn.utils.parallel import Parallel
 
+from ._scale_cache import scales_found_once
 from .exceptions import PrivacyLeakError, PrivateFitError
 
 __all__ = ["FAILURE_MESSAGE", "LEAKS", "LEAK_MESSAGE", "Progress", "discard_all_but_leaks",
@@ -194,9 +195,11 @@ def silenced() -> Iterator[None]:
     Enter it in the function that runs in a joblib worker, around everything that touches the
     private data. One task at a time per process holds it (see "Threads" above). In a process
     other than the one running ``fit``, numpy's global generator is reseeded from the operating
-    system first (see "Processes" above).
+    system first (see "Processes" above). Inside, as inside :func:`run_private`, diffprivlib's
+    bounded-domain Laplace mechanisms find each scale once (:mod:`skdptune._scale_cache`: the
+    same noise; the table is emptied when the last such context leaves).
     """
-    with _TASK_LOCK, warnings.catch_warnings():
+    with _TASK_LOCK, warnings.catch_warnings(), scales_found_once():
         discard_all_but_leaks()
         if os.getpid() != _FIT_PID:
             np.random.seed(np.frombuffer(os.urandom(16), dtype=np.uint32))  # noqa: NPY002 -- the generator diffprivlib reads
@@ -228,7 +231,7 @@ def run_private(function: Callable[..., Any], *args: Any, debug: bool = False,
     leaked = False
     failed = False
     stopped = None
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), scales_found_once():
         discard_all_but_leaks()
         try:
             return function(*args, **kwargs)

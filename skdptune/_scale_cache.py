@@ -1,98 +1,169 @@
-"""diffprivlib's bounded-domain Laplace mechanism, its scale found once per setting in skdptune's
-fits.
+"""diffprivlib's bounded-domain Laplace mechanism, its scale found once per setting while
+skdptune fits.
 
 diffprivlib's ``LaplaceBoundedDomain`` -- the noise of the variances of ``GaussianNB``, of
 ``StandardScaler`` and of ``diffprivlib.tools.var`` / ``std`` / ``nanvar`` -- finds the scale
 of its noise by bisection the first time it randomises: a hundred or so evaluations of a
 closed-form expression, about a third of a millisecond, in every mechanism it creates, and a
-fit creates one per feature (per class, for ``GaussianNB``): more than a third of the time of
-a ``StandardScaler`` fit on a few thousand rows, and of a search's ``GaussianNB`` fits on small
-partitions, went there. A search fits such models thousands of times.
+fit creates one per feature (per class, for ``GaussianNB``). A search fits such models
+thousands of times; ``benchmarks/bench_scales.py`` measures what finding each scale once saves.
 
-The scale is a function of five numbers of the mechanism -- ``epsilon``, ``delta``,
+The scale is a function of five attributes of the mechanism -- ``epsilon``, ``delta``,
 ``sensitivity``, ``lower``, ``upper`` --: diffprivlib 0.6.6's ``_find_scale`` reads nothing
-else and draws no randomness. Inside :func:`scales_found_once` (entered by
-:func:`skdptune.evaluation._fit.fitting`, the context of every fit skdptune makes) the class's
-``_find_scale`` is one that looks the scale up by those five numbers, and computes it with
-diffprivlib's own method where it is not there yet: the same float, so every noisy value a
-mechanism draws is the one it draws without it, bit for bit (tests/test_scale_cache.py), and
-the noise stays diffprivlib's. Outside skdptune's fits diffprivlib is untouched (the last of
-nested or concurrent contexts to leave restores the method). Where diffprivlib's method is not
-the one this was written against (another release, or a method replaced by someone else), it
-is left alone.
+else (its code and its helpers' name exactly :data:`READS`) and draws no randomness. While
+:func:`scales_found_once` is entered, the class's ``_find_scale`` is one that looks the scale
+up by those five values *and their types*, and computes it with diffprivlib's own method on
+the first mechanism of a key: the same arithmetic on the same objects, so the same float, and
+every noisy value a mechanism draws is the one it draws without it, bit for bit
+(tests/test_scale_cache.py). Only ``int``, ``float`` and ``numpy.float64`` values are looked
+up (a float by its exact bits, so ``-0.0`` is not ``0.0``); a mechanism with any other type
+(float32 bounds, say, which diffprivlib keeps as given) finds its scale with diffprivlib's
+method, as without this module. Where diffprivlib's method is not the one this was written
+against (another release, or a method replaced by someone else), it is left alone.
+
+**Where.** skdptune enters the context around a search's private region
+(:func:`skdptune._private.run_private`), around each worker task
+(:func:`skdptune._private.silenced`) and around every fit
+(:func:`skdptune.evaluation._fit.fitting`). The replacement is process-wide while any of them
+is entered -- another thread's diffprivlib mechanism then finds its scale in the table too, the
+same float -- and the last to leave restores diffprivlib's method. A process forked meanwhile
+starts with diffprivlib's method, an empty table and a fresh lock.
 
 **Privacy.** No released value changes: each mechanism draws the same noise at the same scale.
-The table is this process's memory, released nowhere, and bounded (:data:`MAX_SCALES`, least
-recently used first out). Its keys hold numbers a fit computed on private rows (a
-``GaussianNB`` variance's sensitivity and range follow the class's noisy mean and noisy count;
-a scaler's, the row count), so whether a scale is already there changes how long a fit takes:
-a timing channel, outside the guarantee as every running time is (docs/privacy.md). How much
-it saves depends on how often settings repeat: a ``GaussianNB`` fit whose noisy means are
-clipped to the bounds (small budgets per feature) repeats them, a scaler on rows of one count
-always does (``benchmarks/bench_scales.py`` measures the searches).
+The table holds numbers fits computed on private rows (a ``GaussianNB`` variance's sensitivity
+and range follow the class's noisy mean and noisy count; a scaler's, the row count), so it is
+**emptied when the last context leaves**: nothing of one search's fit is there for the next
+fit, nor for anything that reads the process afterwards. Within a fit, whether a scale is
+already there changes how long a mechanism takes: a timing channel, outside the guarantee as
+every running time is (docs/privacy.md). The table is bounded (:data:`MAX_SCALES`, least
+recently used first out).
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import threading
+import types
 from collections.abc import Iterator
 
+import numpy as np
 from diffprivlib.mechanisms import LaplaceBoundedDomain
 
 __all__ = ["MAX_SCALES", "scales_found_once"]
 
-#: scales kept (least recently used first out): a search's fits use a few settings per fit
+#: scales kept (least recently used first out): a fit uses a few settings per feature
 MAX_SCALES = 4096
-#: the names diffprivlib 0.6.6's ``_find_scale`` reads: the mechanism's five numbers, and numpy
-#: (checked before replacing it: any other method is left alone)
-READS = frozenset({"epsilon", "delta", "upper", "lower", "sensitivity", "np", "log"})
+#: the names diffprivlib 0.6.6's ``_find_scale`` and its nested helpers read: the mechanism's
+#: five attributes, and numpy (checked before replacing it: any other method is left alone)
+READS = frozenset({"epsilon", "delta", "upper", "lower", "sensitivity", "np", "log", "exp"})
+#: the types of the five attributes that are looked up; any other finds its scale as without
+LOOKED_UP = (int, float, np.float64)
 
 _DIFFPRIVLIB_FIND_SCALE = LaplaceBoundedDomain._find_scale
-_LOCK = threading.Lock()
-_ENTERED = 0
+_lock = threading.Lock()
+_entered = 0
+
+
+def _names(code: types.CodeType) -> frozenset:
+    """Every global and attribute name ``code`` and the functions defined in it read."""
+    nested = (_names(c) for c in code.co_consts if isinstance(c, types.CodeType))
+    return frozenset(code.co_names).union(*nested)
 
 
 def _reads_only_the_five(method) -> bool:
     """Whether ``method`` is diffprivlib's ``_find_scale`` as written against: a method of
-    ``self`` alone whose code names exactly :data:`READS`."""
+    ``self`` alone whose code, its nested functions' included, names exactly :data:`READS`."""
     code = getattr(method, "__code__", None)
-    return code is not None and code.co_argcount == 1 and frozenset(code.co_names) == READS
-
-
-@functools.lru_cache(maxsize=MAX_SCALES)
-def _scale(epsilon: float, delta: float, sensitivity: float, lower: float,
-           upper: float) -> float:
-    """diffprivlib's scale for these five numbers, by diffprivlib's own method."""
-    probe = LaplaceBoundedDomain.__new__(LaplaceBoundedDomain)
-    probe.epsilon, probe.delta, probe.sensitivity = epsilon, delta, sensitivity
-    probe.lower, probe.upper = lower, upper
-    return _DIFFPRIVLIB_FIND_SCALE(probe)
-
-
-def _find_scale_once(self) -> float:
-    return _scale(float(self.epsilon), float(self.delta), float(self.sensitivity),
-                  float(self.lower), float(self.upper))
+    return code is not None and code.co_argcount == 1 and _names(code) == READS
 
 
 _APPLIES = _reads_only_the_five(_DIFFPRIVLIB_FIND_SCALE)
 
 
-@contextlib.contextmanager
-def scales_found_once() -> Iterator[None]:
-    """Inside: ``LaplaceBoundedDomain`` finds each scale once per process (see the module)."""
-    global _ENTERED
-    with _LOCK:
-        if _ENTERED == 0 and _APPLIES and \
+def _exact(value):
+    """``value`` as a key part: its type and its exact value (a float by its bits), or
+    ``None`` where its type is not looked up."""
+    kind = type(value)
+    if kind is int:
+        return kind, value
+    if kind is float or kind is np.float64:
+        return kind, float(value).hex()
+    return None
+
+
+@functools.lru_cache(maxsize=MAX_SCALES)
+def _scale(key, probe) -> float:
+    """diffprivlib's scale for the mechanism ``probe`` (the first one of ``key``; ``probe``
+    does not take part in the lookup: :class:`_First`)."""
+    return _DIFFPRIVLIB_FIND_SCALE(probe.mechanism)
+
+
+class _First:
+    """Carries a mechanism into :func:`_scale` without being part of the key (every instance
+    compares equal), so the scale is computed on the first mechanism of a key itself."""
+
+    __slots__ = ("mechanism",)
+
+    def __init__(self, mechanism):
+        self.mechanism = mechanism
+
+    def __eq__(self, other):
+        return isinstance(other, _First)
+
+    def __hash__(self):
+        return 0
+
+
+def _find_scale_once(self) -> float:
+    key = tuple(_exact(getattr(self, name))
+                for name in ("epsilon", "delta", "sensitivity", "lower", "upper"))
+    if None in key:
+        return _DIFFPRIVLIB_FIND_SCALE(self)
+    return _scale(key, _First(self))
+
+
+def _enter() -> None:
+    global _entered
+    with _lock:
+        if _entered == 0 and _APPLIES and \
                 LaplaceBoundedDomain.__dict__.get("_find_scale") is _DIFFPRIVLIB_FIND_SCALE:
             LaplaceBoundedDomain._find_scale = _find_scale_once
-        _ENTERED += 1
+        _entered += 1
+
+
+def _leave() -> None:
+    global _entered
+    with _lock:
+        # never below 0: a thread that forked from inside a context leaves it in the child too,
+        # where the count started afresh (_fresh_in_child)
+        _entered = max(_entered - 1, 0)
+        if _entered == 0:
+            if LaplaceBoundedDomain.__dict__.get("_find_scale") is _find_scale_once:
+                LaplaceBoundedDomain._find_scale = _DIFFPRIVLIB_FIND_SCALE
+            _scale.cache_clear()
+
+
+@contextlib.contextmanager
+def scales_found_once() -> Iterator[None]:
+    """Inside: ``LaplaceBoundedDomain`` finds each scale once (see the module)."""
+    _enter()
     try:
         yield
     finally:
-        with _LOCK:
-            _ENTERED -= 1
-            if _ENTERED == 0 and LaplaceBoundedDomain.__dict__.get("_find_scale") \
-                    is _find_scale_once:
-                LaplaceBoundedDomain._find_scale = _DIFFPRIVLIB_FIND_SCALE
+        _leave()
+
+
+def _fresh_in_child() -> None:
+    """After ``fork``: no context is entered in the child (the threads that entered them were
+    not copied), so diffprivlib's method, an empty table and a lock nobody holds."""
+    global _lock, _entered
+    _lock, _entered = threading.Lock(), 0
+    if LaplaceBoundedDomain.__dict__.get("_find_scale") is _find_scale_once:
+        LaplaceBoundedDomain._find_scale = _DIFFPRIVLIB_FIND_SCALE
+    _scale.cache_clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_in_child)

@@ -1,8 +1,11 @@
-"""The bounded-domain Laplace scales found once: the same noise bit for bit, only inside
-skdptune's fits (skdptune/_scale_cache.py)."""
+"""The bounded-domain Laplace scales found once: the same noise bit for bit, only while skdptune
+fits, and nothing kept afterwards (skdptune/_scale_cache.py)."""
 
 from __future__ import annotations
 
+import math
+import os
+import sys
 import threading
 
 import numpy as np
@@ -12,21 +15,50 @@ from diffprivlib.mechanisms import LaplaceBoundedDomain
 from diffprivlib.models import GaussianNB, StandardScaler
 from diffprivlib.tools import nanvar, std, var
 
-from skdptune import DPGridSearchCV, DPRandomSearchCV, _scale_cache
+from skdptune import DPGridSearchCV, DPRandomSearchCV, _private, _scale_cache
 from skdptune.evaluation import _fit
 
 ORIGINAL = _scale_cache._DIFFPRIVLIB_FIND_SCALE
 
 #: (epsilon, delta, sensitivity, lower, upper): small and large budgets, delta > 0, a
-#: sensitivity at the diameter, an unbounded upper end (diffprivlib's PCA uses one)
+#: sensitivity at the diameter, an unbounded upper end (diffprivlib's PCA uses one), numpy
+#: floats, integer bounds (GaussianNB's lower end), and settings that differ in one attribute
+#: only -- each must get its own scale
 SETTINGS = [(0.01, 0.0, 0.25, 0.0, 1.0), (0.5, 0.0, 1e-4, 0.0, 1.0), (4.0, 0.0, 2.0, -1.0, 1.0),
-            (1.0, 1e-6, 0.3, 0.0, 10.0), (0.3, 0.0, 1.0, 0.0, 1.0), (2.0, 0.0, 5.0, 0.0, np.inf),
-            (np.float64(0.7), 0.0, np.float64(1 / 3), np.float64(0.0), np.float64(4.0))]
+            (1.0, 1e-6, 0.3, 0.0, 10.0), (0.3, 0.0, 1.0, 0, 1.0), (2.0, 0.0, 5.0, 0.0, np.inf),
+            (np.float64(0.7), 0.0, np.float64(1 / 3), np.float64(0.0), np.float64(4.0)),
+            (0.5, 0.0, 0.01, 0.0, 1.0), (0.5, 0.0, 0.02, 0.0, 1.0), (0.5, 0.0, 0.01, 0.0, 2.0),
+            (0.6, 0.0, 0.01, 0.0, 1.0), (0.5, 1e-9, 0.01, 0.0, 1.0), (0.5, 0.0, 0.01, -0.5, 1.0),
+            (2.0, 0.0, 0.5969161720427681, 0.0, 4.299195766448975)]
+#: types diffprivlib keeps as given in the bounds: never looked up. The first two have the
+#: last setting's values, and other scales (float32 and long double arithmetic): a table that
+#: dropped the types would hand them the float64 scale
+OTHER_TYPES = [(2.0, 0.0, 0.5969161720427681, np.float32(0.0), np.float32(4.299195766448975)),
+               (2.0, 0.0, 0.5969161720427681, np.longdouble(0.0),
+                np.longdouble(4.299195766448975)),
+               (0.5, 0.0, 0.3, np.int64(0), np.int64(3))]
 
 
 def _mechanism(epsilon, delta, sensitivity, lower, upper, seed=0):
     return LaplaceBoundedDomain(epsilon=epsilon, delta=delta, sensitivity=sensitivity,
                                 lower=lower, upper=upper, random_state=seed)
+
+
+def _scales_and_draws(settings):
+    """Every setting's scale and three draws, the settings taken twice in turn (the second
+    time from the table, where there is one)."""
+    out = []
+    for _ in range(2):
+        for setting in settings:
+            value = 0.5 * (float(setting[3]) + min(float(setting[4]), 10.0))
+            out.append((_mechanism(*setting)._find_scale(),
+                        [_mechanism(*setting, seed=s).randomise(value) for s in range(3)]))
+    return out
+
+
+def _bits(out):
+    """The scales and draws by their exact bits (``-0.0`` is not ``0.0``)."""
+    return [(float(scale).hex(), [float(d).hex() for d in draws]) for scale, draws in out]
 
 
 def test_diffprivlibs_method_is_the_one_written_against():
@@ -35,18 +67,46 @@ def test_diffprivlibs_method_is_the_one_written_against():
     assert LaplaceBoundedDomain._find_scale is ORIGINAL  # untouched outside skdptune's fits
 
 
-@pytest.mark.parametrize("setting", SETTINGS)
-def test_every_scale_and_draw_is_diffprivlibs_bit_for_bit(setting):
-    plain = [_mechanism(*setting, seed=s) for s in range(5)]
-    expected_scale = ORIGINAL(_mechanism(*setting))
-    expected = [m.randomise(0.5 * (setting[3] + min(setting[4], 10.0))) for m in plain]
+def test_every_scale_and_draw_is_diffprivlibs_bit_for_bit():
+    expected = _bits(_scales_and_draws(SETTINGS + OTHER_TYPES))
     with _scale_cache.scales_found_once():
         assert LaplaceBoundedDomain._find_scale is not ORIGINAL
-        for _ in range(2):  # computed, then looked up
-            assert _mechanism(*setting)._find_scale() == expected_scale
-        drawn = [_mechanism(*setting, seed=s).randomise(0.5 * (setting[3] + min(setting[4], 10.0)))
-                 for s in range(5)]
-    assert drawn == expected
+        got = _bits(_scales_and_draws(SETTINGS + OTHER_TYPES))
+        assert _scale_cache._scale.cache_info().hits >= len(SETTINGS)  # looked up, not redone
+    assert got == expected
+
+
+def test_a_key_without_the_sensitivity_changes_the_noise(monkeypatch):
+    """The broken twin: a table keyed on fewer of the five attributes (here without the
+    sensitivity) hands a mechanism another's scale, and the bit-for-bit comparison above
+    sees it."""
+    def without_sensitivity(self):
+        key = tuple(_scale_cache._exact(getattr(self, name))
+                    for name in ("epsilon", "delta", "lower", "upper"))
+        return _scale_cache._scale(key, _scale_cache._First(self))
+
+    expected = _bits(_scales_and_draws(SETTINGS))
+    monkeypatch.setattr(_scale_cache, "_find_scale_once", without_sensitivity)
+    with _scale_cache.scales_found_once():
+        assert _bits(_scales_and_draws(SETTINGS)) != expected
+
+
+def test_the_sign_of_a_zero_is_part_of_the_key():
+    # diffprivlib takes a sensitivity of -0.0 (it is not below 0), and at epsilon 1 its scale
+    # is -0.0
+    expected = ORIGINAL(_mechanism(1.0, 0.0, -0.0, 0.0, 1.0))
+    assert math.copysign(1.0, expected) == -1.0
+    with _scale_cache.scales_found_once():
+        assert math.copysign(1.0, _mechanism(1.0, 0.0, 0.0, 0.0, 1.0)._find_scale()) == 1.0
+        assert math.copysign(1.0, _mechanism(1.0, 0.0, -0.0, 0.0, 1.0)._find_scale()) == -1.0
+
+
+def test_other_types_find_their_scale_with_diffprivlibs_method():
+    with _scale_cache.scales_found_once():
+        for setting in OTHER_TYPES:
+            before = _scale_cache._scale.cache_info().currsize
+            assert _mechanism(*setting)._find_scale() == ORIGINAL(_mechanism(*setting))
+            assert _scale_cache._scale.cache_info().currsize == before
 
 
 def test_the_models_and_tools_draw_the_same_noise():
@@ -65,30 +125,22 @@ def test_the_models_and_tools_draw_the_same_noise():
     expected = fits()
     with _scale_cache.scales_found_once():
         got = fits()
+        assert _scale_cache._scale.cache_info().hits > 0  # the scaler's features share one
     for a, b in zip(got, expected, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
-def test_a_key_without_the_sensitivity_would_change_the_noise(monkeypatch):
-    """The broken twin: a table keyed on fewer of the five numbers (here without the
-    sensitivity) hands a mechanism another's scale, and the bit-for-bit test sees it."""
-    monkeypatch.setattr(_scale_cache, "_find_scale_once",
-                        lambda self: _scale_cache._scale(float(self.epsilon), 0.0, 1.0,
-                                                         float(self.lower), float(self.upper)))
-    setting = (0.5, 0.0, 0.01, 0.0, 1.0)
-    expected = _mechanism(*setting).randomise(0.5)
-    _scale_cache._scale(0.5, 0.0, 1.0, 0.0, 1.0)  # the other setting's scale is in the table
-    with _scale_cache.scales_found_once():
-        assert _mechanism(*setting).randomise(0.5) != expected
-
-
-def test_nested_and_concurrent_contexts_restore_diffprivlib_once_all_have_left():
+def test_the_table_is_emptied_when_the_last_context_leaves():
     with _scale_cache.scales_found_once():
         with _scale_cache.scales_found_once():
-            pass
+            _mechanism(*SETTINGS[0])._find_scale()
         assert LaplaceBoundedDomain._find_scale is not ORIGINAL  # the outer one is still in
+        assert _scale_cache._scale.cache_info().currsize == 1  # and keeps the table
     assert LaplaceBoundedDomain._find_scale is ORIGINAL
+    assert _scale_cache._scale.cache_info().currsize == 0
 
+
+def test_concurrent_contexts_restore_diffprivlib_once_all_have_left():
     inside, leave, errors = threading.Barrier(4), threading.Event(), []
 
     def worker():
@@ -96,7 +148,8 @@ def test_nested_and_concurrent_contexts_restore_diffprivlib_once_all_have_left()
             with _scale_cache.scales_found_once():
                 inside.wait(timeout=10)
                 leave.wait(timeout=10)
-                assert _mechanism(*SETTINGS[0])._find_scale() == ORIGINAL(_mechanism(*SETTINGS[0]))
+                mechanism = _mechanism(*SETTINGS[0])
+                assert mechanism._find_scale() == ORIGINAL(_mechanism(*SETTINGS[0]))
         except Exception as error:  # noqa: BLE001 -- reported below
             errors.append(error)
 
@@ -110,6 +163,46 @@ def test_nested_and_concurrent_contexts_restore_diffprivlib_once_all_have_left()
         thread.join()
     assert errors == []
     assert LaplaceBoundedDomain._find_scale is ORIGINAL
+    assert _scale_cache._scale.cache_info().currsize == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin",
+                    reason="fork (joblib's multiprocessing backend on Linux)")
+def test_a_process_forked_inside_starts_with_diffprivlibs_method_and_an_empty_table():
+    with _scale_cache.scales_found_once():
+        _mechanism(*SETTINGS[0])._find_scale()
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: report, then leave without running the parent's cleanup
+            fresh = (LaplaceBoundedDomain._find_scale is ORIGINAL
+                     and _scale_cache._scale.cache_info().currsize == 0
+                     and _scale_cache._entered == 0 and not _scale_cache._lock.locked())
+            with _scale_cache.scales_found_once():  # and works there
+                works = _mechanism(*SETTINGS[1])._find_scale() == ORIGINAL(
+                    _mechanism(*SETTINGS[1]))
+            os.write(write, b"1" if fresh and works else b"0")
+            os._exit(0)
+        os.close(write)
+        answer = os.read(read, 1)
+        os.waitpid(pid, 0)
+        os.close(read)
+        assert LaplaceBoundedDomain._find_scale is not ORIGINAL  # the parent is still inside
+    assert answer == b"1"
+
+
+def test_another_release_of_the_method_is_left_alone(monkeypatch):
+    monkeypatch.setattr(_scale_cache, "_APPLIES", False)
+    with _scale_cache.scales_found_once():
+        assert LaplaceBoundedDomain._find_scale is ORIGINAL
+    # the check itself: a method whose nested helper reads one more attribute is another one
+    namespace = {}
+    exec("def other(self):\n"
+         "    def helper(x):\n"
+         "        return np.exp(x) + self.extra\n"
+         "    return helper(self.epsilon + self.delta + self.upper + self.lower"
+         " + self.sensitivity) + np.log(2)", {"np": np}, namespace)
+    assert not _scale_cache._reads_only_the_five(namespace["other"])
+    assert _scale_cache._reads_only_the_five(ORIGINAL)
 
 
 def test_a_method_replaced_by_someone_else_is_left_alone(monkeypatch):
@@ -122,29 +215,23 @@ def test_a_method_replaced_by_someone_else_is_left_alone(monkeypatch):
     assert LaplaceBoundedDomain._find_scale is theirs
 
 
-def test_another_release_of_the_method_is_left_alone(monkeypatch):
-    monkeypatch.setattr(_scale_cache, "_APPLIES", False)
-    with _scale_cache.scales_found_once():
-        assert LaplaceBoundedDomain._find_scale is ORIGINAL
-    # the check itself: a method that reads one more attribute is not the one written against
-    namespace = {}
-    exec("def other(self):\n    return self.epsilon + self.delta + self.upper + self.lower"
-         " + self.sensitivity + self.extra + np.log(2)", {"np": np}, namespace)
-    assert not _scale_cache._reads_only_the_five(namespace["other"])
-    assert _scale_cache._reads_only_the_five(ORIGINAL)
-
-
-def test_the_table_is_bounded():
-    assert _scale_cache._scale.cache_info().maxsize == _scale_cache.MAX_SCALES
-
-
 @pytest.mark.parametrize("search", ["grid", "random"])
-def test_skdptunes_fits_use_the_table_and_return_the_same_model(search, monkeypatch):
-    """Every fit skdptune makes is inside the context (its fitting context), and a search's
-    returned model is the one it returns with diffprivlib's method left in place."""
+def test_a_search_uses_the_table_returns_the_same_model_and_keeps_nothing(search, monkeypatch):
+    """The private region, the worker tasks and every fit are inside the context; a search's
+    returned model is the one it returns with diffprivlib's method left in place; after the
+    fit the table is empty."""
     rng = np.random.RandomState(0)
     X, y = rng.uniform(size=(600, 5)), rng.randint(0, 2, size=600)
     space = {"var_smoothing": [1e-9, 1e-3, 1e-1]}
+    hits = []
+    real_leave = _scale_cache._leave
+
+    def leave():  # the hits of the table before it is emptied
+        if _scale_cache._entered == 1:
+            hits.append(_scale_cache._scale.cache_info().hits)
+        real_leave()
+
+    monkeypatch.setattr(_scale_cache, "_leave", leave)
 
     def fitted():
         estimator = GaussianNB(bounds=(0.0, 1.0), accountant=BudgetAccountant())
@@ -154,14 +241,13 @@ def test_skdptunes_fits_use_the_table_and_return_the_same_model(search, monkeypa
                  accountant=BudgetAccountant(), **extra).fit(X, y)
         return s.best_params_, s.best_estimator_.theta_, s.best_estimator_.var_
 
-    _scale_cache._scale.cache_clear()
     with_table = fitted()
-    assert _scale_cache._scale.cache_info().hits > 0
+    assert max(hits) > 0
     assert LaplaceBoundedDomain._find_scale is ORIGINAL  # restored after the fit
-    monkeypatch.setattr(_fit, "scales_found_once", _scale_cache.contextlib.nullcontext)
-    _scale_cache._scale.cache_clear()
-    without = fitted()
     assert _scale_cache._scale.cache_info().currsize == 0
+    for module in (_fit, _private):
+        monkeypatch.setattr(module, "scales_found_once", _scale_cache.contextlib.nullcontext)
+    without = fitted()
     assert with_table[0] == without[0]
     for a, b in zip(with_table[1:], without[1:], strict=True):
         np.testing.assert_array_equal(a, b)
