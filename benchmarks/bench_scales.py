@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 
 from benchmarks._common import DEFAULT_DATA, markdown_table, write_result
 from benchmarks.bench_families import fit_method, split
-from skdptune.evaluation import _fit
+from skdptune import _scale_cache
 
 #: the families whose fits use the bounded-domain Laplace mechanism
 FAMILIES = ("nb", "pipeline")
@@ -39,13 +39,14 @@ TOTAL_EPSILON = 2.0
 
 @contextlib.contextmanager
 def diffprivlibs_method():
-    """skdptune's fits with diffprivlib's ``_find_scale`` left in place."""
-    real = _fit.scales_found_once
-    _fit.scales_found_once = contextlib.nullcontext
+    """skdptune's fits with diffprivlib's ``_find_scale`` left in place (the module's check
+    that it may replace it, answered no)."""
+    real = _scale_cache._APPLIES
+    _scale_cache._APPLIES = False
     try:
         yield
     finally:
-        _fit.scales_found_once = real
+        _scale_cache._APPLIES = real
 
 
 def _fit_one(cell: dict, method: str) -> dict:
