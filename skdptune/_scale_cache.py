@@ -58,8 +58,6 @@ MAX_SCALES = 4096
 #: the names diffprivlib 0.6.6's ``_find_scale`` and its nested helpers read: the mechanism's
 #: five attributes, and numpy (checked before replacing it: any other method is left alone)
 READS = frozenset({"epsilon", "delta", "upper", "lower", "sensitivity", "np", "log", "exp"})
-#: the types of the five attributes that are looked up; any other finds its scale as without
-LOOKED_UP = (int, float, np.float64)
 
 _DIFFPRIVLIB_FIND_SCALE = LaplaceBoundedDomain._find_scale
 _lock = threading.Lock()
@@ -84,7 +82,8 @@ _APPLIES = _reads_only_the_five(_DIFFPRIVLIB_FIND_SCALE)
 
 def _exact(value):
     """``value`` as a key part: its type and its exact value (a float by its bits), or
-    ``None`` where its type is not looked up."""
+    ``None`` where its type is not looked up (only ``int``, ``float`` and ``numpy.float64``
+    are)."""
     kind = type(value)
     if kind is int:
         return kind, value
@@ -117,6 +116,7 @@ class _First:
 
 
 def _find_scale_once(self) -> float:
+    """``LaplaceBoundedDomain._find_scale`` while :func:`scales_found_once` is entered."""
     key = tuple(_exact(getattr(self, name))
                 for name in ("epsilon", "delta", "sensitivity", "lower", "upper"))
     if None in key:

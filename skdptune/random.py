@@ -100,7 +100,8 @@ class DPRandomSearchCV(BaseDPSearchCV):
         (as many fits as ``RandomizedSearchCV`` with its defaults, 10 candidates x 5 folds).
         On the benchmark suite ``E[K] = 1000`` closed far more of the gap to non-private
         tuning than 50, which closed far more than 10; 2000 closed 80 % of it in as many goal
-        cells as 1000 (7 of 8) in twice the time -- each doubling doubles the running time
+        cells as 1000 (all 8 of the priced suite) in twice the time -- each doubling doubles
+        the running time
         (docs/benchmark_suite.md, docs/random_search.md section 3).
         10 for ``"poisson"`` and ``"fixed"``, whose cost grows with it.
     distribution : {"logarithmic", "geometric", "negative_binomial", "poisson", "fixed"}, \
