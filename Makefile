@@ -26,7 +26,7 @@ $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed-base
 	$(BIN)/python examples/quickstart.py
 
-# The default suite (make test: about 4.5 minutes on two idle cores, scikit-learn 1.9) leaves out
+# The default suite (make test: about 4 minutes on two idle cores, scikit-learn 1.9) leaves out
 # the tests marked `slow` -- long statistical audits, the examples' full runs, the benchmarks'
 # smoke runs --, and make test-slow runs exactly those (about an hour). make test-slow-ci, which
 # CI runs, leaves out the slow tests also marked `slowest` (diffprivlib's own intercept fit as a
