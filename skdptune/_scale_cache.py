@@ -35,14 +35,13 @@ and range follow the class's noisy mean and noisy count; a scaler's, the row cou
 **emptied when the last context leaves**: nothing of one search's fit is there for the next
 fit, nor for anything that reads the process afterwards. Within a fit, whether a scale is
 already there changes how long a mechanism takes: a timing channel, outside the guarantee as
-every running time is (docs/privacy.md). The table is bounded (:data:`MAX_SCALES`, least
-recently used first out).
+every running time is (docs/privacy.md). The table is bounded (:data:`MAX_SCALES`; a full
+table takes no more, and a new setting's scale is then found as without it).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import threading
 import types
@@ -53,13 +52,16 @@ from diffprivlib.mechanisms import LaplaceBoundedDomain
 
 __all__ = ["MAX_SCALES", "scales_found_once"]
 
-#: scales kept (least recently used first out): a fit uses a few settings per feature
+#: scales kept at most (beyond, a scale is found as without the table): a fit uses a few
+#: settings per feature
 MAX_SCALES = 4096
 #: the names diffprivlib 0.6.6's ``_find_scale`` and its nested helpers read: the mechanism's
 #: five attributes, and numpy (checked before replacing it: any other method is left alone)
 READS = frozenset({"epsilon", "delta", "upper", "lower", "sensitivity", "np", "log", "exp"})
 
 _DIFFPRIVLIB_FIND_SCALE = LaplaceBoundedDomain._find_scale
+#: (the five attributes' types and exact values) -> scale, while a context is entered
+_scales: dict = {}
 _lock = threading.Lock()
 _entered = 0
 
@@ -92,27 +94,15 @@ def _exact(value):
     return None
 
 
-@functools.lru_cache(maxsize=MAX_SCALES)
-def _scale(key, probe) -> float:
-    """diffprivlib's scale for the mechanism ``probe`` (the first one of ``key``; ``probe``
-    does not take part in the lookup: :class:`_First`)."""
-    return _DIFFPRIVLIB_FIND_SCALE(probe.mechanism)
-
-
-class _First:
-    """Carries a mechanism into :func:`_scale` without being part of the key (every instance
-    compares equal), so the scale is computed on the first mechanism of a key itself."""
-
-    __slots__ = ("mechanism",)
-
-    def __init__(self, mechanism):
-        self.mechanism = mechanism
-
-    def __eq__(self, other):
-        return isinstance(other, _First)
-
-    def __hash__(self):
-        return 0
+def _scale(key, mechanism) -> float:
+    """The scale of ``key`` from the table, or diffprivlib's for ``mechanism`` (the first of
+    its key), then kept while the table has room."""
+    scale = _scales.get(key)
+    if scale is None:
+        scale = _DIFFPRIVLIB_FIND_SCALE(mechanism)
+        if len(_scales) < MAX_SCALES:
+            _scales[key] = scale
+    return scale
 
 
 def _find_scale_once(self) -> float:
@@ -121,7 +111,7 @@ def _find_scale_once(self) -> float:
                 for name in ("epsilon", "delta", "sensitivity", "lower", "upper"))
     if None in key:
         return _DIFFPRIVLIB_FIND_SCALE(self)
-    return _scale(key, _First(self))
+    return _scale(key, self)
 
 
 def _enter() -> None:
@@ -142,7 +132,7 @@ def _leave() -> None:
         if _entered == 0:
             if LaplaceBoundedDomain.__dict__.get("_find_scale") is _find_scale_once:
                 LaplaceBoundedDomain._find_scale = _DIFFPRIVLIB_FIND_SCALE
-            _scale.cache_clear()
+            _scales.clear()
 
 
 @contextlib.contextmanager
@@ -162,7 +152,7 @@ def _fresh_in_child() -> None:
     _lock, _entered = threading.Lock(), 0
     if LaplaceBoundedDomain.__dict__.get("_find_scale") is _find_scale_once:
         LaplaceBoundedDomain._find_scale = _DIFFPRIVLIB_FIND_SCALE
-    _scale.cache_clear()
+    _scales.clear()
 
 
 if hasattr(os, "register_at_fork"):

@@ -39,6 +39,24 @@ OTHER_TYPES = [(2.0, 0.0, 0.5969161720427681, np.float32(0.0), np.float32(4.2991
                (0.5, 0.0, 0.3, np.int64(0), np.int64(3))]
 
 
+class _CountingTable(dict):
+    """The module's table, counting the scales found in it."""
+
+    hits = 0
+
+    def get(self, key, default=None):
+        value = super().get(key, default)
+        self.hits += value is not None
+        return value
+
+
+@pytest.fixture
+def table(monkeypatch):
+    counting = _CountingTable()
+    monkeypatch.setattr(_scale_cache, "_scales", counting)
+    return counting
+
+
 def _mechanism(epsilon, delta, sensitivity, lower, upper, seed=0):
     return LaplaceBoundedDomain(epsilon=epsilon, delta=delta, sensitivity=sensitivity,
                                 lower=lower, upper=upper, random_state=seed)
@@ -67,12 +85,12 @@ def test_diffprivlibs_method_is_the_one_written_against():
     assert LaplaceBoundedDomain._find_scale is ORIGINAL  # untouched outside skdptune's fits
 
 
-def test_every_scale_and_draw_is_diffprivlibs_bit_for_bit():
+def test_every_scale_and_draw_is_diffprivlibs_bit_for_bit(table):
     expected = _bits(_scales_and_draws(SETTINGS + OTHER_TYPES))
     with _scale_cache.scales_found_once():
         assert LaplaceBoundedDomain._find_scale is not ORIGINAL
         got = _bits(_scales_and_draws(SETTINGS + OTHER_TYPES))
-        assert _scale_cache._scale.cache_info().hits >= len(SETTINGS)  # looked up, not redone
+        assert table.hits >= len(SETTINGS)  # looked up, not redone
     assert got == expected
 
 
@@ -83,7 +101,7 @@ def test_a_key_without_the_sensitivity_changes_the_noise(monkeypatch):
     def without_sensitivity(self):
         key = tuple(_scale_cache._exact(getattr(self, name))
                     for name in ("epsilon", "delta", "lower", "upper"))
-        return _scale_cache._scale(key, _scale_cache._First(self))
+        return _scale_cache._scale(key, self)
 
     expected = _bits(_scales_and_draws(SETTINGS))
     monkeypatch.setattr(_scale_cache, "_find_scale_once", without_sensitivity)
@@ -101,15 +119,15 @@ def test_the_sign_of_a_zero_is_part_of_the_key():
         assert math.copysign(1.0, _mechanism(1.0, 0.0, -0.0, 0.0, 1.0)._find_scale()) == -1.0
 
 
-def test_other_types_find_their_scale_with_diffprivlibs_method():
+def test_other_types_find_their_scale_with_diffprivlibs_method(table):
     with _scale_cache.scales_found_once():
         for setting in OTHER_TYPES:
-            before = _scale_cache._scale.cache_info().currsize
+            before = len(table)
             assert _mechanism(*setting)._find_scale() == ORIGINAL(_mechanism(*setting))
-            assert _scale_cache._scale.cache_info().currsize == before
+            assert len(table) == before
 
 
-def test_the_models_and_tools_draw_the_same_noise():
+def test_the_models_and_tools_draw_the_same_noise(table):
     rng = np.random.RandomState(0)
     X, y = rng.uniform(size=(120, 6)), rng.randint(0, 2, size=120)
 
@@ -125,22 +143,22 @@ def test_the_models_and_tools_draw_the_same_noise():
     expected = fits()
     with _scale_cache.scales_found_once():
         got = fits()
-        assert _scale_cache._scale.cache_info().hits > 0  # the scaler's features share one
+        assert table.hits > 0  # the scaler's features share one
     for a, b in zip(got, expected, strict=True):
         np.testing.assert_array_equal(a, b)
 
 
-def test_the_table_is_emptied_when_the_last_context_leaves():
+def test_the_table_is_emptied_when_the_last_context_leaves(table):
     with _scale_cache.scales_found_once():
         with _scale_cache.scales_found_once():
             _mechanism(*SETTINGS[0])._find_scale()
         assert LaplaceBoundedDomain._find_scale is not ORIGINAL  # the outer one is still in
-        assert _scale_cache._scale.cache_info().currsize == 1  # and keeps the table
+        assert len(table) == 1  # and keeps the table
     assert LaplaceBoundedDomain._find_scale is ORIGINAL
-    assert _scale_cache._scale.cache_info().currsize == 0
+    assert len(table) == 0
 
 
-def test_concurrent_contexts_restore_diffprivlib_once_all_have_left():
+def test_concurrent_contexts_restore_diffprivlib_once_all_have_left(table):
     inside, leave, errors = threading.Barrier(4), threading.Event(), []
 
     def worker():
@@ -163,19 +181,19 @@ def test_concurrent_contexts_restore_diffprivlib_once_all_have_left():
         thread.join()
     assert errors == []
     assert LaplaceBoundedDomain._find_scale is ORIGINAL
-    assert _scale_cache._scale.cache_info().currsize == 0
+    assert len(table) == 0
 
 
 @pytest.mark.skipif(not hasattr(os, "fork") or sys.platform == "darwin",
                     reason="fork (joblib's multiprocessing backend on Linux)")
-def test_a_process_forked_inside_starts_with_diffprivlibs_method_and_an_empty_table():
+def test_a_process_forked_inside_starts_with_diffprivlibs_method_and_an_empty_table(table):
     with _scale_cache.scales_found_once():
         _mechanism(*SETTINGS[0])._find_scale()
         read, write = os.pipe()
         pid = os.fork()
         if pid == 0:  # the child: report, then leave without running the parent's cleanup
             fresh = (LaplaceBoundedDomain._find_scale is ORIGINAL
-                     and _scale_cache._scale.cache_info().currsize == 0
+                     and len(table) == 0
                      and _scale_cache._entered == 0 and not _scale_cache._lock.locked())
             with _scale_cache.scales_found_once():  # and works there
                 works = _mechanism(*SETTINGS[1])._find_scale() == ORIGINAL(
@@ -216,7 +234,8 @@ def test_a_method_replaced_by_someone_else_is_left_alone(monkeypatch):
 
 
 @pytest.mark.parametrize("search", ["grid", "random"])
-def test_a_search_uses_the_table_returns_the_same_model_and_keeps_nothing(search, monkeypatch):
+def test_a_search_uses_the_table_returns_the_same_model_and_keeps_nothing(search, table,
+                                                                          monkeypatch):
     """The private region, the worker tasks and every fit are inside the context; a search's
     returned model is the one it returns with diffprivlib's method left in place; after the
     fit the table is empty."""
@@ -228,7 +247,7 @@ def test_a_search_uses_the_table_returns_the_same_model_and_keeps_nothing(search
 
     def leave():  # the hits of the table before it is emptied
         if _scale_cache._entered == 1:
-            hits.append(_scale_cache._scale.cache_info().hits)
+            hits.append(table.hits)
         real_leave()
 
     monkeypatch.setattr(_scale_cache, "_leave", leave)
@@ -244,7 +263,7 @@ def test_a_search_uses_the_table_returns_the_same_model_and_keeps_nothing(search
     with_table = fitted()
     assert max(hits) > 0
     assert LaplaceBoundedDomain._find_scale is ORIGINAL  # restored after the fit
-    assert _scale_cache._scale.cache_info().currsize == 0
+    assert len(table) == 0
     for module in (_fit, _private):
         monkeypatch.setattr(module, "scales_found_once", _scale_cache.contextlib.nullcontext)
     without = fitted()
