@@ -15,7 +15,6 @@ import warnings
 import joblib
 import numpy as np
 import pytest
-from diffprivlib.utils import PrivacyLeakWarning
 from joblib import parallel_backend
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.fixes import parse_version
@@ -25,6 +24,7 @@ from skdptune import _private
 from skdptune._private import (
     FAILURE_MESSAGE,
     LEAK_MESSAGE,
+    PrivacyLeakWarning,  # diffprivlib's; through skdptune, which must be imported first
     discard_all_but_leaks,
     one_fit_at_a_time,
     private_n_jobs,
