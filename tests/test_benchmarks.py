@@ -176,3 +176,35 @@ def test_stored_results_carry_the_code_that_measured_them():
     assert _common.code_versions(report) == expected
     assert _cells.run_minutes(report) == f"cells 2 min. {expected}"
     assert bench_suite._seconds(report) == f"cells 2 min. {expected}"
+
+
+@pytest.mark.parametrize("distribution", ["geometric", "logarithmic"])
+def test_the_speed_benchmarks_number_of_runs_is_the_one_the_search_fitted(monkeypatch,
+                                                                          distribution):
+    """bench_speed recomputes a seeded search's K from its seed and its public law, to read the
+    timings; it must be the number of runs the search fitted (a broken twin: a seed off by
+    one gives other counts)."""
+    from diffprivlib.models import LogisticRegression
+    from sklearn.datasets import make_classification
+
+    from benchmarks.bench_speed import runs_drawn
+    from skdptune import DPRandomSearchCV
+    from skdptune.evaluation import _holdout
+
+    fitted = []
+    real = _holdout.HoldoutEvaluator.run
+
+    def counted(self, X, y, candidates, *args, **kwargs):
+        fitted.append(len(candidates))
+        return real(self, X, y, candidates, *args, **kwargs)
+    monkeypatch.setattr(_holdout.HoldoutEvaluator, "run", counted)
+    X, y = make_classification(n_samples=400, n_features=4, random_state=0)
+    drawn, twins = [], []
+    for seed in range(6):
+        search = DPRandomSearchCV(
+            LogisticRegression(epsilon=1.0, data_norm=4.0), {"C": [0.1, 1.0, 10.0]}, n_iter=8,
+            distribution=distribution, classes=[0, 1], random_state=seed).fit(X, y)
+        drawn.append(runs_drawn(search, seed))
+        twins.append(runs_drawn(search, seed + 1))
+    assert fitted == drawn and len(set(drawn)) > 1
+    assert twins != fitted

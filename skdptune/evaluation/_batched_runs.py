@@ -14,10 +14,10 @@ continuous ``data_norm``), one product for all runs with each run's clipping a f
 (:class:`_SharedRows`). The rows are never copied per run, and a pass reads them in blocks that
 keep its ``rows x runs`` arrays in the core's cache. The Hessians, which only steer the steps,
 are computed apart from the passes and only for the runs that go on: for all of them at once
-from the pairwise products of about :data:`HESSIAN_ROWS` rows (evenly spaced blocks of them)
-times every run's curvatures. Newton's iteration needs about 5 to 6 passes
-and one Hessian fewer per run where diffprivlib's L-BFGS, run in lockstep, needed 21 (credit,
-churn) to 40 (Adult) in the default search.
+from the pairwise products of about :data:`HESSIAN_ROWS` rows (evenly spaced; fewer for a
+run's first Hessians, :data:`EARLY_HESSIAN_ROWS`) times every run's curvatures. Newton's
+iteration needs about 5 to 7 passes and one Hessian fewer per run where diffprivlib's L-BFGS,
+run in lockstep, needed 21 (credit, churn) to 40 (Adult) in the default search.
 
 **What a run releases is unchanged.** Its model is the ``LogisticRegression`` instance the
 one-by-one path would fit (the same :func:`~._fit.instantiate`: the same parameters, seed and
@@ -101,6 +101,14 @@ __all__ = ["fit_runs", "run_accuracies"]
 #: in a joblib worker than in the main process, and the searches' results must not depend on
 #: ``n_jobs``
 HESSIAN_ROWS = 2048
+#: ... except a problem's first Hessians, after its first, second and third steps: summed over
+#: about this many rows each. Far from the minimiser a Newton step halves the gradient at best
+#: (its norm fell to 0.35 of itself in the median over the first two steps, credit's default
+#: search), whatever the Hessian's precision, and the pairwise products of few rows cost little;
+#: near it the full Hessian keeps the convergence quadratic. The default search's iterations
+#: took 0.80-0.87 of their time with them (credit, churn; Adult's, bound by the passes, the
+#: same), for 0.3-0.4 more passes per run
+EARLY_HESSIAN_ROWS = (256, 256, 1024)
 #: Upper bound on the bytes of the rows' pairwise products kept between Hessians (one array of
 #: about ``HESSIAN_ROWS x D (D + 1) / 2`` values per setting); beyond it they
 #: are formed again for every Hessian
@@ -193,16 +201,16 @@ class _SharedRows:
         loss += np.sum((0.5 * quad * W + linear) * W, axis=1)
         return loss, grad
 
-    def hessians(self, W, idx):
+    def hessians(self, W, idx, rows=None):
         """The Hessians ``(len(idx), D, D)`` at ``W``: the loss's curvature ``expit(z) (1 -
-        expit(z))`` summed over the rows of :func:`curvature_rows` and scaled to all rows, plus
-        the ridge on every coordinate.
+        expit(z))`` summed over about ``rows`` (default :data:`HESSIAN_ROWS`) of the rows
+        (:func:`curvature_rows`) and scaled to all rows, plus the ridge on every coordinate.
 
         One matrix product per setting for all its problems: the sampled rows' pairwise
         products ``x_j x_k`` (``j <= k``) times the problems' curvatures, unpacked into
         symmetric matrices.
         """
-        sample = curvature_rows(len(self.X))
+        sample = curvature_rows(len(self.X), HESSIAN_ROWS if rows is None else rows)
         d = self.D - 1
         H = np.empty((len(idx), self.D, self.D))
         if self.clipped is None:
@@ -219,32 +227,40 @@ class _SharedRows:
             curvature *= scale
             H[:, :d, d] = H[:, d, :d] = (U.T @ curvature).T * column[:, None]
             curvature *= scale
-            H[:, :d, :d] = self._unpacked(self._pairs(None, U), curvature)
+            H[:, :d, :d] = self._unpacked(self._pairs((None, len(sample)), U), curvature)
         else:
             for key, at in self._settings(idx):
-                rows = self.clipped[key][sample]
-                H[at] = self._unpacked(self._pairs(key, rows), _curvature(rows @ W[at].T))
+                X = self.clipped[key][sample]
+                H[at] = self._unpacked(self._pairs((key, len(sample)), X),
+                                       _curvature(X @ W[at].T))
         H *= self.weight * len(self.X) / len(sample)
         H[:, np.arange(self.D), np.arange(self.D)] += self.quad[idx]
         return H
 
     def _pairs(self, key, rows):
-        """The pairwise products of ``rows`` (the sampled rows of the setting ``key``), in
-        kept while they fit in :data:`PAIRS_BYTES`."""
+        """The pairwise products ``x_j x_k`` (``j <= k``) of ``rows`` (``key``: their setting
+        and number), one row of the result per pair ``(j, k)`` in ``np.triu_indices`` order,
+        kept while they fit in :data:`PAIRS_BYTES`. Formed from slices (``x_j`` times ``x_j,
+        ..., x_D``), not by indexing the columns per pair (ten times the time)."""
         if key in self.pairs:
             return self.pairs[key]
-        j, k = np.triu_indices(rows.shape[1])
-        pairs = rows[:, j] * rows[:, k]
+        columns = np.ascontiguousarray(rows.T)
+        D = len(columns)
+        pairs, start = np.empty((D * (D + 1) // 2, rows.shape[0])), 0
+        for j in range(D):
+            np.multiply(columns[j], columns[j:], out=pairs[start:start + D - j])
+            start += D - j
         if sum(kept.nbytes for kept in self.pairs.values()) + pairs.nbytes <= PAIRS_BYTES:
             self.pairs[key] = pairs
         return pairs
 
     @staticmethod
     def _unpacked(pairs, curvature):
-        """``sum_i curvature[i, p] x_i x_i^T`` ``(P, D, D)`` from the rows' pairwise products."""
-        D = (math.isqrt(8 * pairs.shape[1] + 1) - 1) // 2
+        """``sum_i curvature[i, p] x_i x_i^T`` ``(P, D, D)`` from the rows' pairwise products
+        (:meth:`_pairs`)."""
+        D = (math.isqrt(8 * len(pairs) + 1) - 1) // 2
         j, k = np.triu_indices(D)
-        sums = pairs.T @ curvature
+        sums = pairs @ curvature
         H = np.empty((curvature.shape[1], D, D))
         H[:, j, k] = sums.T
         H[:, k, j] = H[:, j, k]
@@ -304,48 +320,47 @@ class _SharedRows:
         return residual
 
 
+#: Margins below ``-MARGIN_FLOOR`` are raised to it in :func:`logistic_sums`: there
+#: ``exp(-z)`` stays finite, and the loss term and ``expit`` are below ``1e-304``
+MARGIN_FLOOR = 700.0
+
+
 def logistic_sums(raw, y):
     """The column sums of the logistic loss ``log(1 + e^z) - y z`` and the residuals
     ``expit(z) - y`` of margins ``z = raw`` ``(rows, problems)`` (overwritten) and labels ``y``
     in {0, 1}, a column ``(rows, 1)`` or one per problem.
 
-    The loss of :func:`~._batched.logistic_terms` summed by parts, ``log(1 + e) + (z + |z|) / 2
-    - y z`` with ``e = exp(-|z|)`` in ``[0, 1]`` (no overflow): the sums of ``z``, ``|z|`` and
-    ``y z`` are reductions (a matrix-vector product for a column of labels), and the residual
-    is ``expit(z) = 1/2 + sign(z) (1 / (1 + e) - 1/2)`` -- no elementwise selection, which
-    cost a pass several times an exponential's (the passes are bound by these elementwise
-    operations). Both agree with the elementwise forms up to rounding: ``expit`` of a very
-    negative margin, ``1 - 1 / (1 + e)``, to about ``1e-16`` absolute (not relative), and the
-    loss's sum to the rounding of the sums of ``|z|``.
+    With ``z`` raised to ``-MARGIN_FLOOR`` where below it (:data:`MARGIN_FLOOR`) and ``E =
+    exp(-z)``, finite: ``expit(z) = 1 / (1 + E)``, and the loss term ``z + log(1 + E) - y z``,
+    its sums of ``z`` and ``y z`` reductions (a matrix-vector product for a column of labels),
+    ``y z`` taken on the margins as given. Seven elementwise operations besides the reductions
+    (a raise, a negation, an exponential, an addition, a division, a logarithm and the labels'
+    subtraction) -- the passes are bound by them; a form through ``exp(-|z|)`` and ``sign(z)``
+    needed eleven, and numpy's ``sign`` cost more than the exponential. Both agree with the
+    elementwise forms up to rounding: ``expit`` to a relative ``1e-16`` (where a margin is
+    below the floor, to ``1e-304`` absolute), the loss's sum to the rounding of the sums of
+    ``|z|`` (a negative margin's term is ``z + log(1 + E)``, a difference of two numbers near
+    ``|z|``).
     """
     labels_times_margins = y[:, 0] @ raw if y.shape[1] == 1 else (y * raw).sum(axis=0)
+    np.maximum(raw, -MARGIN_FLOOR, out=raw)
     sums = raw.sum(axis=0)
-    e = np.abs(raw)
-    sums += e.sum(axis=0)
-    sums *= 0.5
     sums -= labels_times_margins
-    np.negative(e, out=e)
-    np.exp(e, out=e)
-    e += 1.0
-    residual = np.divide(1.0, e)
-    np.log(e, out=e)
-    sums += e.sum(axis=0)
-    np.sign(raw, out=raw)
-    residual -= 0.5
-    residual *= raw
-    residual += 0.5
+    np.negative(raw, out=raw)
+    np.exp(raw, out=raw)
+    raw += 1.0
+    residual = np.divide(1.0, raw)
+    np.log(raw, out=raw)
+    sums += raw.sum(axis=0)
     residual -= y
     return sums, residual
 
 
-def curvature_rows(m):
-    """The rows a Hessian is summed over: every ``k``-th block of :data:`MIN_BLOCK_ROWS` rows,
-    ``k`` the largest stride that keeps at least about :data:`HESSIAN_ROWS` of the ``m`` rows
-    (every row when ``m`` is small). A fixed choice, never read from the rows' values."""
-    n_blocks = math.ceil(m / MIN_BLOCK_ROWS)
-    stride = max(1, n_blocks // math.ceil(HESSIAN_ROWS / MIN_BLOCK_ROWS))
-    return np.concatenate([np.arange(start, min(start + MIN_BLOCK_ROWS, m))
-                           for start in range(0, m, MIN_BLOCK_ROWS * stride)])
+def curvature_rows(m, rows):
+    """The rows a Hessian is summed over: every ``k``-th of the ``m`` rows, ``k`` the largest
+    stride that keeps at least ``rows`` of them (every row when ``m < 2 rows``). Spread over
+    all the rows, whatever their order. A fixed choice, never read from the rows' values."""
+    return np.arange(0, m, max(1, m // max(rows, 1)))
 
 
 def _curvature(raw):
@@ -379,7 +394,8 @@ def newton(problems, *, c1=1e-4, tries=30):
     largest gradient entry ``<= tol`` (times :data:`NEWTON_TOL_SHARE`), or after ``max_iter``
     iterations. An iteration solves its own Newton system -- the objective's Hessian
     (:meth:`_SharedRows.hessians`: the loss's curvature summed over about
-    :data:`HESSIAN_ROWS` of the rows, plus the ridge on every coordinate) -- and backtracks
+    :data:`HESSIAN_ROWS` of the rows -- fewer for the problem's first three Hessians after
+    zero, :data:`EARLY_HESSIAN_ROWS` --, plus the ridge on every coordinate) -- and backtracks
     (halving) until the step decreases the objective enough (Armijo, ``c1``) or halves the
     gradient's norm (where the decrease is below the objective's rounding); a problem that
     finds no such step within ``tries`` stops, unconverged. Where the system's solution is not
@@ -429,8 +445,12 @@ def newton(problems, *, c1=1e-4, tries=30):
         iterations[act] += 1
         converged[act] = np.abs(g[act]).max(axis=1) <= tol[act]
         going = act[running[act] & ~converged[act] & (iterations[act] < problems.max_iter[act])]
-        if len(going):
-            H[going] = problems.hessians(x[going], going)
+        # each problem's Hessian over the rows its own iteration count sets (EARLY_HESSIAN_ROWS)
+        rows = np.array(EARLY_HESSIAN_ROWS + (HESSIAN_ROWS,))[
+            np.minimum(iterations[going], len(EARLY_HESSIAN_ROWS) + 1) - 1]
+        for count in np.unique(rows).tolist():
+            at = going[rows == count]
+            H[at] = problems.hessians(x[at], at, count)
 
 
 def _solved_alone(problems, q):

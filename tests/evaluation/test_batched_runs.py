@@ -141,12 +141,14 @@ def test_shared_rows_objective_is_the_plain_one(monkeypatch, block_rows, pairs_b
 
 
 @pytest.mark.parametrize("clipped", [True, False])
-def test_hessians_are_summed_over_evenly_spaced_blocks_of_rows(monkeypatch, clipped):
-    """Beyond HESSIAN_ROWS rows a Hessian is summed over every k-th block of rows only, scaled
-    to all rows; the objective and the gradient stay sums over every row."""
+@pytest.mark.parametrize("rows", [None, 12])
+def test_hessians_are_summed_over_evenly_spaced_rows(monkeypatch, clipped, rows):
+    """Beyond twice HESSIAN_ROWS rows (or the rows asked for) a Hessian is summed over every
+    k-th row only, scaled to all rows; the objective and the gradient stay sums over every
+    row."""
     monkeypatch.setattr(_batched_runs, "BLOCK_BYTES", 0)
     monkeypatch.setattr(_batched_runs, "MIN_BLOCK_ROWS", 16)
-    monkeypatch.setattr(_batched_runs, "HESSIAN_ROWS", 32)  # 5 blocks of 16: blocks 0, 2, 4
+    monkeypatch.setattr(_batched_runs, "HESSIAN_ROWS", 32)  # every 2nd of 80 rows
     rng = np.random.RandomState(2)
     X, y = _data(n=80)
     labels = (y == 1).astype(float)[:, None]
@@ -160,9 +162,9 @@ def test_hessians_are_summed_over_evenly_spaced_blocks_of_rows(monkeypatch, clip
                            np.ones(P, bool), labels, np.zeros(P, int), 1.0 / 80, quad, linear,
                            np.full(P, 1e-4), np.full(P, 100, int))
     loss, grad = problems.loss_gradient(W, np.arange(P))
-    H = problems.hessians(W, np.arange(P))
-    sampled = np.r_[0:16, 32:48, 64:80]
-    np.testing.assert_array_equal(_batched_runs.curvature_rows(80), sampled)
+    H = problems.hessians(W, np.arange(P), rows)
+    sampled = np.arange(0, 80, 2 if rows is None else 6)  # 80 // 12: every 6th, 14 rows
+    np.testing.assert_array_equal(_batched_runs.curvature_rows(80, rows or 32), sampled)
     for p in range(P):
         z = design[sampled] @ W[p]
         curvature = 1 / (1 + np.exp(-z)) / (1 + np.exp(z))
@@ -175,12 +177,56 @@ def test_hessians_are_summed_over_evenly_spaced_blocks_of_rows(monkeypatch, clip
         np.testing.assert_allclose(grad[p], plain_grad, rtol=1e-10, atol=1e-12)
 
 
+def test_curvature_rows_spread_over_all_rows():
+    assert _batched_runs.curvature_rows(100, 100).tolist() == list(range(100))
+    assert _batched_runs.curvature_rows(199, 100).tolist() == list(range(199))
+    assert _batched_runs.curvature_rows(200, 100).tolist() == list(range(0, 200, 2))
+    assert _batched_runs.curvature_rows(50, 100).tolist() == list(range(50))
+    assert _batched_runs.curvature_rows(10, 3).tolist() == [0, 3, 6, 9]
+
+
+def test_a_problems_first_hessians_are_summed_over_fewer_rows(monkeypatch):
+    """After a problem's first, second and third steps its Hessian is summed over
+    EARLY_HESSIAN_ROWS rows, later over HESSIAN_ROWS; at zero (shared by a setting's
+    problems) over HESSIAN_ROWS. The iterates still reach the same minimiser."""
+    X, y = _data(n=400)
+    row_norms = np.linalg.norm(X, axis=1)
+    P, D = 4, X.shape[1] + 1
+    rng = np.random.RandomState(5)
+
+    def problems():
+        return _SharedRows(X / row_norms[:, None], row_norms, None, np.full(P, 1.0),
+                           np.ones(P, bool), (y == 1).astype(float)[:, None],
+                           np.zeros(P, int), 1.0 / 400, np.full((P, D), 1e-3),
+                           rng.normal(scale=0.5, size=(P, D)), np.full(P, 1e-9),
+                           np.full(P, 1000, int))
+    calls = []
+    real = _SharedRows.hessians
+
+    def spy(self, W, idx, rows=None):
+        calls.append(rows)
+        return real(self, W, idx, rows)
+    monkeypatch.setattr(_SharedRows, "hessians", spy)
+    monkeypatch.setattr(_batched_runs, "EARLY_HESSIAN_ROWS", (20, 40, 80))
+    monkeypatch.setattr(_batched_runs, "HESSIAN_ROWS", 200)
+    rng.seed(5)
+    scheduled, converged = _batched_runs.newton(problems())
+    assert converged.all() and len(calls) >= 6
+    assert calls[:5] == [None, 20, 40, 80, 200] and set(calls[5:]) == {200}
+    monkeypatch.setattr(_batched_runs, "EARLY_HESSIAN_ROWS", ())
+    rng.seed(5)
+    full, converged = _batched_runs.newton(problems())
+    assert converged.all()
+    np.testing.assert_allclose(scheduled, full, atol=1e-8)
+
+
 def test_runs_with_hessians_of_a_few_rows_are_diffprivlib_fits(monkeypatch):
     """Hessians from a sixth of the rows only steer the steps: converged runs are the
     one-by-one fits."""
     monkeypatch.setattr(_batched_runs, "BLOCK_BYTES", 0)
     monkeypatch.setattr(_batched_runs, "MIN_BLOCK_ROWS", 16)
     monkeypatch.setattr(_batched_runs, "HESSIAN_ROWS", 16)
+    monkeypatch.setattr(_batched_runs, "EARLY_HESSIAN_ROWS", (4, 8, 8))
     X, y = _data(n=400)
     padding = make_padding(X, y, np.arange(2))
     train = np.arange(0, 400, 2)
@@ -1065,7 +1111,8 @@ def test_newton_steps_down_where_a_hessian_points_up(monkeypatch):
     reference, converged = _batched_runs.newton(problems)
     assert converged.all()
     real = _SharedRows.hessians
-    monkeypatch.setattr(_SharedRows, "hessians", lambda self, W, idx: -real(self, W, idx))
+    monkeypatch.setattr(_SharedRows, "hessians",
+                        lambda self, W, idx, rows=None: -real(self, W, idx, rows))
     upside_down, converged = _batched_runs.newton(problems)
     assert converged.all()
     np.testing.assert_allclose(upside_down, reference, atol=1e-4)
