@@ -5,9 +5,10 @@ diffprivlib's own method: wall time and the same results.
 [--methods grid random gibo] [--reps 2] [--data PATH]``
 
 skdptune's fits find each scale of diffprivlib's ``LaplaceBoundedDomain`` once per process
-(``skdptune/_scale_cache.py``); the families whose fits draw from it are ``GaussianNB`` (its
-variances) and the pipeline of a DP ``StandardScaler`` and ``LogisticRegression`` (the scaler's
-variances). Each search of the family benchmark (``benchmarks/bench_families.py``'s
+(``skdptune/_scale_cache.py``), a new one by diffprivlib's bisection evaluated step for step
+with each step's expression computed once; the families whose fits draw from it are
+``GaussianNB`` (its variances) and the pipeline of a DP ``StandardScaler`` and
+``LogisticRegression`` (the scaler's variances). Each search of the family benchmark (``benchmarks/bench_families.py``'s
 ``make_search``: the library's defaults at total epsilon 2, easy variant, its grid or box) is
 fitted with the table and with diffprivlib's method left in place, in interleaved repetitions
 (repetition ``r`` seeds the split and the search with ``r``), beside GridSearchCV(cv=5) over the

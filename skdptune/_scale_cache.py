@@ -15,11 +15,17 @@ else (its code and its helpers' name exactly :data:`READS`) and draws no randomn
 up by those five values *and their types*, and computes it with diffprivlib's own method on
 the first mechanism of a key: the same arithmetic on the same objects, so the same float, and
 every noisy value a mechanism draws is the one it draws without it, bit for bit
-(tests/test_scale_cache.py). Only ``int``, ``float`` and ``numpy.float64`` values are looked
+(tests/test_scale_cache.py). Where the key is new, the bisection is diffprivlib's step for
+step (:func:`_bisected_scale`): the same numpy functions on the same operands in the same
+order, each step's expression evaluated once where diffprivlib evaluates it twice -- half the
+time, for the same float. Many keys are new: a ``GaussianNB`` variance's sensitivity follows
+its class's noisy mean, so nearly every such mechanism has its own. Only ``int``, ``float`` and ``numpy.float64`` values are looked
 up (a float by its exact bits, so ``-0.0`` is not ``0.0``); a mechanism with any other type
 (float32 bounds, say, which diffprivlib keeps as given) finds its scale with diffprivlib's
 method, as without this module. Where diffprivlib's method is not the one this was written
-against (another release, or a method replaced by someone else), it is left alone.
+against (another release, or a method replaced by someone else), it is left alone; the
+step-for-step bisection is used only where the method's source text is 0.6.6's
+(:data:`BISECTION_SOURCE_SHA256`), diffprivlib's method otherwise.
 
 **Where.** skdptune enters the context around a search's private region
 (:func:`skdptune._private.run_private`), around each worker task
@@ -42,6 +48,8 @@ table takes no more, and a new setting's scale is then found as without it).
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import inspect
 import os
 import threading
 import types
@@ -58,6 +66,10 @@ MAX_SCALES = 4096
 #: the names diffprivlib 0.6.6's ``_find_scale`` and its nested helpers read: the mechanism's
 #: five attributes, and numpy (checked before replacing it: any other method is left alone)
 READS = frozenset({"epsilon", "delta", "upper", "lower", "sensitivity", "np", "log", "exp"})
+
+#: sha256 of the source text of diffprivlib 0.6.6's ``LaplaceBoundedDomain._find_scale``, the
+#: method :func:`_bisected_scale` reproduces step for step
+BISECTION_SOURCE_SHA256 = "171554bcd13f710fad62d148637191161ced7fa6bde1772cfdb82baa6c303175"
 
 _DIFFPRIVLIB_FIND_SCALE = LaplaceBoundedDomain._find_scale
 #: (the five attributes' types and exact values) -> scale, while a context is entered
@@ -82,6 +94,60 @@ def _reads_only_the_five(method) -> bool:
 _APPLIES = _reads_only_the_five(_DIFFPRIVLIB_FIND_SCALE)
 
 
+def _source_is_reproduced(method) -> bool:
+    """Whether ``method``'s source text is the one :func:`_bisected_scale` reproduces (no
+    source, as in a build without ``.py`` files: not)."""
+    try:
+        source = inspect.getsource(method)
+    except (OSError, TypeError):
+        return False
+    return hashlib.sha256(source.encode()).hexdigest() == BISECTION_SOURCE_SHA256
+
+
+#: whether a new key's scale comes from :func:`_bisected_scale` (else diffprivlib's method)
+_REPRODUCED = _APPLIES and _source_is_reproduced(_DIFFPRIVLIB_FIND_SCALE)
+
+
+def _bisected_scale(mechanism) -> float:
+    """diffprivlib 0.6.6's ``_find_scale`` of ``mechanism``, step for step.
+
+    The scale ``b`` of the bounded-domain Laplace mechanism is the fixed point of ``f(b) = s /
+    (epsilon - log c(b) - log(1 - delta))``, ``s`` the sensitivity, ``D`` the diameter ``upper -
+    lower`` and ``c(b) = (2 - e^{-s/b} - e^{-(D - s)/b}) / (1 - e^{-D/b})`` (``c(0) = 2``),
+    found by bisection from ``[s / (epsilon - log(1 - delta)), f(that)]`` until the interval
+    stops shrinking; the midpoint of the last interval is the scale. The operations are
+    diffprivlib's -- numpy's ``exp`` and ``log`` on the same operands, the same order of
+    subtraction and division, the same comparisons --, so the same float; but ``f`` of a
+    step's midpoint is evaluated once (diffprivlib evaluates it twice: the same value, ``f``
+    being a function of the midpoint alone), and ``log(1 - delta)`` once for the whole search
+    (diffprivlib, in every ``f``: the same value)."""
+    eps, delta = mechanism.epsilon, mechanism.delta
+    diameter = mechanism.upper - mechanism.lower
+    sensitivity = mechanism.sensitivity
+    log_keep = np.log(1 - delta)
+
+    def f(shape):
+        if shape == 0:
+            c = 2.0
+        else:
+            c = ((2 - np.exp(- sensitivity / shape) - np.exp(- (diameter - sensitivity) / shape))
+                 / (1 - np.exp(- diameter / shape)))
+        return sensitivity / (eps - np.log(c) - log_keep)
+
+    left = sensitivity / (eps - log_keep)
+    right = f(left)
+    old_size = (right - left) * 2
+    while old_size > right - left:
+        old_size = right - left
+        middle = (right + left) / 2
+        value = f(middle)
+        if value >= middle:
+            left = middle
+        if value <= middle:
+            right = middle
+    return (right + left) / 2
+
+
 def _exact(value):
     """``value`` as a key part: its type and its exact value (a float by its bits), or
     ``None`` where its type is not looked up (only ``int``, ``float`` and ``numpy.float64``
@@ -99,7 +165,7 @@ def _scale(key, mechanism) -> float:
     its key), then kept while the table has room."""
     scale = _scales.get(key)
     if scale is None:
-        scale = _DIFFPRIVLIB_FIND_SCALE(mechanism)
+        scale = (_bisected_scale if _REPRODUCED else _DIFFPRIVLIB_FIND_SCALE)(mechanism)
         if len(_scales) < MAX_SCALES:
             _scales[key] = scale
     return scale
