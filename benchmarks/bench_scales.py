@@ -8,8 +8,9 @@ skdptune's fits find each scale of diffprivlib's ``LaplaceBoundedDomain`` once p
 (``skdptune/_scale_cache.py``), a new one by diffprivlib's bisection evaluated step for step
 with each step's expression computed once; the families whose fits draw from it are
 ``GaussianNB`` (its variances) and the pipeline of a DP ``StandardScaler`` and
-``LogisticRegression`` (the scaler's variances). Each search of the family benchmark (``benchmarks/bench_families.py``'s
-``make_search``: the library's defaults at total epsilon 2, easy variant, its grid or box) is
+``LogisticRegression`` (the scaler's variances). Each search of the family benchmark
+(``benchmarks/bench_families.py``'s ``make_search``: the library's defaults at total epsilon 2,
+easy variant, its grid or box) is
 fitted with the table and with diffprivlib's method left in place, in interleaved repetitions
 (repetition ``r`` seeds the split and the search with ``r``), beside GridSearchCV(cv=5) over the
 same candidates (L, plain diffprivlib, which the table never touches). Reported: each

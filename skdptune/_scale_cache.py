@@ -19,8 +19,9 @@ every noisy value a mechanism draws is the one it draws without it, bit for bit
 step (:func:`_bisected_scale`): the same numpy functions on the same operands in the same
 order, each step's expression evaluated once where diffprivlib evaluates it twice -- half the
 time, for the same float. Many keys are new: a ``GaussianNB`` variance's sensitivity follows
-its class's noisy mean, so nearly every such mechanism has its own. Only ``int``, ``float`` and ``numpy.float64`` values are looked
-up (a float by its exact bits, so ``-0.0`` is not ``0.0``); a mechanism with any other type
+its class's noisy mean, so nearly every such mechanism has its own. Only ``int``, ``float``
+and ``numpy.float64`` values are looked up (a float by its exact bits, so ``-0.0`` is not
+``0.0``); a mechanism with any other type
 (float32 bounds, say, which diffprivlib keeps as given) finds its scale with diffprivlib's
 method, as without this module. Where diffprivlib's method is not the one this was written
 against (another release, or a method replaced by someone else), it is left alone; the
