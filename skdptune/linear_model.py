@@ -43,13 +43,14 @@ from numbers import Real
 
 import numpy as np
 from diffprivlib.accountant import BudgetAccountant
-from diffprivlib.mechanisms import Laplace
 from diffprivlib.utils import PrivacyLeakWarning, check_random_state
 from diffprivlib.validation import check_bounds, clip_to_bounds
 from scipy.special import gammainccinv
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
+
+from ._mechanisms import Laplace
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data
@@ -284,7 +285,8 @@ class _Normalisation:
 
 def _laplace(values, epsilon: float, sensitivity: float, rng) -> np.ndarray:
     """``values`` (a vector of L1 sensitivity ``sensitivity``) with i.i.d. Laplace noise of
-    scale ``sensitivity / epsilon``: ``epsilon``-DP (diffprivlib's ``Laplace``)."""
+    scale ``sensitivity / epsilon``: ``epsilon``-DP (diffprivlib's ``Laplace``, its parameters
+    checked on the first value: :mod:`skdptune._mechanisms`)."""
     values = np.asarray(values, dtype=float)
     if sensitivity == 0:
         return values.copy()
@@ -447,6 +449,11 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
     def _check_public_settings(self):
         """Check everything that needs no data, the budget included; return the accountant
         (``None``, e.g. after ``set_params``, is diffprivlib's default one)."""
+        self._check_parameters()
+        return self._checked_accountant()
+
+    def _check_parameters(self):
+        """The parameters' checks (every one but the budget's)."""
         self._validate_params()
         if not math.isfinite(self.epsilon):
             raise ValueError(f"epsilon must be finite, got {self.epsilon}.")
@@ -456,6 +463,9 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
             value = getattr(self, name)
             if value is not None:
                 _check_finite_bounds(value, name)
+
+    def _checked_accountant(self):
+        """The accountant, once it has checked that it can spend ``(epsilon, 0)``."""
         accountant = BudgetAccountant.load_default(self.accountant)
         accountant.check(self.epsilon, 0)
         return accountant

@@ -52,12 +52,12 @@ import copy
 
 import numpy as np
 import scipy.sparse as sp
-from diffprivlib.mechanisms import Vector
 from diffprivlib.validation import clip_to_norm
 from sklearn import get_config
 from sklearn.utils import check_array
 from sklearn.utils.validation import _check_method_params, _get_feature_names
 
+from .._mechanisms import Vector
 from .._private import LEAKS, silenced
 from .._seeding import derived_seeds
 from ..estimators import final_step_after_free_steps, iter_dp_components
@@ -215,28 +215,10 @@ def _fit_settings(template, settings: dict) -> dict:
             "max_iter": int(est.max_iter)}
 
 
-class _Vector(Vector):
-    """diffprivlib's :class:`~diffprivlib.mechanisms.Vector`, its parameters checked once.
-
-    ``randomise`` re-validates every parameter of the mechanism (``_check_all``) on each call;
-    a batched solve applies one mechanism to thousands of fits, and nothing changes its
-    parameters between them, so the checks run on the first call only (they were 10 ms of 26
-    for 660 draws). The draws are ``randomise``'s own.
-    """
-
-    _checked = False
-
-    def _check_all(self, value):
-        if not self._checked:
-            super()._check_all(value)
-            self._checked = True
-        return True
-
-
 def vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rng):
     """diffprivlib's :class:`~diffprivlib.mechanisms.Vector` as ``_logistic_regression_path``
     constructs it for one binary problem, drawing from ``rng`` (its checks run once:
-    :class:`_Vector`).
+    :class:`skdptune._mechanisms.Vector`).
 
     diffprivlib keeps a ``RandomState`` it is given (``check_random_state`` returns it as
     is), so one mechanism serves every fit with these settings: re-seeding ``rng`` in place
@@ -246,7 +228,7 @@ def vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rn
     generator, created once and shared by the fits -- independent draws all the same.
     """
     sensitivity = row_norm(data_norm, fit_intercept)
-    return _Vector(epsilon=epsilon, dimension=dimension, alpha=1.0 / C,
+    return Vector(epsilon=epsilon, dimension=dimension, alpha=1.0 / C,
                    function_sensitivity=0.25, data_sensitivity=sensitivity, n=n_rows,
                    random_state=rng)
 

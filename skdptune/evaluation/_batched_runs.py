@@ -496,7 +496,7 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
         # parameters but random_state
         from_statistics = [shares_statistics(p.estimator) for p in prepared]
         if any(from_statistics):  # mixed with other models, or padded: one by one
-            return (fit_statistics_runs(_instantiated(prepared, fit_seeds), X, y, train)
+            return (fit_statistics_runs(_instantiated(prepared, fit_seeds), X, y, train, keys)
                     if all(from_statistics) and padding is None else None)
         if all(solves_in_batches(p.estimator) for p in prepared):
             return _deferred_runs(prepared, fit_seeds, X, y, train, padding, keys)

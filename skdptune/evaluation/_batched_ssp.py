@@ -56,10 +56,14 @@ from ..linear_model import _Statistics, validate_data
 __all__ = ["fit_statistics_runs"]
 
 
-def fit_statistics_runs(estimators, X, y, train):
+def fit_statistics_runs(estimators, X, y, train, keys=None):
     """The runs' ``SSPRegressor`` instances ``estimators``, fitted (in place) on the rows
     ``train`` of ``(X, y)`` from the statistics of each distinct ``(bounds_X, bounds_y,
     fit_intercept)`` (module docstring). Returns one model, or ``None`` (a failed fit), per run.
+    ``keys[r]``: run ``r``'s candidate key (runs of one key differ in ``random_state`` only,
+    :func:`~._batched_runs.fit_runs`), or ``None``: the parameters of a key's runs are checked,
+    and their bounds read, on its first run only (the same checks, the same arrays); every
+    run's own accountant checks its budget.
     PRIVATE: the models are released only through the evaluator's selection.
     """
     try:  # fit's own conversion, the same for every run: refused rows fail every run
@@ -68,14 +72,21 @@ def fit_statistics_runs(estimators, X, y, train):
                                        dtype=np.float64, y_numeric=True, multi_output=False)
     except ValueError:
         return [None] * len(estimators)
-    shared, generator = {}, np.random.RandomState()
-    for est in estimators:
+    shared, generator, settings = {}, np.random.RandomState(), {}
+    for est, key in zip(estimators, keys or [None] * len(estimators), strict=True):
         # fit's order: the public checks (and the budget), the generator, the bounds
-        accountant = est._check_public_settings()
+        if key is None or key not in settings:
+            est._check_parameters()
+        accountant = est._checked_accountant()
         rng = _generator(est.random_state, generator)
-        bounds_X, bounds_y = est._bounds(X_rows, y_rows)
-        setting = (*(np.asarray(b, dtype=float).tobytes() for b in (*bounds_X, *bounds_y)),
-                   bool(est.fit_intercept))
+        if key is None or key not in settings:
+            bounds_X, bounds_y = est._bounds(X_rows, y_rows)
+            setting = (*(np.asarray(b, dtype=float).tobytes()
+                         for b in (*bounds_X, *bounds_y)), bool(est.fit_intercept))
+            if key is not None:
+                settings[key] = bounds_X, bounds_y, setting
+        else:
+            bounds_X, bounds_y, setting = settings[key]
         if setting not in shared:
             shared[setting] = _Statistics(X_rows, y_rows, bounds_X, bounds_y, est.fit_intercept)
         est.n_features_in_ = X_rows.shape[1]

@@ -40,13 +40,13 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from diffprivlib.mechanisms import Laplace
 from joblib import effective_n_jobs
 from sklearn.model_selection import ParameterGrid, ParameterSampler
 from sklearn.pipeline import Pipeline
 from sklearn.utils import _safe_indexing
 from sklearn.utils.parallel import delayed
 
+from .._mechanisms import Laplace
 from .._private import LEAKS, private_n_jobs, run_tasks, silenced
 from ._batched import (
     batched_model,
@@ -142,7 +142,8 @@ class ScoreNoise:
     the draws of ``Laplace(..., random_state=seed)``; an unseeded run (``seed=None``) draws from
     the secure generator diffprivlib gives a mechanism built with ``random_state=None``
     (``secrets.SystemRandom``, which reads the operating system's entropy for every draw).
-    ``Laplace.randomise`` keeps no state of its own, so no run's noise depends on another's.
+    ``Laplace.randomise`` keeps no state of its own, so no run's noise depends on another's;
+    its parameter checks run on the first draw (:mod:`skdptune._mechanisms`).
     """
 
     def __init__(self, score, m, epsilon_score):

@@ -76,6 +76,34 @@ def test_runs_are_the_one_by_one_fits(monkeypatch, alpha, fit_intercept):
     assert len({run.coef_.tobytes() for run in batched}) == 9
 
 
+def test_runs_of_one_key_are_checked_once_and_each_checks_its_budget(monkeypatch):
+    """Runs of one candidate key differ in their seed only: their parameters are checked and
+    their bounds read on the key's first run, bit for bit the same models as one by one; every
+    run's own accountant still checks its budget, and an invalid candidate fails as fit fails
+    (the batched path gives way to the one-by-one runs, which raise)."""
+    X, y = _data()
+    train = np.arange(0, 400, 2)
+    templates = candidate_templates(SSPRegressor(epsilon=1.0), _candidates(3, 3.0, True))
+    checked, budgets = [], []
+    real_parameters = SSPRegressor._check_parameters
+    real_accountant = SSPRegressor._checked_accountant
+    monkeypatch.setattr(SSPRegressor, "_check_parameters",
+                        lambda self: checked.append(self.bounds_y) or real_parameters(self))
+    monkeypatch.setattr(SSPRegressor, "_checked_accountant",
+                        lambda self: budgets.append(self) or real_accountant(self))
+    runs = [templates[0], templates[0], templates[1], templates[0], templates[2]]
+    keys = [("a",), ("a",), ("b",), ("a",), None]
+    seeds = [1, 2, 3, 4, 5]
+    batched = fit_runs(runs, seeds, X, y, train, None, 0.5, keys)
+    assert len(checked) == 3 and len(budgets) == 5  # "a", "b", the run without a key; all
+    for run, alone in zip(batched, _one_by_one(runs, seeds, X, y, train, 0.5), strict=True):
+        np.testing.assert_array_equal(run.coef_, alone.coef_)
+        assert run.intercept_ == alone.intercept_
+    bad = candidate_templates(SSPRegressor(epsilon=1.0), [{"alpha": -1.0}])[0]
+    assert fit_runs([templates[0], bad], [1, 2], X, y, train, None, 0.5,
+                    [("a",), ("c",)]) is None
+
+
 def test_unseeded_runs_draw_fresh_noise():
     X, y = _data()
     templates = candidate_templates(SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3)),
