@@ -21,9 +21,8 @@ order, each step's expression evaluated once where diffprivlib evaluates it twic
 time, for the same float. Many keys are new: a ``GaussianNB`` variance's sensitivity follows
 its class's noisy mean, so nearly every such mechanism has its own. Only ``int``, ``float``
 and ``numpy.float64`` values are looked up (a float by its exact bits, so ``-0.0`` is not
-``0.0``); a mechanism with any other type
-(float32 bounds, say, which diffprivlib keeps as given) finds its scale with diffprivlib's
-method, as without this module. Where diffprivlib's method is not the one this was written
+``0.0``); a mechanism with any other type (float32 bounds, say, which diffprivlib keeps as
+given) finds its scale with diffprivlib's method, as without this module. Where diffprivlib's method is not the one this was written
 against (another release, or a method replaced by someone else), it is left alone; the
 step-for-step bisection is used only where the method's source text is 0.6.6's
 (:data:`BISECTION_SOURCE_SHA256`), diffprivlib's method otherwise.
@@ -120,8 +119,8 @@ def _bisected_scale(mechanism) -> float:
     diffprivlib's -- numpy's ``exp`` and ``log`` on the same operands, the same order of
     subtraction and division, the same comparisons --, so the same float; but ``f`` of a
     step's midpoint is evaluated once (diffprivlib evaluates it twice: the same value, ``f``
-    being a function of the midpoint alone), and ``log(1 - delta)`` once for the whole search
-    (diffprivlib, in every ``f``: the same value)."""
+    being a function of the midpoint alone), and ``log(1 - delta)`` once for the whole
+    bisection (diffprivlib, in every ``f``: the same value)."""
     eps, delta = mechanism.epsilon, mechanism.delta
     diameter = mechanism.upper - mechanism.lower
     sensitivity = mechanism.sensitivity

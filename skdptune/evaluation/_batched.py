@@ -229,8 +229,8 @@ def vector_mechanism(epsilon, C, data_norm, fit_intercept, n_rows, dimension, rn
     """
     sensitivity = row_norm(data_norm, fit_intercept)
     return Vector(epsilon=epsilon, dimension=dimension, alpha=1.0 / C,
-                   function_sensitivity=0.25, data_sensitivity=sensitivity, n=n_rows,
-                   random_state=rng)
+                  function_sensitivity=0.25, data_sensitivity=sensitivity, n=n_rows,
+                  random_state=rng)
 
 
 def perturbation(mechanism):
