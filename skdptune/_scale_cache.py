@@ -22,10 +22,11 @@ time, for the same float. Many keys are new: a ``GaussianNB`` variance's sensiti
 its class's noisy mean, so nearly every such mechanism has its own. Only ``int``, ``float``
 and ``numpy.float64`` values are looked up (a float by its exact bits, so ``-0.0`` is not
 ``0.0``); a mechanism with any other type (float32 bounds, say, which diffprivlib keeps as
-given) finds its scale with diffprivlib's method, as without this module. Where diffprivlib's method is not the one this was written
-against (another release, or a method replaced by someone else), it is left alone; the
-step-for-step bisection is used only where the method's source text is 0.6.6's
-(:data:`BISECTION_SOURCE_SHA256`), diffprivlib's method otherwise.
+given) finds its scale with diffprivlib's method, as without this module. Where
+diffprivlib's method is not the one this was written against (another release, or a method
+replaced by someone else), it is left alone; the step-for-step bisection is used only where
+the method's source text is 0.6.6's (:data:`BISECTION_SOURCE_SHA256`), diffprivlib's method
+otherwise.
 
 **Where.** skdptune enters the context around a search's private region
 (:func:`skdptune._private.run_private`), around each worker task
