@@ -95,8 +95,9 @@ from ._fit import PreparedTemplate, fit_settings, fitting, rows_of, steps_key
 __all__ = ["fit_runs", "run_accuracies"]
 
 #: A Hessian is summed over about this many of the rows (or all; :func:`curvature_rows`).
-#: Passes per run on churn (5,282 rows, 33 coefficients) in the default search: 8.2 at 1024
-#: rows, 6.2 at 2048, 5.3 over every row. In double precision: single precision's matrix
+#: Passes per run on churn (5,282 rows, 33 coefficients) in the default search, with the
+#: early Hessians below: 9.5 at 1024 rows, 6.8 at 2048, 5.7 over every row, the least time
+#: near 2048 (1536 within the noise). In double precision: single precision's matrix
 #: products were faster but, in one environment (numpy 2.0's OpenBLAS), rounded differently
 #: in a joblib worker than in the main process, and the searches' results must not depend on
 #: ``n_jobs``
