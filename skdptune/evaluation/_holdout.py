@@ -280,11 +280,14 @@ CHECKED_GRID = 512
 #: when it expects fewer, more when its expected runs would make a group exceed
 #: ``_batched_runs.CHUNK_BYTES``.
 BATCHED_GROUPS = 4
-#: Every iteration of a group's solver has a fixed cost (a pass over the rows, the solver's
-#: own bookkeeping), so few runs are solved in fewer groups: at ``n_iter=50`` on Adult four
-#: groups took 1.5 times as long as one at ``n_jobs=1`` (CPU time, 3 seeds), at 1000 runs
-#: 0-5 % longer. Below ``2 * RUNS_PER_GROUP`` expected runs, one group (one worker).
-RUNS_PER_GROUP = 100
+#: Every group has fixed costs (the rows clipped, paired for the Hessians and passed over at
+#: zero per setting; every iteration's bookkeeping), so few runs are solved in fewer groups: at
+#: ``n_iter=50`` on Adult four groups took 1.5 times as long as one at ``n_jobs=1`` (CPU time,
+#: 3 seeds). At the default ``E[K] = 1000``, two groups of about 500 runs took 0.74-0.83 of
+#: four's time at ``n_jobs=1`` and 0.81-0.83 at ``n_jobs=2`` on credit and churn (10 seeded
+#: searches each, the same selections; Adult's rows make six groups either way). Below ``2 *
+#: RUNS_PER_GROUP`` expected runs, one group (one worker).
+RUNS_PER_GROUP = 500
 
 
 def batched_groups(n_runs: int, n_rows: int, expected_runs: float | None = None) -> int:

@@ -616,7 +616,7 @@ def test_search_uses_the_batched_runs_for_a_plain_logistic_regression(monkeypatc
     calls = _spy_batched_runs(monkeypatch)
     X, y = _data(n=600, classes=3)
     _search(n_jobs=1).fit(X, y)
-    # the K runs in one group per 100 expected runs (n_iter=40: one), whatever K is (480
+    # the K runs in one group per 500 expected runs (n_iter=40: one), whatever K is (480
     # train rows: no group exceeds a chunk)
     assert calls and min(calls) >= 1
     assert len(calls) == 1
@@ -644,15 +644,16 @@ def test_a_search_cuts_its_runs_by_its_expected_count(monkeypatch):
 
 def test_runs_are_grouped_by_their_expected_count_never_by_n_jobs():
     groups = _holdout.batched_groups
-    assert [groups(k, 3000) for k in (1, 50, 199, 200, 299, 300, 399, 400, 1000, 5000)] == [
-        1, 1, 1, 2, 2, 3, 3, 4, 4, 4]
+    assert [groups(k, 3000) for k in (1, 50, 999, 1000, 1499, 1500, 1999, 2000, 5000)] == [
+        1, 1, 1, 2, 2, 3, 3, 4, 4]
     # more groups when one would exceed a chunk of CHUNK_BYTES (rows x runs)
     rows = _batched_runs.CHUNK_BYTES // (8 * 100)  # a chunk holds 100 runs
     assert groups(50, rows) == 1 and groups(1000, rows) == 10
     # a search's groups follow its public expected number of runs, not the realised K
-    assert [groups(k, 3000, 1000) for k in (150, 399, 1000, 1300)] == [4, 4, 4, 4]
+    assert [groups(k, 3000, 2000) for k in (150, 399, 2000, 2600)] == [4, 4, 4, 4]
+    assert [groups(k, 3000, 1000) for k in (150, 1000, 1300)] == [2, 2, 2]
     assert [groups(k, 3000, 50) for k in (1, 150, 1300)] == [1, 1, 1]
-    assert groups(3, 3000, 1000) == 4  # with it, empty groups rather than a count that tells K
+    assert groups(3, 3000, 2000) == 4  # with it, empty groups rather than a count that tells K
     # large data: as many groups as the *expected* runs fill chunks, whatever K is (the count
     # of joblib tasks must not tell K); a larger K makes larger groups, which fit_runs and
     # run_accuracies cut into chunks themselves
