@@ -211,7 +211,8 @@ class _SharedRows:
         products ``x_j x_k`` (``j <= k``) times the problems' curvatures, unpacked into
         symmetric matrices.
         """
-        sample = curvature_rows(len(self.X), HESSIAN_ROWS if rows is None else rows)
+        stride = curvature_stride(len(self.X), HESSIAN_ROWS if rows is None else rows)
+        sample = np.arange(0, len(self.X), stride)
         d = self.D - 1
         H = np.empty((len(idx), self.D, self.D))
         if self.clipped is None:
@@ -228,11 +229,11 @@ class _SharedRows:
             curvature *= scale
             H[:, :d, d] = H[:, d, :d] = (U.T @ curvature).T * column[:, None]
             curvature *= scale
-            H[:, :d, :d] = self._unpacked(self._pairs((None, len(sample)), U), curvature)
+            H[:, :d, :d] = self._unpacked(self._pairs((None, stride), U), curvature)
         else:
             for key, at in self._settings(idx):
                 X = self.clipped[key][sample]
-                H[at] = self._unpacked(self._pairs((key, len(sample)), X),
+                H[at] = self._unpacked(self._pairs((key, stride), X),
                                        _curvature(X @ W[at].T))
         H *= self.weight * len(self.X) / len(sample)
         H[:, np.arange(self.D), np.arange(self.D)] += self.quad[idx]
@@ -240,9 +241,10 @@ class _SharedRows:
 
     def _pairs(self, key, rows):
         """The pairwise products ``x_j x_k`` (``j <= k``) of ``rows`` (``key``: their setting
-        and number), one row of the result per pair ``(j, k)`` in ``np.triu_indices`` order,
-        kept while they fit in :data:`PAIRS_BYTES`. Formed from slices (``x_j`` times ``x_j,
-        ..., x_D``), not by indexing the columns per pair (ten times the time)."""
+        and the stride that sampled them -- two strides can sample as many rows), one row of
+        the result per pair ``(j, k)`` in ``np.triu_indices`` order, kept while they fit in
+        :data:`PAIRS_BYTES`. Formed from slices (``x_j`` times ``x_j, ..., x_D``), not by
+        indexing the columns per pair (ten times the time)."""
         if key in self.pairs:
             return self.pairs[key]
         columns = np.ascontiguousarray(rows.T)
@@ -357,11 +359,17 @@ def logistic_sums(raw, y):
     return sums, residual
 
 
+def curvature_stride(m, rows):
+    """The stride ``k`` of :func:`curvature_rows`: the largest that keeps at least ``rows`` of
+    the ``m`` rows (1, every row, when ``m < 2 rows``)."""
+    return max(1, m // max(rows, 1))
+
+
 def curvature_rows(m, rows):
-    """The rows a Hessian is summed over: every ``k``-th of the ``m`` rows, ``k`` the largest
-    stride that keeps at least ``rows`` of them (every row when ``m < 2 rows``). Spread over
-    all the rows, whatever their order. A fixed choice, never read from the rows' values."""
-    return np.arange(0, m, max(1, m // max(rows, 1)))
+    """The rows a Hessian is summed over: every ``k``-th of the ``m`` rows
+    (:func:`curvature_stride`), spread over all the rows whatever their order. A fixed choice,
+    never read from the rows' values."""
+    return np.arange(0, m, curvature_stride(m, rows))
 
 
 def _curvature(raw):

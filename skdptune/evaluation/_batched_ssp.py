@@ -75,11 +75,12 @@ def fit_statistics_runs(estimators, X, y, train, keys=None):
     shared, generator, settings = {}, np.random.RandomState(), {}
     for est, key in zip(estimators, keys or [None] * len(estimators), strict=True):
         # fit's order: the public checks (and the budget), the generator, the bounds
-        if key is None or key not in settings:
+        first = key is None or key not in settings
+        if first:
             est._check_parameters()
         accountant = est._checked_accountant()
         rng = _generator(est.random_state, generator)
-        if key is None or key not in settings:
+        if first:
             bounds_X, bounds_y = est._bounds(X_rows, y_rows)
             setting = (*(np.asarray(b, dtype=float).tobytes()
                          for b in (*bounds_X, *bounds_y)), bool(est.fit_intercept))

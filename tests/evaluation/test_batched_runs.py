@@ -1134,3 +1134,28 @@ def test_logistic_sums_are_the_elementwise_terms_summed(per_problem):
     sums, residual = _batched_runs.logistic_sums(raw.copy(), y)
     np.testing.assert_allclose(sums, terms.sum(axis=0), rtol=1e-13)
     np.testing.assert_allclose(residual, expit(raw) - y, rtol=0, atol=5e-16)
+
+
+def test_samples_of_as_many_rows_keep_their_own_pairwise_products():
+    """Of 15 rows, 2 and 3 asked for give strides 7 and 5, both 3 rows (0, 7, 14 and 0, 5,
+    10): each Hessian is summed over its own rows' products, whichever came first (a table of
+    products keyed by the number of rows handed the second the first's)."""
+    rng = np.random.RandomState(7)
+    X = rng.normal(size=(15, 3))
+    row_norms = np.linalg.norm(X, axis=1)
+    P, D = 2, 4
+    design = np.hstack([clip_to_norm(X, 1.0), np.ones((15, 1))])
+    problems = _SharedRows(X / row_norms[:, None], row_norms, {(1.0, True): design},
+                           np.ones(P), np.ones(P, bool), (rng.uniform(size=(15, 1)) < 0.5) * 1.0,
+                           np.zeros(P, int), 1.0 / 15, np.full((P, D), 0.1),
+                           np.zeros((P, D)), np.full(P, 1e-4), np.full(P, 100, int))
+    W = rng.normal(size=(P, D))
+    for rows, picked in ((2, [0, 7, 14]), (3, [0, 5, 10])):
+        assert _batched_runs.curvature_rows(15, rows).tolist() == picked
+        H = problems.hessians(W, np.arange(P), rows)
+        for p in range(P):
+            z = design[picked] @ W[p]
+            curvature = 1 / (1 + np.exp(-z)) / (1 + np.exp(z))
+            plain = (design[picked].T @ (design[picked] * curvature[:, None]) / 3
+                     + np.diag(np.full(D, 0.1)))
+            np.testing.assert_allclose(H[p], plain, rtol=1e-10, atol=1e-13)
