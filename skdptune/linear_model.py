@@ -283,24 +283,37 @@ class _Normalisation:
 # --------------------------------------------------------------------------------------------
 
 
-def _laplace(values, epsilon: float, sensitivity: float, rng) -> np.ndarray:
+def _laplace(values, epsilon: float, sensitivity: float, rng, mechanisms=None) -> np.ndarray:
     """``values`` (a vector of L1 sensitivity ``sensitivity``) with i.i.d. Laplace noise of
-    scale ``sensitivity / epsilon``: ``epsilon``-DP (diffprivlib's ``Laplace``, its parameters
-    checked on the first value: :mod:`skdptune._mechanisms`)."""
+    scale ``sensitivity / epsilon``: ``epsilon``-DP (diffprivlib's ``Laplace`` applied to each
+    value in turn, its parameters checked on the first: :mod:`skdptune._mechanisms`).
+
+    ``mechanisms``: a dict that keeps the mechanism of each ``(epsilon, sensitivity, rng)`` for
+    the next release with the same (many fits drawing from one generator: the batched runs);
+    a mechanism holds its parameters and the generator it was given, nothing of a draw."""
     values = np.asarray(values, dtype=float)
     if sensitivity == 0:
         return values.copy()
-    mechanism = Laplace(epsilon=epsilon, sensitivity=sensitivity, random_state=rng)
-    return np.array([mechanism.randomise(float(v)) for v in values], dtype=float)
+    key = (epsilon, sensitivity, id(rng))  # the mechanism keeps rng alive: no id is reused
+    mechanism = None if mechanisms is None else mechanisms.get(key)
+    if mechanism is None:
+        mechanism = Laplace(epsilon=epsilon, sensitivity=sensitivity, random_state=rng)
+        if mechanisms is not None:
+            mechanisms[key] = mechanism
+    return mechanism.randomise_many(values)
 
 
+@functools.lru_cache(maxsize=64)
 def _released_entries(dim: int, intercept: bool):
     """Indices of the upper triangle of a ``dim x dim`` Gram matrix that are released (all but
-    the constant column's own entry, the last one, when there is an intercept)."""
+    the constant column's own entry, the last one, when there is an intercept); read-only
+    arrays, kept per ``(dim, intercept)``."""
     rows, cols = np.triu_indices(dim)
     if intercept:
         keep = ~((rows == dim - 1) & (cols == dim - 1))
         rows, cols = rows[keep], cols[keep]
+    for indices in (rows, cols):
+        indices.setflags(write=False)
     return rows, cols
 
 
@@ -492,12 +505,13 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         statistics = _Statistics(X, y, *self._bounds(X, y), self.fit_intercept)
         return self._release(statistics, rng, accountant)
 
-    def _release(self, statistics: _Statistics, rng, accountant):
+    def _release(self, statistics: _Statistics, rng, accountant, mechanisms=None):
         """The private part of ``fit`` once the rows' :class:`_Statistics` are known: the noisy
-        model (:func:`_released_model`, noise from ``rng``) set as the fitted attributes, and
-        ``(epsilon, 0)`` charged to ``accountant``. Returns ``self``."""
-        self.coef_, self.intercept_, self.alpha_ = _released_model(statistics, self.epsilon,
-                                                                  self.alpha, rng)
+        model (:func:`_released_model`, noise from ``rng``; ``mechanisms``: see
+        :func:`_laplace`) set as the fitted attributes, and ``(epsilon, 0)`` charged to
+        ``accountant``. Returns ``self``."""
+        self.coef_, self.intercept_, self.alpha_ = _released_model(
+            statistics, self.epsilon, self.alpha, rng, mechanisms)
         accountant.spend(self.epsilon, 0)
         return self
 
@@ -530,7 +544,12 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
             and ``bounds_y`` is given.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
+        return self._predict_rows(validate_data(self, X, accept_sparse=False,
+                                                dtype=np.float64, reset=False))
+
+    def _predict_rows(self, X):
+        """:meth:`predict` of rows it has validated (a float array of ``n_features_in_``
+        columns)."""
         predictions = X @ self.coef_ + self.intercept_
         if self.clip_predictions and self.bounds_y is not None:
             predictions = np.clip(predictions, *check_bounds(self.bounds_y))
@@ -604,12 +623,20 @@ class _Statistics:
         self.gram, self.cross = Z.T @ Z, Z.T @ t
 
     @functools.cached_property
+    def sensitivities(self) -> tuple[float, float, float]:
+        """The L1 sensitivities of the Gram matrix's released entries, of ``Z^T t`` and of
+        ``lambda_min(Z^T Z)``: functions of the public box alone."""
+        c = self.norm.intercept_column
+        return (gram_sensitivity(*self.box, c), cross_sensitivity(*self.box, *self.y_box, c),
+                eigenvalue_sensitivity(*self.box, c))
+
+    @functools.cached_property
     def smallest_eigenvalue(self) -> float:
         """``lambda_min(Z^T Z)`` (0 without columns): exact, PRIVATE."""
         return float(np.linalg.eigvalsh(self.gram)[0]) if self.dim else 0.0
 
 
-def _released_model(statistics: _Statistics, epsilon: float, alpha, rng):
+def _released_model(statistics: _Statistics, epsilon: float, alpha, rng, mechanisms=None):
     """``(coef, intercept, ridge)``: the private model of ``statistics`` -- the three noisy
     releases with the budget of :func:`budget_split`, then post-processing.
 
@@ -619,18 +646,17 @@ def _released_model(statistics: _Statistics, epsilon: float, alpha, rng):
     (replace-one; module docstring); everything after the releases is post-processing.
     """
     adaptive = isinstance(alpha, str)
-    norm, box, y_box, dim = statistics.norm, statistics.box, statistics.y_box, statistics.dim
+    norm, dim = statistics.norm, statistics.dim
     intercept_column = norm.intercept_column
     intercept = intercept_column > 0
-    s_gram = gram_sensitivity(*box, intercept_column)
-    s_cross = cross_sensitivity(*box, *y_box, intercept_column)
+    s_gram, s_cross, s_eigenvalue = statistics.sensitivities
     eps_eigenvalue, eps_gram, eps_cross = budget_split(epsilon, adaptive, s_gram, s_cross)
     gram_scale = s_gram / eps_gram if s_gram else 0.0
 
     # (1) the smallest eigenvalue, lowered by its noise's (1 - rho) quantile, and the ridge
     if adaptive:
-        s_eigenvalue = eigenvalue_sensitivity(*box, intercept_column)
-        noisy = _laplace([statistics.smallest_eigenvalue], eps_eigenvalue, s_eigenvalue, rng)[0]
+        noisy = _laplace([statistics.smallest_eigenvalue], eps_eigenvalue, s_eigenvalue, rng,
+                         mechanisms)[0]
         scale = s_eigenvalue / eps_eigenvalue
         lower_estimate = max(0.0, noisy - scale * math.log(1 / (2 * FAILURE_PROBABILITY)))
         ridge = max(0.0, noise_margin(gram_scale, dim) - lower_estimate)
@@ -640,13 +666,13 @@ def _released_model(statistics: _Statistics, epsilon: float, alpha, rng):
     # (2) the Gram matrix's released entries; the constant column's own entry is public
     rows, cols = _released_entries(dim, intercept)
     noisy_gram = np.zeros((dim, dim))
-    noisy_gram[rows, cols] = _laplace(statistics.gram[rows, cols], eps_gram, s_gram, rng)
-    noisy_gram = np.triu(noisy_gram) + np.triu(noisy_gram, 1).T
+    noisy_gram[rows, cols] = noisy_gram[cols, rows] = _laplace(statistics.gram[rows, cols],
+                                                               eps_gram, s_gram, rng, mechanisms)
     if intercept:
         noisy_gram[-1, -1] = statistics.n_rows * intercept_column ** 2  # n is public
 
     # (3) Z^T t
-    noisy_cross = _laplace(statistics.cross, eps_cross, s_cross, rng)
+    noisy_cross = _laplace(statistics.cross, eps_cross, s_cross, rng, mechanisms)
 
     # post-processing: the ridge system, with a public floor on its eigenvalues
     floor = max(gram_scale, 1.0)

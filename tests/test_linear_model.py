@@ -222,6 +222,9 @@ def test_every_release_is_a_diffprivlib_laplace_draw(monkeypatch):
             calls.append(self.args)
             return value
 
+        def randomise_many(self, values):  # randomise of each value (tests/test_mechanisms.py)
+            return np.array([self.randomise(float(v)) for v in values])
+
     monkeypatch.setattr(linear_model, "Laplace", Exact)
     X, y = _task(n=500, d=3)
     model = _model(alpha=2.0, bounds_y=(-2.0, 2.0)).fit(X, y)

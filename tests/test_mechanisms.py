@@ -1,5 +1,5 @@
-"""diffprivlib's mechanisms with their parameters checked on the first draw: the same draws
-(skdptune/_mechanisms.py)."""
+"""diffprivlib's mechanisms with their parameters checked on the first draw, and Laplace's
+draws for many values at once: the same draws (skdptune/_mechanisms.py)."""
 
 from __future__ import annotations
 
@@ -64,3 +64,69 @@ def test_the_checks_run_on_the_first_draw():
     finally:
         dp.Laplace._check_all = original
     assert calls == [0.1]
+
+
+class _Counting:
+    """A generator of the secure kind's interface (``random()`` only, no arrays): a fixed
+    stream, counted."""
+
+    def __init__(self, seed):
+        self._stream, self.calls = np.random.RandomState(seed), 0
+
+    def random(self):
+        self.calls += 1
+        return float(self._stream.random_sample())
+
+
+def _one_by_one(mechanism, values):
+    return np.array([mechanism.randomise(float(v)) for v in values])
+
+
+def _many_column_major(mechanism, values):
+    """A broken twin: the uniforms read in another order (the first of every value first)."""
+    values = np.asarray(values, dtype=float)
+    u = mechanism._rng.random_sample(4 * values.size).reshape(4, values.size)
+    scale = mechanism.sensitivity / (mechanism.epsilon - np.log(1 - mechanism.delta))
+    return values - scale * mechanism._laplace_sampler(*u)
+
+
+@pytest.mark.parametrize("size", [1, 2, 55, 400])
+def test_laplace_draws_for_many_values_are_diffprivlibs(size):
+    """``randomise_many`` is diffprivlib's ``randomise`` of each value in turn, bit for bit --
+    values of every magnitude, generators reseeded in place between calls, and a generator
+    without arrays (the secure kind) read as often; the order of the uniforms matters (a
+    twin reading them in another order differs)."""
+    rng = np.random.default_rng(size)
+    values = rng.normal(size=size) * 10.0 ** rng.integers(-6, 6, size=size)
+    for seed in (0, 7):
+        mine, theirs = _laplace(_mechanisms.Laplace, seed), _laplace(dp.Laplace, seed)
+        got = [mine.randomise_many(values) for _ in range(3)]
+        mine._rng.seed(seed + 1)
+        got.append(mine.randomise_many(values))
+        expected = [_one_by_one(theirs, values) for _ in range(3)]
+        theirs._rng.seed(seed + 1)
+        expected.append(_one_by_one(theirs, values))
+        for a, b in zip(got, expected, strict=True):
+            assert [v.hex() for v in a.tolist()] == [v.hex() for v in b.tolist()]
+    secure_mine, secure_theirs = _Counting(3), _Counting(3)
+    a = _mechanisms.Laplace(epsilon=0.7, sensitivity=0.3, random_state=None)
+    b = dp.Laplace(epsilon=0.7, sensitivity=0.3, random_state=None)
+    a._rng, b._rng = secure_mine, secure_theirs
+    np.testing.assert_array_equal(a.randomise_many(values), _one_by_one(b, values))
+    assert secure_mine.calls == secure_theirs.calls == 4 * size
+    if size > 1:
+        twin = _many_column_major(_laplace(dp.Laplace, 0), values)
+        assert not np.array_equal(twin, _one_by_one(_laplace(dp.Laplace, 0), values))
+
+
+def test_laplace_draws_for_many_values_check_as_randomise():
+    """Invalid parameters are refused before any draw; no values, no draw."""
+    mechanism = _laplace(_mechanisms.Laplace, 0)
+    mechanism.epsilon = -1.0
+    with pytest.raises(ValueError):
+        mechanism.randomise_many(np.ones(3))
+    counting = _Counting(0)
+    fresh = _mechanisms.Laplace(epsilon=1.0, sensitivity=1.0, random_state=None)
+    fresh._rng = counting
+    assert fresh.randomise_many(np.zeros(0)).shape == (0,)
+    assert counting.calls == 0

@@ -37,6 +37,12 @@ every run fail, as every one-by-one fit refuses them; the evaluator then stops t
 :func:`~._batched_runs.fit_runs`, and the evaluator fits every run one by one (the same
 outputs). Everything here runs inside :func:`skdptune._private.silenced`.
 
+**Scores.** :func:`run_utilities` scores the runs on the validation rows as the search's score
+scores each model (``score(model, X_val, y_val)``), from ``predict``'s own arithmetic
+(``SSPRegressor._predict_rows``) on rows validated once: ``predict`` would repeat the same
+checks of the same rows against models that all read ``n_features_in_`` columns. The same
+utilities, bit for bit.
+
 **Not batched:** a pipeline ending in ``SSPRegressor`` (the logistic path decides whether a
 pipeline's steps give dense rows on the public padding rows, which a regressor has none of), and
 a model whose bounds are left to the data (``None``: the one-by-one fit's
@@ -53,7 +59,7 @@ from sklearn.utils import _safe_indexing
 
 from ..linear_model import _Statistics, validate_data
 
-__all__ = ["fit_statistics_runs"]
+__all__ = ["fit_statistics_runs", "run_utilities"]
 
 
 def fit_statistics_runs(estimators, X, y, train, keys=None):
@@ -72,7 +78,7 @@ def fit_statistics_runs(estimators, X, y, train, keys=None):
                                        dtype=np.float64, y_numeric=True, multi_output=False)
     except ValueError:
         return [None] * len(estimators)
-    shared, generator, settings = {}, np.random.RandomState(), {}
+    shared, generator, settings, mechanisms = {}, np.random.RandomState(), {}, {}
     for est, key in zip(estimators, keys or [None] * len(estimators), strict=True):
         # fit's order: the public checks (and the budget), the generator, the bounds
         first = key is None or key not in settings
@@ -91,8 +97,29 @@ def fit_statistics_runs(estimators, X, y, train, keys=None):
         if setting not in shared:
             shared[setting] = _Statistics(X_rows, y_rows, bounds_X, bounds_y, est.fit_intercept)
         est.n_features_in_ = X_rows.shape[1]
-        est._release(shared[setting], rng, accountant)
+        est._release(shared[setting], rng, accountant, mechanisms)
     return estimators
+
+
+def run_utilities(models, X_val, y_val, score):
+    """Every run's mean utility, the mean of ``score(model, X_val, y_val)`` (``None`` for a
+    failed run), or ``None`` where the score reads more than the predictions (the caller scores
+    run by run).
+
+    ``models``: :func:`fit_statistics_runs`' models, fitted on the same rows (so the same
+    ``n_features_in_``; the feature names are set after scoring). ``X_val`` is validated once,
+    as ``predict`` validates it, against the first model: a refusal raises as ``predict`` would
+    for every run. The means, not the utilities, are kept: a run's released score reads their
+    mean alone, and thousands of runs' utilities would fill fresh memory row by row (a third of
+    the scoring's time on 7,500 rows). PRIVATE: the exact mean utilities.
+    """
+    fitted = [m for m in models if m is not None]
+    if not fitted or not score.reads_predictions:
+        return None
+    rows = validate_data(fitted[0], X_val, accept_sparse=False, dtype=np.float64, reset=False)
+    return [None if m is None
+            else float(np.mean(score.of_predictions(m._predict_rows(rows), y_val)))
+            for m in models]
 
 
 def _generator(random_state, generator):

@@ -36,6 +36,7 @@ with :class:`~skdptune.exceptions.PrivateFitError` (fixed message, budget charge
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -55,6 +56,7 @@ from ._batched import (
     supports_batched_fits,
 )
 from ._batched_runs import CHUNK_BYTES, built, fit_runs, run_accuracies
+from ._batched_ssp import run_utilities
 from ._fit import (
     all_or_fail,
     candidate_keys,
@@ -187,11 +189,16 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, noise, fit_se
                               fit_seeds, noise_seeds, epsilons, padding)
         return _named(outputs, names)
     X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
-    shared = None
-    if type(score) is AccuracyScore:  # the plain models' accuracies from one product
+    shared, share = None, None
+    first = next((m for m in models if m is not None), None)
+    if first is not None and shares_statistics(first):  # scored from rows checked once
+        share = functools.partial(run_utilities, score=score)
+    elif type(score) is AccuracyScore:  # the plain models' accuracies from one product
+        share = run_accuracies
+    if share is not None:
         with silenced():
             try:
-                shared = run_accuracies(models, X_val, y_val)
+                shared = share(models, X_val, y_val)
             except Exception:
                 pass  # scored run by run below
     outputs = []

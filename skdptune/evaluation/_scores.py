@@ -350,8 +350,16 @@ def _check_clip(clip: Any) -> float:
 
 
 def _predictions_like(estimator: Any, X: Any, y: np.ndarray) -> np.ndarray:
-    pred = np.asarray(estimator.predict(X))
-    return pred.reshape(y.shape) if pred.size == y.size else pred
+    return _shaped_like(np.asarray(estimator.predict(X)), y)
+
+
+def _shaped_like(predictions: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return predictions.reshape(y.shape) if predictions.size == y.size else predictions
+
+
+def _bounded(utilities) -> np.ndarray:
+    """Utilities as floats in ``[0, 1]``, a NaN counting as 0 (``fmax``: a NaN gives 0)."""
+    return np.minimum(np.fmax(np.asarray(utilities, dtype=float), 0.0), 1.0)
 
 
 class PerExampleScore:
@@ -375,12 +383,23 @@ class PerExampleScore:
     bounds = _UNIT
     loss_bound = 1.0
 
+    #: whether the utilities read ``estimator.predict(X)`` alone (:meth:`of_predictions`)
+    reads_predictions = False
+
     def __call__(self, estimator: Any, X: Any, y: Any = None) -> np.ndarray:
         """Utilities of the fitted ``estimator`` on each row: private, never store them.
 
         ``y`` is ``None`` for unsupervised estimators (called as ``score(estimator, X)``)."""
-        utilities = np.asarray(self._utilities(estimator, X, np.asarray(y)), dtype=float)
-        return np.clip(np.nan_to_num(utilities, nan=0.0), 0.0, 1.0)
+        return _bounded(self._utilities(estimator, X, np.asarray(y)))
+
+    def of_predictions(self, predictions: np.ndarray, y: Any) -> np.ndarray:
+        """``self(estimator, X, y)`` from ``predictions = estimator.predict(X)``, for a score
+        that :attr:`reads_predictions` (the batched runs predict without ``predict``'s
+        checks of rows they have checked once). PRIVATE, as the utilities."""
+        if not self.reads_predictions:
+            raise TypeError(f"{self!r} reads more than the predictions.")
+        y = np.asarray(y)
+        return _bounded(self._of_predictions(_shaped_like(np.asarray(predictions), y), y))
 
     def losses(self, estimator: Any, X: Any, y: Any) -> np.ndarray:
         """Per-example losses ``(1 - u) * loss_bound`` in ``[0, loss_bound]`` (for DP-GIBO)."""
@@ -403,9 +422,13 @@ class AccuracyScore(PerExampleScore):
     """``u = 1`` when the prediction is correct, else ``0`` (all outputs, for multi-output)."""
 
     name = "accuracy"
+    reads_predictions = True
 
     def _utilities(self, estimator: Any, X: Any, y: np.ndarray) -> np.ndarray:
-        correct = _predictions_like(estimator, X, y) == y
+        return self._of_predictions(_predictions_like(estimator, X, y), y)
+
+    def _of_predictions(self, predictions: np.ndarray, y: np.ndarray) -> np.ndarray:
+        correct = predictions == y
         return correct.all(axis=1) if correct.ndim > 1 else correct
 
 
@@ -430,17 +453,22 @@ class _ClippedErrorScore(PerExampleScore):
         self.loss_bound = self.clip
 
     def _error(self, residual: np.ndarray) -> np.ndarray:
+        """The per-example error of ``residual`` (the score's own array: may be overwritten)."""
         raise NotImplementedError
 
     def _utilities(self, estimator: Any, X: Any, y: np.ndarray) -> np.ndarray:
-        predicted = _predictions_like(estimator, X, y).astype(float)
+        return self._of_predictions(_predictions_like(estimator, X, y), y)
+
+    def _of_predictions(self, predictions: np.ndarray, y: np.ndarray) -> np.ndarray:
+        predicted = np.asarray(predictions, dtype=float)  # read, not modified
         if self.target_range is not None:
             predicted = np.clip(predicted, *self.target_range)
-        residual = y.astype(float) - predicted
-        error = self._error(residual)
+        error = self._error(np.asarray(y, dtype=float) - predicted)  # a new array: in place
         if error.ndim > 1:  # multi-output: mean error over the outputs
             error = error.mean(axis=1)
-        return 1.0 - np.fmin(error, self.clip) / self.clip  # fmin: NaN counts as clip
+        np.fmin(error, self.clip, out=error)  # fmin: NaN counts as clip
+        np.divide(error, self.clip, out=error)
+        return np.subtract(1.0, error, out=error)
 
     def __repr__(self) -> str:
         extra = "" if self.target_range is None else f", target_range={self.target_range!r}"
@@ -451,18 +479,20 @@ class SquaredErrorScore(_ClippedErrorScore):
     """``u = 1 - min((y - y_hat)**2, clip) / clip``; ``clip`` in squared target units."""
 
     name = "squared_error"
+    reads_predictions = True
 
     def _error(self, residual: np.ndarray) -> np.ndarray:
-        return residual**2
+        return np.square(residual, out=residual)
 
 
 class AbsoluteErrorScore(_ClippedErrorScore):
     """``u = 1 - min(|y - y_hat|, clip) / clip``; ``clip`` in target units."""
 
     name = "absolute_error"
+    reads_predictions = True
 
     def _error(self, residual: np.ndarray) -> np.ndarray:
-        return np.abs(residual)
+        return np.abs(residual, out=residual)
 
 
 class LogLossScore(PerExampleScore):
