@@ -262,3 +262,32 @@ def test_a_runs_generator_is_the_one_fit_makes_of_its_random_state():
         np.testing.assert_array_equal(rng.random_sample(2), fresh.random_sample(2))
     assert _batched_ssp._generator(None, generator) is check_random_state(None)
     assert _batched_ssp._generator(generator, None) is generator
+
+
+@pytest.mark.parametrize("score_class", ["AbsoluteErrorScore", "SquaredErrorScore"])
+def test_runs_are_scored_as_the_score_scores_each_model(score_class):
+    """The runs' mean utilities, from rows validated once, are the mean of the score's own
+    utilities of each model, bit for bit -- models clipping their predictions into bounds_y
+    or not, a failed run left ``None``; a score that reads more than the predictions is left
+    to the caller (``None``)."""
+    from skdptune.evaluation import _scores
+
+    X, y = _data(n=500)
+    templates = candidate_templates(SSPRegressor(), _candidates(9, "adaptive", True))
+    for t, clip in zip(templates, [True, False, True] * 3, strict=True):
+        t.set_params(clip_predictions=clip)
+    models = _one_by_one(templates, list(range(9)), X, y, np.arange(300))
+    models[4] = None
+    score = getattr(_scores, score_class)(target_range=(-2.5, 2.5))
+    assert score.reads_predictions
+    X_val, y_val = X[300:], y[300:]
+    means = _batched_ssp.run_utilities(models, X_val, y_val, score)
+    assert means[4] is None
+    for model, mean in zip(models, means, strict=True):
+        if model is not None:
+            assert mean == float(np.mean(score(model, X_val, y_val)))
+    distance = _scores.SquaredDistanceScore(clip=1.0)
+    assert not distance.reads_predictions
+    assert _batched_ssp.run_utilities(models, X_val, y_val, distance) is None
+    with pytest.raises(TypeError):
+        distance.of_predictions(np.zeros(3), np.zeros(3))
