@@ -547,10 +547,11 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         return self._predict_rows(validate_data(self, X, accept_sparse=False,
                                                 dtype=np.float64, reset=False))
 
-    def _predict_rows(self, X):
+    def _predict_rows(self, X, coef=None, intercept=None):
         """:meth:`predict` of rows it has validated (a float array of ``n_features_in_``
-        columns)."""
-        predictions = X @ self.coef_ + self.intercept_
+        columns); with ``coef`` and ``intercept``, what the model fitted to them predicts."""
+        coef = self.coef_ if coef is None else coef
+        predictions = X @ coef + (self.intercept_ if intercept is None else intercept)
         if self.clip_predictions and self.bounds_y is not None:
             predictions = np.clip(predictions, *check_bounds(self.bounds_y))
         return predictions

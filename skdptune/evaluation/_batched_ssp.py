@@ -43,6 +43,18 @@ scores each model (``score(model, X_val, y_val)``), from ``predict``'s own arith
 checks of the same rows against models that all read ``n_features_in_`` columns. The same
 utilities, bit for bit.
 
+**The partitions of DPGridSearchCV** (:func:`partition_utilities`). The subsample-and-aggregate
+evaluator (:mod:`._partitions`) fits every candidate on the training part of every partition's
+inner splits and scores it on the validation part. Here a unit's rows are validated once (as
+``fit`` validates them, and as ``predict`` validates the validation rows), their statistics are
+computed once per setting, and each candidate's fit is the release of its own noise from them,
+with the seed and the partition settings its one-by-one fit gets
+(:func:`~._partitions._chunk_utilities`); a score that reads the predictions alone gets them
+from ``predict``'s arithmetic, others get the model. A partition's utility still depends on its
+own rows alone -- what the candidates of a unit share is a deterministic function of that
+unit's rows -- and a failure of a candidate's fit or score is its ``error_score``, as one by
+one. Each utility is the one-by-one path's, bit for bit.
+
 **Not batched:** a pipeline ending in ``SSPRegressor`` (the logistic path decides whether a
 pipeline's steps give dense rows on the public padding rows, which a regressor has none of), and
 a model whose bounds are left to the data (``None``: the one-by-one fit's
@@ -56,10 +68,14 @@ import numbers
 import numpy as np
 from diffprivlib.utils import check_random_state
 from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _check_method_params
 
-from ..linear_model import _Statistics, validate_data
+from .._private import LEAKS
+from ..estimators import leak_warnings_as_errors
+from ..linear_model import SSPRegressor, _released_model, _Statistics, validate_data
+from ._fit import PreparedTemplate
 
-__all__ = ["fit_statistics_runs", "run_utilities"]
+__all__ = ["fit_statistics_runs", "partition_utilities", "run_utilities"]
 
 
 def fit_statistics_runs(estimators, X, y, train, keys=None):
@@ -120,6 +136,77 @@ def run_utilities(models, X_val, y_val, score):
     return [None if m is None
             else float(np.mean(score.of_predictions(m._predict_rows(rows), y_val)))
             for m in models]
+
+
+def partition_utilities(jobs, units, X, y, scorer, error_score, score_params=None):
+    """Utilities of candidates on their fit units, one array per job (module docstring): the
+    value ``fit_and_utility`` gives each candidate's one-by-one fit on each unit. PRIVATE.
+
+    ``jobs``: ``(template, seeds, settings_of)`` per candidate -- an ``SSPRegressor``
+    candidate template, each unit's fit seed (an int array, or ``None``: secure noise), and
+    ``n_train -> instantiate()`` keyword arguments (the partition settings). ``units``: the
+    global row indices ``(train, test)`` of every fit. ``error_score``: the utility of a failed
+    fit or score (a float). ``score_params``: the scorer's metadata, restricted to each unit's
+    validation rows.
+    """
+    error = float(error_score)
+    outs = [np.full(len(units), error) for _ in jobs]
+    generator, mechanisms, prepared = np.random.RandomState(), {}, {}
+    for u, (train, test) in enumerate(units):
+        try:  # fit's and predict's checks of the unit's rows, the same for every candidate
+            checker = SSPRegressor()
+            X_rows, y_rows = validate_data(checker, _safe_indexing(X, train),
+                                           _safe_indexing(y, train), accept_sparse=False,
+                                           dtype=np.float64, y_numeric=True,
+                                           multi_output=False)
+            X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
+            rows_test = (validate_data(checker, X_test, accept_sparse=False, dtype=np.float64,
+                                       reset=False) if scorer.reads_predictions else None)
+            params = (_check_method_params(X, params=score_params, indices=test)
+                      if score_params else {})
+        except LEAKS:
+            raise
+        except Exception:
+            continue  # every candidate's fit (or its predict) on these rows fails
+        shared = {}
+        for job, (template, seeds, settings_of) in enumerate(jobs):
+            try:
+                key = (job, len(train))
+                if key not in prepared:  # a candidate's settings on n_train rows, checked once
+                    prepared[key] = None  # (a failed check fails every fit of the key)
+                    made = PreparedTemplate(template, **settings_of(len(train)))
+                    model = made.estimator
+                    model._check_parameters()
+                    model._checked_accountant()  # every fit's own copy: the same check
+                    bounds_X, bounds_y = model._bounds(X_rows, y_rows)
+                    setting = (*(np.asarray(b, dtype=float).tobytes()
+                                 for b in (*bounds_X, *bounds_y)), bool(model.fit_intercept))
+                    prepared[key] = made, bounds_X, bounds_y, setting
+                if prepared[key] is None:
+                    raise ValueError("the candidate's settings are refused")
+                made, bounds_X, bounds_y, setting = prepared[key]
+                model, seed = made.estimator, None if seeds is None else int(seeds[u])
+                if setting not in shared:
+                    shared[setting] = _Statistics(X_rows, y_rows, bounds_X, bounds_y,
+                                                  model.fit_intercept)
+                rng = _generator(made.random_state(seed), generator)
+                if rows_test is None:  # the scorer reads the model: the fit's own
+                    est = made.instantiate(seed)
+                    est.n_features_in_ = X_rows.shape[1]
+                    est._release(shared[setting], rng, est._checked_accountant(), mechanisms)
+                    with leak_warnings_as_errors():
+                        outs[job][u] = float(scorer(est, X_test, y_test, **params))
+                    continue
+                # the model is never built: its coefficients, and what it would predict
+                coef, intercept, _ = _released_model(shared[setting], model.epsilon,
+                                                     model.alpha, rng, mechanisms)
+                outs[job][u] = scorer.of_predictions(
+                    model._predict_rows(rows_test, coef, intercept), y_test, **params)
+            except LEAKS:
+                raise
+            except Exception:
+                outs[job][u] = error
+    return outs
 
 
 def _generator(random_state, generator):

@@ -61,9 +61,11 @@ from ._batched import (
     is_accuracy,
     model_rows,
     plain_model_rows,
+    shares_statistics,
     steps_give_dense_rows,
     supports_batched_fits,
 )
+from ._batched_ssp import partition_utilities
 from ._fit import (
     PreparedTemplate,
     candidate_key,
@@ -334,7 +336,7 @@ def _unit_views(templates, candidates, X, y, units, padding, score_params):
     metadata, aligned with the untransformed rows, go one by one. The choice between the two
     paths is public (the configuration, and :func:`~._batched.steps_give_dense_rows`).
     """
-    if all(batched_model(t) is t for t in templates):
+    if all(batched_model(t, statistics=True) is t for t in templates):
         return [(np.arange(len(templates)), X, y, units, padding, 0)], []
     if score_params:
         return None
@@ -370,7 +372,8 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
     """
     X, y = received(X), received(y)
     inner_epsilon, inner_params, epsilons = settings
-    if inner_epsilon == "scaled" and inner_params == "scaled":
+    statistics = shares_statistics(group[0][1])  # SSPRegressor: as one by one (_batched_ssp)
+    if inner_epsilon == "scaled" and inner_params == "scaled" and not statistics:
         # the returned model in miniature, exactly: its epsilon, C and rows (_batched)
         model_rows = n_samples + (len(padding) if padding is not None else padded)
 
@@ -390,10 +393,14 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
         fit_seeds = ((seeds.seeds("fit", i, owners) + splits) % (2**32)
                      if seeds.seeded else None)
         jobs.append((template, fit_seeds, settings_of, model_rows))
+    fits = [(train, test) for _, _, train, test in units]
     with silenced():
-        utilities = batched_partition_utilities(
-            jobs, [(train, test) for _, _, train, test in units], X, y, scorer, padding,
-            error_score, score_params, padded=padded)
+        if statistics:
+            utilities = partition_utilities([job[:3] for job in jobs], fits, X, y, scorer,
+                                            error_score, score_params)
+        else:
+            utilities = batched_partition_utilities(jobs, fits, X, y, scorer, padding,
+                                                    error_score, score_params, padded=padded)
     sums = np.array([np.bincount(owners, weights=values, minlength=n_parts)
                      for values in utilities]).reshape(len(group), n_parts)
     return sums, np.bincount(owners, minlength=n_parts)
@@ -595,7 +602,7 @@ class PartitionEvaluator:
         # frame, as one by one; the partition models are never released)
         X_rows = plain_model_rows(templates, X)[0] if is_accuracy(self.scorer) else X
         if self.batched and supports_batched_fits(templates, X_rows, fit_params, error_score,
-                                                  pipelines=True):
+                                                  pipelines=True, statistics=True):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)
             batched = _unit_views(templates, candidates, X_rows, y, units, self.padding,
                                   score_params)

@@ -41,13 +41,7 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import is_classifier, is_regressor
-from sklearn.metrics import (
-    check_scoring,
-    get_scorer,
-    mean_absolute_error,
-    mean_squared_error,
-    r2_score,
-)
+from sklearn.metrics import check_scoring, get_scorer
 from sklearn.utils import check_scalar
 
 __all__ = [
@@ -156,6 +150,19 @@ class BoundedScorer:
         self.name = name
         self.takes_y = _takes_y(scorer)
 
+    @property
+    def reads_predictions(self) -> bool:
+        """Whether the score reads ``estimator.predict(X)`` alone (:meth:`of_predictions`)."""
+        return getattr(self.scorer, "reads_predictions", False)
+
+    def of_predictions(self, predictions: Any, y: Any, **score_params: Any) -> float:
+        """``self(estimator, X, y, **score_params)`` from ``predictions =
+        estimator.predict(X)``, for a scorer that :attr:`reads_predictions`."""
+        if not self.reads_predictions:
+            raise TypeError(f"{self!r} reads more than the predictions.")
+        return _to_unit(self.scorer.of_predictions(predictions, y, **score_params),
+                        self.lo, self.hi)
+
     def __call__(self, estimator: Any, X: Any, y: Any = None, **score_params: Any) -> float:
         """Utility in ``[0, 1]`` of the fitted ``estimator`` on ``(X, y)``; private: never store.
 
@@ -233,34 +240,85 @@ class _TargetRangeScore:
                 "neg_root_mean_squared_error": (-width, 0.0),
                 "neg_mean_absolute_error": (-width, 0.0)}[self.name]
 
+    #: the value reads ``estimator.predict(X)`` alone (:meth:`of_predictions`)
+    reads_predictions = True
+
     def __call__(self, estimator: Any, X: Any, y: Any, sample_weight: Any = None) -> float:
-        predicted = np.clip(np.asarray(estimator.predict(X), dtype=float), self.lower,
-                            self.upper)
+        return self.of_predictions(estimator.predict(X), y, sample_weight=sample_weight)
+
+    def of_predictions(self, predictions: Any, y: Any, sample_weight: Any = None) -> float:
+        """The value of ``predictions = estimator.predict(X)`` against ``y``."""
+        predicted = np.clip(np.asarray(predictions, dtype=float), self.lower, self.upper)
         target = np.asarray(y, dtype=float)
-        predicted = predicted.reshape(target.shape) if predicted.size == target.size \
-            else predicted
-        return float(_RANGE_METRICS[self.name](target, predicted, sample_weight=sample_weight))
+        return float(_RANGE_METRICS[self.name](target, _shaped_like(predicted, target),
+                                               sample_weight=sample_weight))
 
     def __repr__(self) -> str:
         return f"{self.name} (predictions clipped to [{self.lower:g}, {self.upper:g}])"
 
 
+# The regression metrics of the target-range scores, without scikit-learn's per-call validation
+# (thousands of fits on partitions of ~100 rows: r2_score's checks cost 0.2 ms a call, more
+# than the fit). scikit-learn's formulas (uniform average over outputs; r2 of a constant target
+# is 1 when predicted exactly, else 0; r2 of fewer than two rows is NaN); the same values up
+# to rounding (tests/evaluation/test_scores.py), and the same refusals of rows they refuse --
+# lengths that differ, non-finite values -- as a ValueError.
+
+
+def _metric_arrays(y_true, y_pred, sample_weight):
+    """``(y_true, y_pred, weights)`` as 2-D float columns and a weight column (or 1.0)."""
+    y_true, y_pred = np.asarray(y_true, dtype=float), np.asarray(y_pred, dtype=float)
+    y_true = y_true.reshape(len(y_true), -1) if y_true.ndim else y_true.reshape(1, 1)
+    y_pred = y_pred.reshape(len(y_pred), -1) if y_pred.ndim else y_pred.reshape(1, 1)
+    if y_true.shape != y_pred.shape:
+        raise ValueError(f"y_true and y_pred have shapes {y_true.shape} and {y_pred.shape}.")
+    if not (np.isfinite(y_true).all() and np.isfinite(y_pred).all()):
+        raise ValueError("Input contains NaN or infinity.")
+    if sample_weight is None:
+        return y_true, y_pred, None
+    weights = np.asarray(sample_weight, dtype=float)
+    if weights.shape != (len(y_true),) or not np.isfinite(weights).all():
+        raise ValueError("sample_weight must be finite, one weight per row.")
+    return y_true, y_pred, weights
+
+
+def _r2(y_true, y_pred, sample_weight=None):
+    y_true, y_pred, weights = _metric_arrays(y_true, y_pred, sample_weight)
+    if len(y_true) < 2:
+        return float("nan")
+    w = 1.0 if weights is None else weights[:, None]
+    numerator = (w * (y_true - y_pred) ** 2).sum(axis=0)
+    centre = np.average(y_true, axis=0, weights=weights)
+    denominator = (w * (y_true - centre) ** 2).sum(axis=0)
+    scores = np.ones(y_true.shape[1])
+    valid = (denominator != 0) & (numerator != 0)
+    scores[valid] = 1 - numerator[valid] / denominator[valid]
+    scores[(numerator != 0) & (denominator == 0)] = 0.0
+    return float(np.average(scores))
+
+
+def _squared_errors(y_true, y_pred, sample_weight):
+    y_true, y_pred, weights = _metric_arrays(y_true, y_pred, sample_weight)
+    return np.average((y_true - y_pred) ** 2, axis=0, weights=weights)
+
+
 def _neg_mean_squared_error(y_true, y_pred, sample_weight=None):
-    return -mean_squared_error(y_true, y_pred, sample_weight=sample_weight)
+    return -float(np.average(_squared_errors(y_true, y_pred, sample_weight)))
 
 
 def _neg_root_mean_squared_error(y_true, y_pred, sample_weight=None):
-    return -math.sqrt(mean_squared_error(y_true, y_pred, sample_weight=sample_weight))
+    return -math.sqrt(np.average(_squared_errors(y_true, y_pred, sample_weight)))
 
 
 def _neg_mean_absolute_error(y_true, y_pred, sample_weight=None):
-    return -mean_absolute_error(y_true, y_pred, sample_weight=sample_weight)
+    y_true, y_pred, weights = _metric_arrays(y_true, y_pred, sample_weight)
+    return -float(np.average(np.average(np.abs(y_pred - y_true), axis=0, weights=weights)))
 
 
 #: the regression scores bounded on the target range's scale (:class:`_TargetRangeScore`);
 #: r2 is at most 1 and clipped at 0 like scikit-learn's own r2 here
 _RANGE_METRICS: dict[str, Callable] = {
-    "r2": r2_score,
+    "r2": _r2,
     "neg_mean_squared_error": _neg_mean_squared_error,
     "neg_root_mean_squared_error": _neg_root_mean_squared_error,
     "neg_mean_absolute_error": _neg_mean_absolute_error,

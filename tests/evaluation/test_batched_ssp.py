@@ -291,3 +291,103 @@ def test_runs_are_scored_as_the_score_scores_each_model(score_class):
     assert _batched_ssp.run_utilities(models, X_val, y_val, distance) is None
     with pytest.raises(TypeError):
         distance.of_predictions(np.zeros(3), np.zeros(3))
+
+
+# -- the partitions of DPGridSearchCV ------------------------------------------------------------
+def _partition_evaluator(X, *, batched, scoring="r2", cv=0.25, seed=0, error_score=0.0):
+    from skdptune._seeding import SeedPlan
+    from skdptune.evaluation._partitions import PartitionEvaluator
+    from skdptune.evaluation._scores import check_bounded_scorer
+
+    estimator = SSPRegressor(bounds_X=(-1.0, 1.0), bounds_y=(-3.0, 3.0))
+    scorer = (scoring if callable(scoring)
+              else check_bounded_scorer(scoring, None, estimator, (-3.0, 3.0)))
+    return PartitionEvaluator(estimator, scorer, n_partitions=len(X) // 100, cv=cv,
+                              inner_epsilon="scaled", inner_params="scaled", n_jobs=1,
+                              pre_dispatch="2*n_jobs", error_score=error_score,
+                              seeds=SeedPlan(seed), batched=batched)
+
+
+def _model_reading_scorer():
+    """A scorer that reads the model (its coefficients), not only its predictions."""
+    from skdptune.evaluation._scores import BoundedScorer
+
+    def norm(est, X, y):
+        return float(np.abs(est.coef_).sum() + est.predict(X[:2]).sum())
+
+    return BoundedScorer(norm, -5.0, 5.0, "norm")
+
+
+PARTITION_CANDIDATES = [
+    {"alpha": "adaptive"}, {"alpha": 10.0, "bounds_X": (-0.5, 0.5)},
+    {"alpha": 1.0, "bounds_y": (-1.0, 1.0), "fit_intercept": False},
+    {"alpha": -1.0},  # refused by the fit: error_score on every partition
+    {"alpha": 100.0, "clip_predictions": False}]
+
+
+@pytest.mark.parametrize("scoring, cv, weights", [
+    ("r2", 0.25, False), ("neg_mean_absolute_error", 2, True), ("model", 0.25, False)])
+def test_partition_utilities_are_the_one_by_one_fits(monkeypatch, scoring, cv, weights):
+    """Every (candidate, partition) utility of the batched path is the one-by-one fit's, bit for
+    bit -- a candidate the fit refuses and a partition whose rows the fit refuses (a NaN) get
+    error_score on both paths, a scorer's sample weights are the validation rows', a scorer
+    that reads the model gets the fit's model -- and no partition model is fitted one by one."""
+    X, y = _data(n=1000)
+    X[130] = np.nan
+    scorer = _model_reading_scorer() if scoring == "model" else scoring
+    params = {"sample_weight": np.linspace(0.5, 2.0, len(y))} if weights else None
+    with monkeypatch.context() as mp:
+        fits = _spy(mp, SSPRegressor, "fit")
+        batched = _partition_evaluator(X, batched=True, scoring=scorer, cv=cv,
+                                       error_score=0.125).evaluate_partitions(
+            X, y, PARTITION_CANDIDATES, {}, score_params=params)
+    assert fits == []
+    alone = _partition_evaluator(X, batched=False, scoring=scorer, cv=cv,
+                                 error_score=0.125).evaluate_partitions(
+        X, y, PARTITION_CANDIDATES, {}, score_params=params)
+    assert batched.shape == (5, 10)
+    np.testing.assert_array_equal(batched, alone)
+    assert (batched[3] == 0.125).all()  # the refused candidate
+    nan_partition = [j for j, rows in enumerate(
+        _partition_evaluator(X, batched=True).partitions(len(X))) if 130 in rows]
+    assert batched[:, nan_partition[0]].tolist() == [0.125] * 5
+    assert batched[[0, 1, 2, 4]].std() > 0.01  # the comparison could fail
+
+
+def test_partition_utilities_of_one_record_change_its_own_partition_only():
+    """Seeded neighbours (one row's target moved): only the utilities of the partition that
+    holds it change, by at most 1 each (the statistics a unit's candidates share are its own
+    rows')."""
+    X, y = _data(n=1000)
+    neighbour = y.copy()
+    neighbour[417] = -y[417]
+    evaluator = _partition_evaluator(X, batched=True)
+    before = evaluator.evaluate_partitions(X, y, PARTITION_CANDIDATES, {})
+    after = _partition_evaluator(X, batched=True).evaluate_partitions(
+        X, neighbour, PARTITION_CANDIDATES, {})
+    own = [j for j, rows in enumerate(evaluator.partitions(len(X))) if 417 in rows]
+    changed = np.flatnonzero((before != after).any(axis=0))
+    assert changed.tolist() == own
+    assert np.abs(before - after).max() <= 1.0
+
+
+def test_the_grid_batches_its_partition_fits_and_selects_as_one_by_one(monkeypatch):
+    from skdptune import DPGridSearchCV
+    from skdptune.evaluation import _partitions
+
+    X, y = _data(n=1500)
+    space = {"alpha": ["adaptive", 10.0, 100.0], "bounds_X": [(-1.0, 1.0), (-0.5, 0.5)]}
+
+    def search():
+        return DPGridSearchCV(SSPRegressor(bounds_X=(-1, 1), bounds_y=(-3, 3)), space,
+                              epsilon=2.0, random_state=3, refit=False)
+
+    with monkeypatch.context() as mp:
+        calls = _spy(mp, _partitions, "partition_utilities")
+        batched = search().fit(X, y)
+    assert calls
+    with monkeypatch.context() as mp:
+        mp.setattr(_partitions, "supports_batched_fits", lambda *a, **k: False)
+        alone = search().fit(X, y)
+    assert batched.best_params_ == alone.best_params_
+    assert batched.privacy_spent_ == alone.privacy_spent_

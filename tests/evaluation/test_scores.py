@@ -280,6 +280,70 @@ def test_regression_scores_clip_the_predictions_into_the_target_range():
     assert mse(far, X4, y_far) == 0.0 and mae(far, X4, y_far) == 0.0
 
 
+@pytest.mark.parametrize("name", ["r2", "neg_mean_squared_error",
+                                  "neg_root_mean_squared_error", "neg_mean_absolute_error"])
+def test_target_range_metrics_are_scikit_learns(name):
+    """The target-range scores' own metrics (no per-call validation) give scikit-learn's
+    values -- one or several outputs, with and without weights, a constant target predicted
+    exactly or not, r2 of one row (NaN) -- and refuse what scikit-learn refuses: lengths that
+    differ and non-finite values."""
+    import warnings
+
+    from sklearn import metrics
+
+    from skdptune.evaluation._scores import _RANGE_METRICS
+
+    theirs = {"r2": metrics.r2_score,
+              "neg_mean_squared_error": lambda *a, **k: -metrics.mean_squared_error(*a, **k),
+              "neg_root_mean_squared_error":
+                  lambda *a, **k: -math.sqrt(metrics.mean_squared_error(*a, **k)),
+              "neg_mean_absolute_error":
+                  lambda *a, **k: -metrics.mean_absolute_error(*a, **k)}[name]
+    mine = _RANGE_METRICS[name]
+    rng = np.random.default_rng(0)
+    for case in range(300):
+        n = int(rng.integers(2, 40))
+        shape = (n,) if case % 3 else (n, int(rng.integers(1, 4)))
+        y = rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4)
+        p = y + rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4)
+        if case % 7 == 0:
+            y = np.full(shape, 2.5)
+        if case % 11 == 0:
+            p = y.copy()
+        w = None if case % 2 else rng.uniform(0.1, 3.0, size=n)
+        assert mine(y, p, sample_weight=w) == pytest.approx(theirs(y, p, sample_weight=w),
+                                                            rel=1e-12, abs=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = mine(np.array([1.0]), np.array([2.0]))
+        assert (math.isnan(one) and math.isnan(theirs(np.array([1.0]), np.array([2.0])))
+                if name == "r2" else one == theirs(np.array([1.0]), np.array([2.0])))
+    for y, p in [(np.zeros(3), np.zeros(4)), (np.zeros(3), np.array([0.0, np.nan, 1.0])),
+                 (np.array([0.0, np.inf, 1.0]), np.zeros(3))]:
+        with pytest.raises(ValueError):
+            mine(y, p)
+        with pytest.raises(ValueError):
+            theirs(y, p)
+
+
+def test_bounded_scores_of_predictions_are_the_scores_of_the_model():
+    """``of_predictions`` of a score that reads the predictions alone is its value on the
+    model that predicts them; a scorer that reads the model refuses."""
+    y = np.array([-1.0, 3.0, 0.0, 1.0])
+    wild = FixedRegressor([-50.0, 70.0, 0.5, 1.5])
+    for scoring in ["r2", "neg_mean_absolute_error", "neg_root_mean_squared_error"]:
+        scorer = check_bounded_scorer(scoring, None, wild, (-1.0, 3.0))
+        assert scorer.reads_predictions
+        assert scorer.of_predictions(wild.predict(X4), y) == scorer(wild, X4, y)
+        w = np.array([1.0, 0.5, 2.0, 1.0])
+        assert (scorer.of_predictions(wild.predict(X4), y, sample_weight=w)
+                == scorer(wild, X4, y, sample_weight=w))
+    plain = check_bounded_scorer("r2", None, wild)  # no target range: scikit-learn's scorer
+    assert not plain.reads_predictions
+    with pytest.raises(TypeError):
+        plain.of_predictions(wild.predict(X4), y)
+
+
 def test_per_example_errors_clip_the_predictions_and_default_their_clip():
     y = np.array([-1.0, 3.0, 0.0, 1.0])
     wild = FixedRegressor([-50.0, 70.0, 0.5, 3.0])
