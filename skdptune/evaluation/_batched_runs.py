@@ -90,7 +90,15 @@ from ._batched import (
     vector_mechanism,
 )
 from ._batched_ssp import fit_statistics_runs
-from ._fit import PreparedTemplate, fit_settings, fitting, rows_of, steps_key
+from ._fit import (
+    DeferredModel,
+    PreparedTemplate,
+    fit_settings,
+    fitted_as_fit,
+    fitting,
+    rows_of,
+    steps_key,
+)
 
 __all__ = ["fit_runs", "run_accuracies"]
 
@@ -493,9 +501,9 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
     walks of the parameters. ``epsilons``: a factor on the DP epsilons, or
     :func:`~._fit.instantiate`'s settings (:func:`~._fit.fit_settings`). Returns a list with
     a fitted model or ``None`` (a failed fit) per run, or ``None`` when the batched path could
-    not run (the caller fits one by one). A plain ``LogisticRegression`` run's model is a
-    :class:`DeferredModel` (built by :func:`built`): its estimator is made for the winning
-    run only.
+    not run (the caller fits one by one). A plain ``LogisticRegression`` or ``SSPRegressor``
+    run's model is a :class:`~._fit.DeferredModel` (built by :func:`~._fit.built`): its
+    estimator is made for the winning run only.
     PRIVATE: the models are released only through the evaluator's selection.
     """
     keys = keys or [None] * len(templates)
@@ -505,7 +513,7 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
         # parameters but random_state
         from_statistics = [shares_statistics(p.estimator) for p in prepared]
         if any(from_statistics):  # mixed with other models, or padded: one by one
-            return (fit_statistics_runs(_instantiated(prepared, fit_seeds), X, y, train, keys)
+            return (fit_statistics_runs(prepared, fit_seeds, X, y, train)
                     if all(from_statistics) and padding is None else None)
         if all(solves_in_batches(p.estimator) for p in prepared):
             return _deferred_runs(prepared, fit_seeds, X, y, train, padding, keys)
@@ -534,43 +542,6 @@ def _prepared(templates, epsilons, keys):
 def _instantiated(prepared, fit_seeds):
     """Every run's estimator (``prepared``: :func:`_prepared`)."""
     return [p.instantiate(seed) for p, seed in zip(prepared, fit_seeds, strict=True)]
-
-
-class DeferredModel:
-    """A batched run's fitted ``LogisticRegression``, its estimator not yet made.
-
-    The runs of a search are thousands and one of them is released: each run keeps what
-    makes its model -- its :class:`~._fit.PreparedTemplate`, its seed, and the fitted
-    attributes its solve found (``classes_``, ``coef_``, ``intercept_``, ``n_features_in_``;
-    readable here, as on the model, and ``feature_names_in_`` may be set here, as on the
-    model) -- and :meth:`build` makes the model, the estimator ``prepared.instantiate(seed)``
-    with these attributes and its throwaway accountant charged as diffprivlib's ``fit``
-    charges it: what the run's fit made eagerly before.
-    """
-
-    def __init__(self, prepared, seed, **fitted):
-        self._prepared, self._seed = prepared, seed
-        vars(self).update(fitted)
-
-    def build(self):
-        """The run's fitted model (a new one at every call)."""
-        fitted = {name: value for name, value in vars(self).items()
-                  if not name.startswith("_")}
-        return _fitted(self._prepared.instantiate(self._seed), fitted)
-
-
-def built(model):
-    """``model``, or the model a :class:`DeferredModel` stands for."""
-    return model.build() if isinstance(model, DeferredModel) else model
-
-
-def _fitted(est, fitted):
-    """``est`` with the fitted attributes ``fitted`` of its solve, its throwaway accountant
-    charged as diffprivlib's ``fit`` charges it."""
-    for name, value in fitted.items():
-        setattr(est, name, value)
-    est.accountant.spend(est.epsilon, 0)
-    return est
 
 
 def _deferred_runs(prepared, fit_seeds, X, y, train, padding, keys):
@@ -621,7 +592,7 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
         final_steps = [pipelines[r].steps[-1][1] for r in runs]
         solved = _solved_runs(final_steps, [step.random_state for step in final_steps], Z,
                               y_rows, np.arange(len(Z)), None, [keys[r] for r in runs])
-        models = [None if fitted is None else _fitted(step, fitted)
+        models = [None if fitted is None else fitted_as_fit(step, fitted)
                   for step, fitted in zip(final_steps, solved, strict=True)]
         for r, model in zip(runs, models, strict=True):
             if model is not None:

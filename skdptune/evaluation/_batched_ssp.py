@@ -73,48 +73,53 @@ from sklearn.utils.validation import _check_method_params
 from .._private import LEAKS
 from ..estimators import leak_warnings_as_errors
 from ..linear_model import SSPRegressor, _released_model, _Statistics, validate_data
-from ._fit import PreparedTemplate
+from ._fit import DeferredModel, PreparedTemplate
 
 __all__ = ["fit_statistics_runs", "partition_utilities", "run_utilities"]
 
 
-def fit_statistics_runs(estimators, X, y, train, keys=None):
-    """The runs' ``SSPRegressor`` instances ``estimators``, fitted (in place) on the rows
-    ``train`` of ``(X, y)`` from the statistics of each distinct ``(bounds_X, bounds_y,
-    fit_intercept)`` (module docstring). Returns one model, or ``None`` (a failed fit), per run.
-    ``keys[r]``: run ``r``'s candidate key (runs of one key differ in ``random_state`` only,
-    :func:`~._batched_runs.fit_runs`), or ``None``: the parameters of a key's runs are checked,
-    and their bounds read, on its first run only (the same checks, the same arrays); every
-    run's own accountant checks its budget.
+def fit_statistics_runs(prepared, fit_seeds, X, y, train):
+    """The runs of ``SSPRegressor`` candidates on the rows ``train`` of ``(X, y)``, from the
+    statistics of each distinct ``(bounds_X, bounds_y, fit_intercept)`` (module docstring):
+    a :class:`~._fit.DeferredModel` per run (its model is built for the released run only),
+    or ``None`` (a failed fit).
+
+    ``prepared[r]``: run ``r``'s :class:`~._fit.PreparedTemplate` (the runs of one candidate
+    share one, and differ in their seed ``fit_seeds[r]`` only, :func:`~._batched_runs.fit_runs`).
+    A prepared candidate's parameters are checked, its throwaway accountant's budget checked
+    and its bounds read once: every run's copy of them is the same, so ``fit``'s checks give
+    every run the same answer.
     PRIVATE: the models are released only through the evaluator's selection.
     """
+    first = prepared[0].estimator
     try:  # fit's own conversion, the same for every run: refused rows fail every run
-        X_rows, y_rows = validate_data(estimators[0], _safe_indexing(X, train),
+        X_rows, y_rows = validate_data(first, _safe_indexing(X, train),
                                        _safe_indexing(y, train), accept_sparse=False,
                                        dtype=np.float64, y_numeric=True, multi_output=False)
     except ValueError:
-        return [None] * len(estimators)
+        return [None] * len(prepared)
     shared, generator, settings, mechanisms = {}, np.random.RandomState(), {}, {}
-    for est, key in zip(estimators, keys or [None] * len(estimators), strict=True):
+    runs = []
+    for made, seed in zip(prepared, fit_seeds, strict=True):
         # fit's order: the public checks (and the budget), the generator, the bounds
-        first = key is None or key not in settings
-        if first:
-            est._check_parameters()
-        accountant = est._checked_accountant()
-        rng = _generator(est.random_state, generator)
-        if first:
-            bounds_X, bounds_y = est._bounds(X_rows, y_rows)
+        model = made.estimator
+        if id(made) not in settings:  # (prepared holds made: no id is reused)
+            model._check_parameters()
+            model._checked_accountant()
+            bounds_X, bounds_y = model._bounds(X_rows, y_rows)
             setting = (*(np.asarray(b, dtype=float).tobytes()
-                         for b in (*bounds_X, *bounds_y)), bool(est.fit_intercept))
-            if key is not None:
-                settings[key] = bounds_X, bounds_y, setting
-        else:
-            bounds_X, bounds_y, setting = settings[key]
+                         for b in (*bounds_X, *bounds_y)), bool(model.fit_intercept))
+            settings[id(made)] = bounds_X, bounds_y, setting
+        bounds_X, bounds_y, setting = settings[id(made)]
+        rng = _generator(made.random_state(seed), generator)
         if setting not in shared:
-            shared[setting] = _Statistics(X_rows, y_rows, bounds_X, bounds_y, est.fit_intercept)
-        est.n_features_in_ = X_rows.shape[1]
-        est._release(shared[setting], rng, accountant, mechanisms)
-    return estimators
+            shared[setting] = _Statistics(X_rows, y_rows, bounds_X, bounds_y,
+                                          model.fit_intercept)
+        coef, intercept, alpha = _released_model(shared[setting], model.epsilon, model.alpha,
+                                                 rng, mechanisms)
+        runs.append(DeferredModel(made, seed, coef_=coef, intercept_=intercept, alpha_=alpha,
+                                  n_features_in_=X_rows.shape[1]))
+    return runs
 
 
 def run_utilities(models, X_val, y_val, score):
@@ -132,9 +137,12 @@ def run_utilities(models, X_val, y_val, score):
     fitted = [m for m in models if m is not None]
     if not fitted or not score.reads_predictions:
         return None
-    rows = validate_data(fitted[0], X_val, accept_sparse=False, dtype=np.float64, reset=False)
+    checker = SSPRegressor()  # predict's checks, against a model of the runs' width
+    checker.n_features_in_ = fitted[0].n_features_in_
+    rows = validate_data(checker, X_val, accept_sparse=False, dtype=np.float64, reset=False)
     return [None if m is None
-            else float(np.mean(score.of_predictions(m._predict_rows(rows), y_val)))
+            else float(np.mean(score.of_predictions(
+                m.estimator._predict_rows(rows, m.coef_, m.intercept_), y_val)))
             for m in models]
 
 

@@ -52,7 +52,9 @@ from ..estimators import (
 from ..exceptions import PrivateFitError
 
 __all__ = [
+    "DeferredModel",
     "all_or_fail",
+    "built",
     "candidate_key",
     "candidate_keys",
     "candidate_template",
@@ -61,6 +63,7 @@ __all__ = [
     "fit_and_utility",
     "fit_and_example_utilities",
     "fit_on_rows",
+    "fitted_as_fit",
     "fitting",
     "for_workers",
     "instantiate",
@@ -340,6 +343,50 @@ class PreparedTemplate:
             for component, path in self._seeded:
                 memo[id(component)].random_state = derived_seed(seed, path)
         return est
+
+
+class DeferredModel:
+    """A batched run's fitted model, its estimator not yet made.
+
+    The runs of a repetition search are thousands and one of them is released: each run of a
+    plain diffprivlib ``LogisticRegression`` or ``SSPRegressor`` keeps what makes its model --
+    its :class:`PreparedTemplate`, its seed, and the fitted attributes its solve or release
+    found (``classes_``, ``coef_``, ``intercept_``, ``alpha_``, ``n_features_in_``; readable
+    here, as on the model, and ``feature_names_in_`` may be set here, as on the model) -- and
+    :meth:`build` makes the model, the estimator ``prepared.instantiate(seed)`` with these
+    attributes and its throwaway accountant charged as the model's ``fit`` charges it
+    (:func:`fitted_as_fit`): what the run's fit would have made eagerly.
+    """
+
+    def __init__(self, prepared, seed, **fitted):
+        self._prepared, self._seed = prepared, seed
+        vars(self).update(fitted)
+
+    @property
+    def estimator(self):
+        """The run's prepared estimator (unfitted; its seed aside, the run's parameters)."""
+        return self._prepared.estimator
+
+    def build(self):
+        """The run's fitted model (a new one at every call)."""
+        fitted = {name: value for name, value in vars(self).items()
+                  if not name.startswith("_")}
+        return fitted_as_fit(self._prepared.instantiate(self._seed), fitted)
+
+
+def built(model):
+    """``model``, or the model a :class:`DeferredModel` stands for."""
+    return model.build() if isinstance(model, DeferredModel) else model
+
+
+def fitted_as_fit(est, fitted):
+    """``est`` with the fitted attributes ``fitted`` of its solve, its throwaway accountant
+    charged ``(epsilon, 0)`` as the ``fit`` of diffprivlib's models and of ``SSPRegressor``
+    charges it."""
+    for name, value in fitted.items():
+        setattr(est, name, value)
+    est.accountant.spend(est.epsilon, 0)
+    return est
 
 
 def prepare_clone(estimator, params, **settings):

@@ -55,10 +55,12 @@ from ._batched import (
     shares_statistics,
     supports_batched_fits,
 )
-from ._batched_runs import CHUNK_BYTES, built, fit_runs, run_accuracies
+from ._batched_runs import CHUNK_BYTES, fit_runs, run_accuracies
 from ._batched_ssp import run_utilities
 from ._fit import (
+    DeferredModel,
     all_or_fail,
+    built,
     candidate_keys,
     candidate_templates,
     fit_and_example_utilities,
@@ -191,7 +193,8 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, noise, fit_se
     X_val, y_val = _safe_indexing(X, validation), _safe_indexing(y, validation)
     shared, share = None, None
     first = next((m for m in models if m is not None), None)
-    if first is not None and shares_statistics(first):  # scored from rows checked once
+    if isinstance(first, DeferredModel) and shares_statistics(first.estimator):
+        # the statistics runs' scores from rows checked once
         share = functools.partial(run_utilities, score=score)
     elif type(score) is AccuracyScore:  # the plain models' accuracies from one product
         share = run_accuracies
@@ -467,7 +470,7 @@ class HoldoutEvaluator:
 
 class RunModels(Sequence):
     """The models of a search's runs, each made when it is read: a batched run's model is
-    kept as a :class:`~._batched_runs.DeferredModel` until then (:func:`~._batched_runs.built`),
+    kept as a :class:`~._fit.DeferredModel` until then (:func:`~._fit.built`),
     so that a search makes the estimator of the run it releases only."""
 
     def __init__(self, models):

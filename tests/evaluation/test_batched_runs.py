@@ -19,15 +19,11 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, Polynomial
 from skdptune import DPRandomSearchCV
 from skdptune.estimators import strip_nonprivate_attributes
 from skdptune.evaluation import _batched_runs, _holdout
-from skdptune.evaluation._batched_runs import (
-    DeferredModel,
-    _SharedRows,
-    built,
-    fit_runs,
-    run_accuracies,
-)
+from skdptune.evaluation._batched_runs import _SharedRows, fit_runs, run_accuracies
 from skdptune.evaluation._fit import (
+    DeferredModel,
     PreparedTemplate,
+    built,
     candidate_key,
     candidate_template,
     candidate_templates,

@@ -59,8 +59,9 @@ def test_runs_are_the_one_by_one_fits(monkeypatch, alpha, fit_intercept):
         return real(*args)
 
     monkeypatch.setattr(_batched_ssp, "_Statistics", counted)
-    batched = fit_runs(templates, seeds, X, y, train, None, 0.5)
+    deferred = fit_runs(templates, seeds, X, y, train, None, 0.5)
     assert len(made) == 3  # one per setting of (bounds_X, bounds_y, fit_intercept)
+    batched = [run.build() for run in deferred]  # the released run's model is built alone
     for run, alone in zip(batched, _one_by_one(templates, seeds, X, y, train, 0.5),
                           strict=True):
         params, alone_params = run.get_params(), alone.get_params()
@@ -76,11 +77,12 @@ def test_runs_are_the_one_by_one_fits(monkeypatch, alpha, fit_intercept):
     assert len({run.coef_.tobytes() for run in batched}) == 9
 
 
-def test_runs_of_one_key_are_checked_once_and_each_checks_its_budget(monkeypatch):
-    """Runs of one candidate key differ in their seed only: their parameters are checked and
-    their bounds read on the key's first run, bit for bit the same models as one by one; every
-    run's own accountant still checks its budget, and an invalid candidate fails as fit fails
-    (the batched path gives way to the one-by-one runs, which raise)."""
+def test_runs_of_one_key_are_checked_once(monkeypatch):
+    """Runs of one candidate key differ in their seed only: their parameters are checked, their
+    throwaway accountant's budget checked and their bounds read once for the key (every run's
+    copy is the same), bit for bit the same models as one by one; a built run's accountant is
+    charged as fit charges it, and an invalid candidate fails as fit fails (the batched path
+    gives way to the one-by-one runs, which raise)."""
     X, y = _data()
     train = np.arange(0, 400, 2)
     templates = candidate_templates(SSPRegressor(epsilon=1.0), _candidates(3, 3.0, True))
@@ -95,10 +97,11 @@ def test_runs_of_one_key_are_checked_once_and_each_checks_its_budget(monkeypatch
     keys = [("a",), ("a",), ("b",), ("a",), None]
     seeds = [1, 2, 3, 4, 5]
     batched = fit_runs(runs, seeds, X, y, train, None, 0.5, keys)
-    assert len(checked) == 3 and len(budgets) == 5  # "a", "b", the run without a key; all
+    assert len(checked) == len(budgets) == 3  # "a", "b", the run without a key
     for run, alone in zip(batched, _one_by_one(runs, seeds, X, y, train, 0.5), strict=True):
         np.testing.assert_array_equal(run.coef_, alone.coef_)
         assert run.intercept_ == alone.intercept_
+        assert run.build().accountant.spent_budget == alone.accountant.spent_budget
     bad = candidate_templates(SSPRegressor(epsilon=1.0), [{"alpha": -1.0}])[0]
     assert fit_runs([templates[0], bad], [1, 2], X, y, train, None, 0.5,
                     [("a",), ("c",)]) is None
@@ -276,16 +279,18 @@ def test_runs_are_scored_as_the_score_scores_each_model(score_class):
     templates = candidate_templates(SSPRegressor(), _candidates(9, "adaptive", True))
     for t, clip in zip(templates, [True, False, True] * 3, strict=True):
         t.set_params(clip_predictions=clip)
-    models = _one_by_one(templates, list(range(9)), X, y, np.arange(300))
+    models = fit_runs(templates, list(range(9)), X, y, np.arange(300), None, None)
     models[4] = None
     score = getattr(_scores, score_class)(target_range=(-2.5, 2.5))
     assert score.reads_predictions
     X_val, y_val = X[300:], y[300:]
     means = _batched_ssp.run_utilities(models, X_val, y_val, score)
     assert means[4] is None
-    for model, mean in zip(models, means, strict=True):
+    for model, mean, alone in zip(models, means, _one_by_one(templates, list(range(9)), X, y,
+                                                             np.arange(300)), strict=True):
         if model is not None:
-            assert mean == float(np.mean(score(model, X_val, y_val)))
+            assert mean == float(np.mean(score(model.build(), X_val, y_val)))
+            assert mean == float(np.mean(score(alone, X_val, y_val)))
     distance = _scores.SquaredDistanceScore(clip=1.0)
     assert not distance.reads_predictions
     assert _batched_ssp.run_utilities(models, X_val, y_val, distance) is None

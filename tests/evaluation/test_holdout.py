@@ -8,8 +8,7 @@ from diffprivlib.mechanisms import Laplace
 from diffprivlib.models import LogisticRegression
 
 from skdptune._seeding import SeedPlan
-from skdptune.evaluation._batched_runs import DeferredModel
-from skdptune.evaluation._fit import PreparedTemplate, candidate_template
+from skdptune.evaluation._fit import DeferredModel, PreparedTemplate, candidate_template
 from skdptune.evaluation._holdout import RunModels, ScoreNoise, _run_seeds
 from skdptune.evaluation._scores import AccuracyScore, check_validation_score
 
