@@ -7,21 +7,23 @@ exact statistics ``Z^T Z``, ``Z^T t`` and ``lambda_min(Z^T Z)``, then adds Lapla
 solves (:mod:`skdptune.linear_model`). The exact statistics depend on the rows and on
 ``(bounds_X, bounds_y, fit_intercept)`` only, so here they are computed once per distinct
 setting among the runs (:class:`~skdptune.linear_model._Statistics`), and every run adds its own
-noise and solves (:func:`~skdptune.linear_model._released_model`, through the model's own
-``_release``): a fit of the same rows is that arithmetic on those statistics, and the first
-part of a one-by-one fit is the same statistics computed again.
+noise and solves (:func:`~skdptune.linear_model._released_model`, the release ``fit`` itself
+makes): a fit of the same rows is that arithmetic on those statistics, and the first part of
+a one-by-one fit is the same statistics computed again.
 
-**What a run releases is unchanged.** Its model is the ``SSPRegressor`` instance the
-one-by-one path would fit (the same :func:`~._fit.instantiate`: parameters, seed, epsilon
-scale), checked as ``fit`` checks it (parameters, bounds, the throwaway accountant's budget),
-its noise drawn by diffprivlib's ``Laplace`` mechanism from the generator ``fit`` would use
-(``check_random_state`` of the run's ``random_state``: its seed when the search is seeded --
-one generator reseeded in place for each run, :func:`_generator` --, diffprivlib's secure
-generator otherwise), in the same order (eigenvalue, Gram matrix,
-``Z^T t``), from the same statistics computed by the same code: the same ``coef_``,
-``intercept_`` and ``alpha_``, bit for bit (tests/evaluation/test_batched_ssp.py). It gets
-``n_features_in_`` (and, from the evaluator, the frame's ``feature_names_in_``) as ``fit`` sets
-them, and its throwaway accountant is charged ``(epsilon, 0)`` as ``fit`` charges it.
+**What a run releases is unchanged.** A run is a :class:`~._fit.DeferredModel`: its released
+coefficients, and what builds its model -- the ``SSPRegressor`` instance the one-by-one path
+would fit (the same :func:`~._fit.instantiate`: parameters, seed, epsilon scale) -- for the run
+the search releases alone. It is checked as ``fit`` checks it (parameters, bounds, the
+throwaway accountant's budget: once per candidate, since every run's copy gives the same
+answer), its noise drawn by diffprivlib's ``Laplace`` mechanism from the generator ``fit``
+would use (``check_random_state`` of the run's ``random_state``: its seed when the search is
+seeded -- one generator reseeded in place for each run, :func:`_generator` --, diffprivlib's
+secure generator otherwise), in the same order (eigenvalue, Gram matrix, ``Z^T t``), from the
+same statistics computed by the same code: the same ``coef_``, ``intercept_`` and ``alpha_``,
+bit for bit (tests/evaluation/test_batched_ssp.py). The built model gets ``n_features_in_``
+(and, from the evaluator, the frame's ``feature_names_in_``) as ``fit`` sets them, and its
+throwaway accountant is charged ``(epsilon, 0)`` as ``fit`` charges it.
 
 **Privacy.** The argument of :mod:`._holdout` is untouched: a run is an ``(epsilon, 0)``-DP fit
 of the train rows and a noisy score of the validation rows, and the repetition's analysis needs
@@ -91,9 +93,8 @@ def fit_statistics_runs(prepared, fit_seeds, X, y, train):
     every run the same answer.
     PRIVATE: the models are released only through the evaluator's selection.
     """
-    first = prepared[0].estimator
     try:  # fit's own conversion, the same for every run: refused rows fail every run
-        X_rows, y_rows = validate_data(first, _safe_indexing(X, train),
+        X_rows, y_rows = validate_data(SSPRegressor(), _safe_indexing(X, train),
                                        _safe_indexing(y, train), accept_sparse=False,
                                        dtype=np.float64, y_numeric=True, multi_output=False)
     except ValueError:

@@ -601,8 +601,10 @@ class PartitionEvaluator:
         # utility is the accuracy computed from the coefficients (a user's scorer gets the
         # frame, as one by one; the partition models are never released)
         X_rows = plain_model_rows(templates, X)[0] if is_accuracy(self.scorer) else X
+        # (the statistics fits are a regressor's: no padding rows)
         if self.batched and supports_batched_fits(templates, X_rows, fit_params, error_score,
-                                                  pipelines=True, statistics=True):
+                                                  pipelines=True,
+                                                  statistics=self.padding is None):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)
             batched = _unit_views(templates, candidates, X_rows, y, units, self.padding,
                                   score_params)
