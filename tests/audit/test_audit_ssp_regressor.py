@@ -42,10 +42,10 @@ import numpy as np
 import pytest
 from _audit import family_audit, split_audit
 from diffprivlib import BudgetAccountant
-from diffprivlib.mechanisms import Laplace
 from threadpoolctl import threadpool_limits
 
 from skdptune import linear_model
+from skdptune._mechanisms import Laplace
 from skdptune.linear_model import (
     SSPRegressor,
     budget_split,
@@ -96,7 +96,8 @@ def _bound(runs):
 
 
 class _FifthNoise(Laplace):
-    """diffprivlib's Laplace with the noise sized for a fifth of the sensitivity."""
+    """The fit's Laplace (diffprivlib's, :mod:`skdptune._mechanisms`) with the noise sized for
+    a fifth of the sensitivity."""
 
     def __init__(self, *, epsilon, sensitivity, random_state=None):
         super().__init__(epsilon=epsilon, sensitivity=sensitivity / 5, random_state=random_state)
