@@ -128,12 +128,12 @@ def run_utilities(models, X_val, y_val, score):
     failed run), or ``None`` where the score reads more than the predictions (the caller scores
     run by run).
 
-    ``models``: :func:`fit_statistics_runs`' models, fitted on the same rows (so the same
+    ``models``: :func:`fit_statistics_runs`' runs, fitted on the same rows (so the same
     ``n_features_in_``; the feature names are set after scoring). ``X_val`` is validated once,
-    as ``predict`` validates it, against the first model: a refusal raises as ``predict`` would
-    for every run. The means, not the utilities, are kept: a run's released score reads their
-    mean alone, and thousands of runs' utilities would fill fresh memory row by row (a third of
-    the scoring's time on 7,500 rows). PRIVATE: the exact mean utilities.
+    as ``predict`` validates it, against a model of the runs' width: a refusal raises as
+    ``predict`` would for every run. The means, not the utilities, are kept: a run's released
+    score reads their mean alone, and thousands of runs' utilities would fill fresh memory row
+    by row (a third of the scoring's time on 7,500 rows). PRIVATE: the exact mean utilities.
     """
     fitted = [m for m in models if m is not None]
     if not fitted or not score.reads_predictions:
