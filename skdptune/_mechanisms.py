@@ -18,7 +18,7 @@ from __future__ import annotations
 import diffprivlib.mechanisms as dp
 import numpy as np
 
-__all__ = ["Laplace", "Vector", "randomise_in_turn"]
+__all__ = ["Laplace", "Vector"]
 
 
 class _ChecksOnce:
@@ -54,33 +54,6 @@ class Laplace(_ChecksOnce, dp.Laplace):
 class Vector(_ChecksOnce, dp.Vector):
     """diffprivlib's :class:`~diffprivlib.mechanisms.Vector`, its parameters checked once (10
     ms of 26 for 660 batched fits' draws)."""
-
-
-def randomise_in_turn(releases) -> list:
-    """``[mechanism.randomise_many(values) for mechanism, values in releases]`` (``Laplace``
-    mechanisms): where they all draw from one numpy ``RandomState`` -- a seeded fit's --, the
-    uniforms of every release are read from it at once (its stream is the same read in one go
-    or in turns) and each mechanism's scale is applied to its own values' share, after every
-    mechanism has checked its parameters; otherwise (secure generators) in turn."""
-    rngs = {id(getattr(m, "_rng", None)) for m, _ in releases}
-    first = releases[0][0] if releases else None
-    if (len(rngs) != 1 or not isinstance(first, Laplace)
-            or not isinstance(first._rng, np.random.RandomState)
-            or not all(isinstance(m, Laplace) for m, _ in releases)):
-        return [m.randomise_many(values) for m, values in releases]
-    values = [np.asarray(v, dtype=float) for _, v in releases]
-    for (mechanism, _), v in zip(releases, values, strict=True):
-        if v.size:
-            mechanism._check_all(float(v[0]))
-    total = sum(v.size for v in values)
-    u = _uniforms(first._rng, 4 * total).reshape(total, 4)
-    standard = first._laplace_sampler(u[:, 0], u[:, 1], u[:, 2], u[:, 3])
-    out, start = [], 0
-    for (mechanism, _), v in zip(releases, values, strict=True):
-        scale = mechanism.sensitivity / (mechanism.epsilon - np.log(1 - mechanism.delta))
-        out.append(v - scale * standard[start:start + v.size])
-        start += v.size
-    return out
 
 
 def _uniforms(rng, count: int) -> np.ndarray:

@@ -50,7 +50,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from ._mechanisms import Laplace, randomise_in_turn
+from ._mechanisms import Laplace
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data
@@ -283,33 +283,24 @@ class _Normalisation:
 # --------------------------------------------------------------------------------------------
 
 
-def _laplace(releases, rng, mechanisms=None) -> list:
-    """Each ``(values, epsilon, sensitivity)`` of ``releases`` (a vector of L1 sensitivity
-    ``sensitivity``) with i.i.d. Laplace noise of scale ``sensitivity / epsilon``, in turn:
-    ``epsilon``-DP each (diffprivlib's ``Laplace`` applied to each value, its parameters
-    checked on the first; one read of a seeded generator for all:
-    :func:`skdptune._mechanisms.randomise_in_turn`). A release of sensitivity 0 is exact.
+def _laplace(values, epsilon: float, sensitivity: float, rng, mechanisms=None) -> np.ndarray:
+    """``values`` (a vector of L1 sensitivity ``sensitivity``) with i.i.d. Laplace noise of
+    scale ``sensitivity / epsilon``: ``epsilon``-DP (diffprivlib's ``Laplace`` applied to each
+    value in turn, its parameters checked on the first: :mod:`skdptune._mechanisms`).
 
     ``mechanisms``: a dict that keeps the mechanism of each ``(epsilon, sensitivity, rng)`` for
     the next release with the same (many fits drawing from one generator: the batched runs);
     a mechanism holds its parameters and the generator it was given, nothing of a draw."""
-    noisy = [np.asarray(values, dtype=float).copy() for values, _, _ in releases]
-    drawn = []
-    for r, (_, epsilon, sensitivity) in enumerate(releases):
-        if sensitivity == 0:
-            continue
-        key = (epsilon, sensitivity, id(rng))  # the mechanism keeps rng alive: no id is reused
-        mechanism = None if mechanisms is None else mechanisms.get(key)
-        if mechanism is None:
-            mechanism = Laplace(epsilon=epsilon, sensitivity=sensitivity, random_state=rng)
-            if mechanisms is not None:
-                mechanisms[key] = mechanism
-        drawn.append((r, mechanism))
-    if drawn:
-        for (r, _), values in zip(drawn, randomise_in_turn([(m, noisy[r]) for r, m in drawn]),
-                                  strict=True):
-            noisy[r] = values
-    return noisy
+    values = np.asarray(values, dtype=float)
+    if sensitivity == 0:
+        return values.copy()
+    key = (epsilon, sensitivity, id(rng))  # the mechanism keeps rng alive: no id is reused
+    mechanism = None if mechanisms is None else mechanisms.get(key)
+    if mechanism is None:
+        mechanism = Laplace(epsilon=epsilon, sensitivity=sensitivity, random_state=rng)
+        if mechanisms is not None:
+            mechanisms[key] = mechanism
+    return mechanism.randomise_many(values)
 
 
 @functools.lru_cache(maxsize=64)
@@ -663,28 +654,26 @@ def _released_model(statistics: _Statistics, epsilon: float, alpha, rng, mechani
     eps_eigenvalue, eps_gram, eps_cross = budget_split(epsilon, adaptive, s_gram, s_cross)
     gram_scale = s_gram / eps_gram if s_gram else 0.0
 
-    # the releases, in this order: (1) the smallest eigenvalue, (2) the Gram matrix's released
-    # entries (the constant column's own entry is public), (3) Z^T t
-    rows, cols = _released_entries(dim, intercept)
-    releases = [(statistics.gram[rows, cols], eps_gram, s_gram),
-                (statistics.cross, eps_cross, s_cross)]
+    # (1) the smallest eigenvalue, lowered by its noise's (1 - rho) quantile, and the ridge
     if adaptive:
-        releases.insert(0, ([statistics.smallest_eigenvalue], eps_eigenvalue, s_eigenvalue))
-    *eigenvalue, gram_entries, noisy_cross = _laplace(releases, rng, mechanisms)
-
-    # the smallest eigenvalue, lowered by its noise's (1 - rho) quantile, and the ridge
-    if adaptive:
-        noisy = float(eigenvalue[0][0])
+        noisy = _laplace([statistics.smallest_eigenvalue], eps_eigenvalue, s_eigenvalue, rng,
+                         mechanisms)[0]
         scale = s_eigenvalue / eps_eigenvalue
         lower_estimate = max(0.0, noisy - scale * math.log(1 / (2 * FAILURE_PROBABILITY)))
         ridge = max(0.0, noise_margin(gram_scale, dim) - lower_estimate)
     else:
         ridge = float(alpha)
 
+    # (2) the Gram matrix's released entries; the constant column's own entry is public
+    rows, cols = _released_entries(dim, intercept)
     noisy_gram = np.zeros((dim, dim))
-    noisy_gram[rows, cols] = noisy_gram[cols, rows] = gram_entries
+    noisy_gram[rows, cols] = noisy_gram[cols, rows] = _laplace(statistics.gram[rows, cols],
+                                                               eps_gram, s_gram, rng, mechanisms)
     if intercept:
         noisy_gram[-1, -1] = statistics.n_rows * intercept_column ** 2  # n is public
+
+    # (3) Z^T t
+    noisy_cross = _laplace(statistics.cross, eps_cross, s_cross, rng, mechanisms)
 
     # post-processing: the ridge system, with a public floor on its eigenvalues
     floor = max(gram_scale, 1.0)

@@ -130,37 +130,3 @@ def test_laplace_draws_for_many_values_check_as_randomise():
     fresh._rng = counting
     assert fresh.randomise_many(np.zeros(0)).shape == (0,)
     assert counting.calls == 0
-
-
-def test_releases_in_turn_from_one_generator_are_diffprivlibs():
-    """Several Laplace releases drawing from one seeded generator, their uniforms read at once:
-    each release is diffprivlib's ``randomise`` of its values in turn, bit for bit (an empty
-    release draws nothing); mechanisms of different generators (the secure kind) draw in
-    turn from their own."""
-    rng = np.random.default_rng(5)
-    parts = [rng.normal(size=1), np.zeros(0), rng.normal(size=44) * 30, rng.normal(size=9)]
-    settings = [(0.3, 2.0), (0.5, 1.0), (0.9, 7.5), (1.4, 0.25)]
-    shared = np.random.RandomState(11)
-    mine = _mechanisms.randomise_in_turn(
-        [(_mechanisms.Laplace(epsilon=e, sensitivity=s, random_state=shared), v)
-         for (e, s), v in zip(settings, parts, strict=True)])
-    theirs_rng = np.random.RandomState(11)
-    theirs = [np.array([dp.Laplace(epsilon=e, sensitivity=s, random_state=theirs_rng)
-                        .randomise(float(x)) for x in v])
-              for (e, s), v in zip(settings, parts, strict=True)]
-    for a, b in zip(mine, theirs, strict=True):
-        assert [x.hex() for x in a.tolist()] == [x.hex() for x in b.tolist()]
-    assert shared.random_sample() == theirs_rng.random_sample()  # as far into the stream
-    # reading the releases in another order (a twin) gives other noise
-    swapped = np.random.RandomState(11)
-    twin = [dp.Laplace(epsilon=e, sensitivity=s, random_state=swapped)
-            for e, s in settings]
-    cross_first = [twin[3].randomise(float(x)) for x in parts[3]]
-    assert cross_first != theirs[3].tolist()
-    # two generators of the secure kind: each mechanism reads its own, in turn
-    a, b = _Counting(1), _Counting(2)
-    m1 = _mechanisms.Laplace(epsilon=1.0, sensitivity=1.0, random_state=None)
-    m2 = _mechanisms.Laplace(epsilon=1.0, sensitivity=1.0, random_state=None)
-    m1._rng, m2._rng = a, b
-    _mechanisms.randomise_in_turn([(m1, np.ones(3)), (m2, np.ones(5))])
-    assert (a.calls, b.calls) == (12, 20)
