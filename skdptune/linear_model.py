@@ -500,10 +500,19 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
         """
         accountant = self._check_public_settings()
         rng = check_random_state(self.random_state)
-        X, y = validate_data(self, X, y, accept_sparse=False, dtype=np.float64,
-                             y_numeric=True, multi_output=False)
+        X, y = self._fit_rows(X, y)
         statistics = _Statistics(X, y, *self._bounds(X, y), self.fit_intercept)
         return self._release(statistics, rng, accountant)
+
+    def _fit_rows(self, X, y):
+        """``fit``'s checks and conversion of its rows (float arrays; sets ``n_features_in_``
+        and, for a frame, ``feature_names_in_``)."""
+        return validate_data(self, X, y, accept_sparse=False, dtype=np.float64, y_numeric=True,
+                             multi_output=False)
+
+    def _predicted_rows(self, X):
+        """``predict``'s checks and conversion of its rows, against this model's width."""
+        return validate_data(self, X, accept_sparse=False, dtype=np.float64, reset=False)
 
     def _release(self, statistics: _Statistics, rng, accountant, mechanisms=None):
         """The private part of ``fit`` once the rows' :class:`_Statistics` are known: the noisy
@@ -544,8 +553,7 @@ class SSPRegressor(RegressorMixin, BaseEstimator):
             and ``bounds_y`` is given.
         """
         check_is_fitted(self)
-        return self._predict_rows(validate_data(self, X, accept_sparse=False,
-                                                dtype=np.float64, reset=False))
+        return self._predict_rows(self._predicted_rows(X))
 
     def _predict_rows(self, X, coef=None, intercept=None):
         """:meth:`predict` of rows it has validated (a float array of ``n_features_in_``

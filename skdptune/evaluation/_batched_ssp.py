@@ -74,7 +74,7 @@ from sklearn.utils.validation import _check_method_params
 
 from .._private import LEAKS
 from ..estimators import leak_warnings_as_errors
-from ..linear_model import SSPRegressor, _released_model, _Statistics, validate_data
+from ..linear_model import SSPRegressor, _released_model, _Statistics
 from ._fit import DeferredModel, PreparedTemplate
 
 __all__ = ["fit_statistics_runs", "partition_utilities", "run_utilities"]
@@ -94,9 +94,8 @@ def fit_statistics_runs(prepared, fit_seeds, X, y, train):
     PRIVATE: the models are released only through the evaluator's selection.
     """
     try:  # fit's own conversion, the same for every run: refused rows fail every run
-        X_rows, y_rows = validate_data(SSPRegressor(), _safe_indexing(X, train),
-                                       _safe_indexing(y, train), accept_sparse=False,
-                                       dtype=np.float64, y_numeric=True, multi_output=False)
+        X_rows, y_rows = SSPRegressor()._fit_rows(_safe_indexing(X, train),
+                                                  _safe_indexing(y, train))
     except ValueError:
         return [None] * len(prepared)
     shared, generator, settings, mechanisms = {}, np.random.RandomState(), {}, {}
@@ -105,12 +104,7 @@ def fit_statistics_runs(prepared, fit_seeds, X, y, train):
         # fit's order: the public checks (and the budget), the generator, the bounds
         model = made.estimator
         if id(made) not in settings:  # (prepared holds made: no id is reused)
-            model._check_parameters()
-            model._checked_accountant()
-            bounds_X, bounds_y = model._bounds(X_rows, y_rows)
-            setting = (*(np.asarray(b, dtype=float).tobytes()
-                         for b in (*bounds_X, *bounds_y)), bool(model.fit_intercept))
-            settings[id(made)] = bounds_X, bounds_y, setting
+            settings[id(made)] = _checked_setting(model, X_rows, y_rows)
         bounds_X, bounds_y, setting = settings[id(made)]
         rng = _generator(made.random_state(seed), generator)
         if setting not in shared:
@@ -140,7 +134,7 @@ def run_utilities(models, X_val, y_val, score):
         return None
     checker = SSPRegressor()  # predict's checks, against a model of the runs' width
     checker.n_features_in_ = fitted[0].n_features_in_
-    rows = validate_data(checker, X_val, accept_sparse=False, dtype=np.float64, reset=False)
+    rows = checker._predicted_rows(X_val)
     return [None if m is None
             else float(np.mean(score.of_predictions(
                 m.estimator._predict_rows(rows, m.coef_, m.intercept_), y_val)))
@@ -164,13 +158,11 @@ def partition_utilities(jobs, units, X, y, scorer, error_score, score_params=Non
     for u, (train, test) in enumerate(units):
         try:  # fit's and predict's checks of the unit's rows, the same for every candidate
             checker = SSPRegressor()
-            X_rows, y_rows = validate_data(checker, _safe_indexing(X, train),
-                                           _safe_indexing(y, train), accept_sparse=False,
-                                           dtype=np.float64, y_numeric=True,
-                                           multi_output=False)
+            X_rows, y_rows = checker._fit_rows(_safe_indexing(X, train),
+                                               _safe_indexing(y, train))
             X_test, y_test = _safe_indexing(X, test), _safe_indexing(y, test)
-            rows_test = (validate_data(checker, X_test, accept_sparse=False, dtype=np.float64,
-                                       reset=False) if scorer.reads_predictions else None)
+            rows_test = (checker._predicted_rows(X_test) if scorer.reads_predictions
+                         else None)
             params = (_check_method_params(X, params=score_params, indices=test)
                       if score_params else {})
         except LEAKS:
@@ -184,13 +176,7 @@ def partition_utilities(jobs, units, X, y, scorer, error_score, score_params=Non
                 if key not in prepared:  # a candidate's settings on n_train rows, checked once
                     prepared[key] = None  # (a failed check fails every fit of the key)
                     made = PreparedTemplate(template, **settings_of(len(train)))
-                    model = made.estimator
-                    model._check_parameters()
-                    model._checked_accountant()  # every fit's own copy: the same check
-                    bounds_X, bounds_y = model._bounds(X_rows, y_rows)
-                    setting = (*(np.asarray(b, dtype=float).tobytes()
-                                 for b in (*bounds_X, *bounds_y)), bool(model.fit_intercept))
-                    prepared[key] = made, bounds_X, bounds_y, setting
+                    prepared[key] = made, *_checked_setting(made.estimator, X_rows, y_rows)
                 if prepared[key] is None:
                     raise ValueError("the candidate's settings are refused")
                 made, bounds_X, bounds_y, setting = prepared[key]
@@ -216,6 +202,19 @@ def partition_utilities(jobs, units, X, y, scorer, error_score, score_params=Non
             except Exception:
                 outs[job][u] = error
     return outs
+
+
+def _checked_setting(model, X_rows, y_rows):
+    """``(bounds_X, bounds_y, setting)`` of a candidate's fits on rows of ``X_rows``' width,
+    after ``fit``'s public checks: its parameters and its throwaway accountant's budget (every
+    fit's own copy gives the same answer). ``setting``: the key of the statistics the fits
+    share -- the bounds' exact bits and ``fit_intercept``."""
+    model._check_parameters()
+    model._checked_accountant()
+    bounds_X, bounds_y = model._bounds(X_rows, y_rows)
+    setting = (*(np.asarray(b, dtype=float).tobytes() for b in (*bounds_X, *bounds_y)),
+               bool(model.fit_intercept))
+    return bounds_X, bounds_y, setting
 
 
 def _generator(random_state, generator):
