@@ -130,3 +130,84 @@ def test_laplace_draws_for_many_values_check_as_randomise():
     fresh._rng = counting
     assert fresh.randomise_many(np.zeros(0)).shape == (0,)
     assert counting.calls == 0
+
+
+def _feature_mechanisms(kind, rng, d, n, generator):
+    """``d`` mechanisms of a scaler's kind (its means, or its variances) with their own
+    bounds, as diffprivlib's ``_mean`` / ``_var`` make them."""
+    lower = rng.uniform(-3, 0, d)
+    upper = lower + rng.uniform(0.01, 4, d)
+    epsilon = float(rng.uniform(0.002, 2))
+    if kind == "truncated":
+        return [_mechanisms.LaplaceTruncated(
+            epsilon=epsilon, delta=0, sensitivity=(hi - lo) / n, lower=lo, upper=hi,
+            random_state=generator) for lo, hi in zip(lower, upper, strict=True)], lower, upper
+    made = [_mechanisms.LaplaceBoundedDomain(
+        epsilon=epsilon, delta=0, sensitivity=((hi - lo) / n) ** 2 * (n - 1), lower=0,
+        upper=(hi - lo) ** 2 / 4, random_state=generator) for lo, hi in zip(lower, upper,
+                                                                             strict=True)]
+    for mechanism in made:
+        mechanism._scale = mechanism._find_scale()
+    return made, np.zeros(d), (upper - lower) ** 2 / 4
+
+
+@pytest.mark.parametrize("kind", ["truncated", "bounded"])
+def test_a_scalers_draws_for_many_features_are_diffprivlibs(kind):
+    """``truncated_many`` / ``bounded_domain_many`` are diffprivlib's ``randomise`` of each
+    feature's mechanism in turn on one generator, bit for bit: values inside, on and beyond
+    the domains, budgets small enough that most first tries of the bounded domain are
+    rejected, and a generator of the secure kind (the same stream gives the same draws)."""
+    draw = (_mechanisms.truncated_many if kind == "truncated"
+            else _mechanisms.bounded_domain_many)
+    rng = np.random.RandomState(11)
+    for trial in range(40):
+        d, n, seed = int(rng.randint(1, 40)), int(rng.randint(2, 500)), int(rng.randint(1e6))
+        generator = np.random.RandomState(seed)
+        made, lower, upper = _feature_mechanisms(kind, rng, d, n, generator)
+        values = lower + (upper - lower) * rng.uniform(-0.3, 1.3, d)
+        expected = [m.randomise(float(v)) for m, v in zip(made, values, strict=True)]
+        generator.seed(seed)
+        got = draw(made, values, generator)
+        assert [float(v).hex() for v in got] == [float(v).hex() for v in expected]
+        secure_mine, secure_theirs = _Counting(trial), _Counting(trial)
+        for m in made:
+            m._rng = secure_theirs
+        expected = [m.randomise(float(v)) for m, v in zip(made, values, strict=True)]
+        np.testing.assert_array_equal(draw(made, values, secure_mine), expected)
+        assert secure_mine.calls >= secure_theirs.calls  # the bounded domain reads ahead
+
+
+def test_a_scalers_bounded_draws_read_rejected_tries_as_diffprivlib():
+    """A value whose first tries fall outside its domain takes its next tries from the
+    following uniforms, two, then four at a time, each batch read row by row: a twin that
+    restarts every value with a single try differs."""
+    generator = np.random.RandomState(3)
+    made = [_mechanisms.LaplaceBoundedDomain(epsilon=0.01, delta=0, sensitivity=1.0, lower=0,
+                                             upper=1.0, random_state=generator)
+            for _ in range(30)]
+    for mechanism in made:
+        mechanism._scale = mechanism._find_scale()
+    values = np.full(30, 0.5)
+    expected = [m.randomise(0.5) for m in made]
+    generator.seed(3)
+    np.testing.assert_array_equal(_mechanisms.bounded_domain_many(made, values, generator),
+                                  expected)
+
+    def one_try_at_a_time(value, scale, stream):
+        while True:
+            u = stream.random_sample(4)
+            noisy = value + scale * dp.Laplace._laplace_sampler(*u)
+            if 0 <= noisy <= 1:
+                return noisy
+    generator.seed(3)
+    twin = [one_try_at_a_time(0.5, m._scale, generator) for m in made]
+    assert not np.array_equal(twin, expected)
+
+
+def test_a_scalers_draws_check_their_mechanisms():
+    """Invalid parameters are refused before any draw."""
+    made, lower, upper = _feature_mechanisms("truncated", np.random.RandomState(0), 3, 10,
+                                             None)
+    made[1].epsilon = -1.0
+    with pytest.raises(ValueError):
+        _mechanisms.truncated_many(made, lower, _Counting(0))

@@ -186,7 +186,10 @@ FREE = FunctionTransformer(np.tanh)  # a data-independent step
     (lr(), {"tol": [1e-4, 1e-2]}, False),  # one candidate is
     (lr(), [{"C": [0.1]}, {"C": [1.0], "tol": [1e-2]}], False),
     (Pipeline([("f", FREE), ("m", lr())]), {"m": [lr(), nb()]}, False),
-    (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, False),
+    # a DP scaler with public bounds before the model: batched (its draws reproduced)
+    (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, True),
+    (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]),
+     {"s": [StandardScaler(bounds=(-1, 1)), FREE]}, True),  # both kinds, each batched
 ])
 def test_default_n_iter_is_1000_where_the_runs_are_batched(estimator, space, batched):
     """n_iter=None: E[K] = 1000 where every candidate's runs are fitted together (a diffprivlib
@@ -208,7 +211,9 @@ def test_default_n_iter_is_1000_where_the_runs_are_batched(estimator, space, bat
     (Pipeline([("f", FREE), ("m", lr())]), {"m__C": [0.1, 1.0]}, True),
     (nb(), SPACE, False),
     (lr(tol=1e-2), {"C": [0.1, 1.0]}, False),
-    (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, False),
+    (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", lr())]), {"m__C": [1.0]}, True),
+    (Pipeline([("s", StandardScaler(bounds=(-1, 1))), ("m", nb())]), {"m__var_smoothing": [1e-9]},
+     False),
 ])
 def test_default_validation_size_is_0_where_the_runs_are_batched(estimator, space, batched):
     """validation_size=None: no validation part exactly where n_iter=None means 1000 (the same

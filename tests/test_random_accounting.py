@@ -292,8 +292,9 @@ def test_budget_mode_prices_each_candidate_keeping_its_ratios(data, refit):
     give the cheap candidates the noise of the dearest."""
     pipe = Pipeline([("scale", StandardScaler(epsilon=0.5, bounds=(-1.0, 1.0))),
                      ("clf", LogisticRegression(epsilon=1.5, data_norm=3.0))])
+    # a validation part: a run costs max(model, score), the closed form below
     s = search("logarithmic", estimator=pipe, space={"clf__C": loguniform(1e-2, 1e2)},
-               n_iter=3, epsilon=1.2, refit=refit).fit(*data)
+               n_iter=3, epsilon=1.2, refit=refit, validation_size=0.2).fit(*data)
     check_lands_on(s, 1.2, "logarithmic", None, 3, 0.0, refit)
     model = s.best_estimator_.get_params()
     factor = model["scale__epsilon"] / 0.5

@@ -54,6 +54,7 @@ import numpy as np
 import scipy.sparse as sp
 from diffprivlib.validation import clip_to_norm
 from sklearn import get_config
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_array
 from sklearn.utils.validation import _check_method_params, _get_feature_names
 
@@ -63,14 +64,15 @@ from .._seeding import derived_seeds
 from ..estimators import final_step_after_free_steps, iter_dp_components
 from ..estimators.models import INTERCEPT_COLUMN, adapter_for, row_norm
 from . import _scores
+from ._batched_scaler import batched_scaler
 from ._fit import fitting, instantiate
 
 __all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "model_path",
-           "model_rows", "numeric_frame", "plain_model_rows", "shares_statistics",
+           "model_rows", "numeric_frame", "plain_model_rows", "scaled_model", "shares_statistics",
            "solves_in_batches", "steps_give_dense_rows", "supports_batched_fits"]
 
 
-def batched_model(template, *, pipelines=False, statistics=False):
+def batched_model(template, *, pipelines=False, statistics=False, scaled=False):
     """The model the batched fits solve for ``template``, or ``None``.
 
     A model its family says the batched solvers fit
@@ -81,14 +83,32 @@ def batched_model(template, *, pipelines=False, statistics=False):
     (:func:`skdptune.estimators.final_step_after_free_steps`). With ``statistics``, also a
     model whose runs share the exact statistics of their rows (:func:`shares_statistics`), alone
     only: the pipeline path decides on public padding rows (:func:`steps_give_dense_rows`),
-    which a regressor has none of.
+    which a regressor has none of. With ``scaled``, also the model of a pipeline whose DP
+    scaler the batched runs reproduce (:func:`scaled_model`).
     """
     if statistics and shares_statistics(template):
         return template
+    if scaled and (model := scaled_model(template)) is not None:
+        return model
     model = template
     if pipelines and adapter_for(template) is None:
         model = final_step_after_free_steps(template)
     return model if solves_in_batches(model) else None
+
+
+def scaled_model(template):
+    """The model of a ``Pipeline`` (not a subclass) of data-independent steps, then
+    diffprivlib's ``StandardScaler`` with public ``bounds``
+    (:func:`~._batched_scaler.batched_scaler`), then a model the batched logistic solvers fit
+    (:func:`solves_in_batches`) -- whose runs :mod:`._batched_runs` fits with each run's scaler
+    drawn from shared statistics (:mod:`._batched_scaler`) --, else ``None``. Public: the
+    template's structure and parameters."""
+    if type(template) is not Pipeline or len(template.steps) < 2:
+        return None
+    model = template.steps[-1][1]
+    if not batched_scaler(template.steps[-2][1]) or not solves_in_batches(model):
+        return None
+    return model if final_step_after_free_steps(template[:-1]) is not None else None
 
 
 def solves_in_batches(model) -> bool:
@@ -184,10 +204,11 @@ def plain_model_rows(templates, X, *, statistics=False):
 
 
 def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=False,
-                          statistics=False) -> bool:
+                          statistics=False, scaled=False) -> bool:
     """Whether every candidate can go through the batched path.
 
-    Every template has a :func:`batched_model` (``pipelines``, ``statistics``: its options; a
+    Every template has a :func:`batched_model` (``pipelines``, ``statistics``, ``scaled``: its
+    options; a
     pipeline's rows are checked once transformed, :mod:`._batched_runs`); a plain model needs a
     dense numeric ``numpy`` array ``X``. No fit parameters (diffprivlib ignores
     ``sample_weight`` anyway, with a warning) and ``error_score`` not ``"raise"`` (debugging
@@ -196,7 +217,8 @@ def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=Fa
     if error_score == "raise" or fit_params or get_config()["assume_finite"]:
         return False  # (assume_finite: diffprivlib would fit non-finite rows)
     numeric = dense_numeric(X)
-    models = [batched_model(t, pipelines=pipelines, statistics=statistics) for t in templates]
+    models = [batched_model(t, pipelines=pipelines, statistics=statistics, scaled=scaled)
+              for t in templates]
     return all(model is not None and (numeric or model is not t)
                for model, t in zip(models, templates, strict=True))
 

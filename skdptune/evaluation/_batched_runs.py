@@ -53,6 +53,15 @@ of shared matrix products, whose order of summation follows the arrays' shapes (
 are still running) -- a coupling at the level of the last bit, the same idealisation as
 analysing the minimiser rather than the optimiser's approximation of it.
 
+**Pipelines with a DP scaler** (:func:`_scaled_pipeline_runs`). Where diffprivlib's
+``StandardScaler`` (public bounds) stands between the data-independent steps and the model, each
+run's scaler is drawn from statistics computed once (:mod:`._batched_scaler`: its ``fit``'s
+attributes, bit for bit) and its model sees the rows as that scaler transforms them. The runs
+still share the rows: a pass is one matrix product of the untransformed rows with every run's
+weights divided by its scale, corrected for its shift, each row's clipping a factor per run
+(:class:`_AffineRows`). The privacy argument is the one above, the scaler's release being
+``fit``'s own.
+
 **Where the shared solve stops short.** A problem whose gradient is still above its tolerance
 after the shared solve -- it stopped at the iteration limit or found no acceptable step -- is
 solved again alone, from zero, by ``scipy.optimize.fmin_l_bfgs_b`` with diffprivlib's
@@ -81,17 +90,21 @@ from .._private import LEAKS
 from ..estimators.models import INTERCEPT_COLUMN
 from ._batched import (
     _Rows,
+    dense_numeric,
     model_rows,
     perturbation,
     predicted_indices,
+    scaled_model,
     shares_statistics,
     solves_in_batches,
     steps_give_dense_rows,
     vector_mechanism,
 )
+from ._batched_scaler import ScalerStatistics
 from ._batched_ssp import fit_statistics_runs
 from ._fit import (
     DeferredModel,
+    DeferredPipeline,
     PreparedTemplate,
     fit_settings,
     fitted_as_fit,
@@ -100,7 +113,7 @@ from ._fit import (
     steps_key,
 )
 
-__all__ = ["fit_runs", "run_accuracies"]
+__all__ = ["fit_runs", "pipeline_accuracies", "run_accuracies"]
 
 #: A Hessian is summed over about this many of the rows (or all; :func:`curvature_rows`).
 #: Passes per run on churn (5,282 rows, 33 coefficients) in the default search, with the
@@ -118,6 +131,19 @@ HESSIAN_ROWS = 2048
 #: took 0.80-0.87 of their time with them (credit, churn; Adult's, bound by the passes, the
 #: same), for 0.3-0.4 more passes per run
 EARLY_HESSIAN_ROWS = (256, 256, 1024)
+#: The Hessians of :class:`_AffineRows` (runs of a pipeline with a DP scaler) are summed over
+#: about this many rows, their first ones (at zero, then after the first and second steps)
+#: over these: on churn's DP-scaler pipeline (the default search, 1,818 runs of 4,229 rows)
+#: every row's Hessians (stride 1) took 7.7 passes and 6.6 Hessians per run and 0.73 of the
+#: time of :data:`HESSIAN_ROWS` and :data:`EARLY_HESSIAN_ROWS` (every second row: 11.0 passes,
+#: 10.0 Hessians) -- the passes cost more here (each row's clipping factor and shift)
+AFFINE_HESSIAN_ROWS = 4096
+AFFINE_EARLY_HESSIAN_ROWS = (512, 1024, 2048)
+#: ... and after those a problem's Hessian is computed at every third iteration and kept in
+#: between (near the minimiser the steps still converge, a little slower): the default search
+#: on churn's easy variant took 0.76-0.84 of the time of a Hessian at every iteration (3
+#: seeds, the same models' picks), 2 or 5 gave less
+AFFINE_HESSIAN_EVERY = 3
 #: Upper bound on the bytes of the rows' pairwise products kept between Hessians (one array of
 #: about ``HESSIAN_ROWS x D (D + 1) / 2`` values per setting); beyond it they
 #: are formed again for every Hessian
@@ -168,6 +194,11 @@ class _SharedRows:
         self.quad, self.linear, self.tol, self.max_iter = quad, linear, tol, max_iter
         self.P, self.D = len(norms), X.shape[1] + 1
         self.pairs = {} if pairs is None else pairs
+
+    #: the rows of a problem's first Hessians after zero (then :meth:`hessians`' default)
+    early_rows = EARLY_HESSIAN_ROWS
+    #: after those, a problem's Hessian is computed at every this-many iterations, and kept
+    hessian_every = 1
 
     def subset(self, keep):
         """The problems ``keep`` (a boolean mask or a slice) only."""
@@ -331,6 +362,139 @@ class _SharedRows:
         return residual
 
 
+
+class _AffineRows(_SharedRows):
+    """``P`` binary logistic problems on rows that each problem standardises its own way: the
+    runs of a pipeline whose DP scaler (:mod:`._batched_scaler`) released ``shift[p]`` (its
+    ``mean_``, or 0 without centring) and ``scale[p]`` (its ``scale_``, or 1) before the model.
+
+    Problem ``p`` sees row ``i`` as the model's fit sees it: ``z = (x_i - shift[p]) / scale[p]``
+    (the scaler's ``transform``), clipped to the model's ``data_norm`` -- ``z / max(1, ||z|| /
+    data_norm)``, :func:`~diffprivlib.validation.clip_to_norm` --, which is ``factors[i, p] z``
+    with the factor computed from that very ``z`` (:func:`transformed_factors`), then the
+    intercept column. ``X``: the rows as they enter the scaler, shared by every problem, so a
+    pass is still one matrix product for all of them: ``z . w = (x . (w / scale) - shift .
+    (w / scale))``, and the gradient and Hessian are the rows' sums (``sum_i r_i f_i x_i``, its
+    pairwise products) corrected for the shift and divided by the scale. Equal to the clipped
+    rows' arithmetic up to rounding (the Newton iteration converges to the same minimiser).
+    ``clipped`` is ``None``: the passes are :meth:`_pass_scaled`'s, with these factors.
+    """
+
+    def __init__(self, X, factors, shift, scale, intercept, labels, label_of, weight, quad,
+                 linear, tol, max_iter, pairs=None):
+        super().__init__(X, None, None, np.zeros(len(shift)), intercept, labels, label_of,
+                         weight, quad, linear, tol, max_iter, pairs)
+        self.factors, self.shift, self.scale = factors, shift, scale
+
+    def subset(self, keep):
+        out = super().subset(keep)
+        return _AffineRows(self.X, self.factors[:, keep], self.shift[keep], self.scale[keep],
+                           out.intercept, self.labels, out.label_of, self.weight, out.quad,
+                           out.linear, out.tol, out.max_iter, self.pairs)
+
+    def _margins(self, X, factors, W, idx):
+        """The margins ``(rows, problems)`` of the rows ``X`` (their ``factors``) at ``W``."""
+        d = self.D - 1
+        weights = W[:, :d] / self.scale[idx]
+        raw = X @ weights.T
+        raw -= np.sum(self.shift[idx] * weights, axis=1)
+        raw *= factors
+        raw += np.where(self.intercept[idx], W[:, d] * INTERCEPT_COLUMN, 0.0)
+        return raw
+
+    def _factors(self, rows, idx):
+        """The clipping factors of the rows ``rows`` (a slice or an index array) for the
+        problems ``idx`` (a view where ``idx`` is every problem, in order)."""
+        block = self.factors[rows]
+        if len(idx) == self.P and (idx == np.arange(self.P)).all():
+            return block
+        return block[:, idx]
+
+    def _pass_scaled(self, W, idx, loss, grad):
+        d = self.D - 1
+        labels = self.label_of[idx]
+        grad_t, sums = np.zeros((d, len(idx))), np.zeros(len(idx))
+        for rows in _blocks(len(self.X), len(idx)):
+            factors = self._factors(rows, idx)
+            residual = self._terms(self._margins(self.X[rows], factors, W, idx), rows,
+                                   labels, loss)
+            grad[:, d] += residual.sum(axis=0)
+            residual *= factors
+            sums += residual.sum(axis=0)
+            grad_t += self.X[rows].T @ residual
+        grad[:, d] = np.where(self.intercept[idx], grad[:, d] * INTERCEPT_COLUMN, 0.0)
+        grad[:, :d] = (grad_t.T - self.shift[idx] * sums[:, None]) / self.scale[idx]
+
+    early_rows = AFFINE_EARLY_HESSIAN_ROWS
+    hessian_every = AFFINE_HESSIAN_EVERY
+
+    def hessians(self, W, idx, rows=None):
+        stride = curvature_stride(len(self.X), AFFINE_HESSIAN_ROWS if rows is None else rows)
+        sample = np.arange(0, len(self.X), stride)
+        d = self.D - 1
+        X, factors = self.X[sample], self._factors(sample, idx)
+        shift, scale = self.shift[idx], self.scale[idx]
+        curvature = _curvature(self._margins(X, factors, W, idx))
+        column = np.where(self.intercept[idx], INTERCEPT_COLUMN, 0.0)
+        H = np.empty((len(idx), self.D, self.D))
+        H[:, d, d] = curvature.sum(axis=0) * column ** 2
+        curvature *= factors
+        cross = ((X.T @ curvature).T - shift * curvature.sum(axis=0)[:, None]) / scale
+        H[:, :d, d] = H[:, d, :d] = cross * column[:, None]
+        curvature *= factors
+        # sum_i a_i (x_i - s)(x_i - s)^T from the rows' own sums S2 = sum a x x^T, S1 = sum a x,
+        # S0 = sum a: S2 - v s^T - s v^T with v = S1 - S0 s / 2; then divided by the scales
+        second = self._unpacked(self._pairs(("affine", stride), X), curvature)
+        v = (X.T @ curvature).T
+        v -= 0.5 * curvature.sum(axis=0)[:, None] * shift
+        outer = v[:, :, None] * shift[:, None, :]
+        second -= outer
+        second -= outer.transpose(0, 2, 1)
+        inverse = 1.0 / scale
+        second *= inverse[:, :, None]
+        second *= inverse[:, None, :]
+        H[:, :d, :d] = second
+        H *= self.weight * len(self.X) / len(sample)
+        H[:, np.arange(self.D), np.arange(self.D)] += self.quad[idx]
+        return H
+
+    def at_zero(self):
+        """:meth:`loss_gradient` and :meth:`hessians` at ``W = 0`` for every problem (the data
+        terms there depend on each problem's own standardisation; the Hessians over the rows
+        of a first step's, :data:`AFFINE_EARLY_HESSIAN_ROWS`)."""
+        zero, every = np.zeros((self.P, self.D)), np.arange(self.P)
+        loss, grad = self.loss_gradient(zero, every)
+        return loss, grad, self.hessians(zero, every, self.early_rows[0])
+
+
+def transformed_factors(X, shifts, scales, data_norms):
+    """The clipping factors ``(rows, runs)`` ``1 / max(1, ||z|| / data_norm)`` of the rows ``z
+    = (X - shift) / scale`` (the scaler's ``transform``, then
+    :func:`~diffprivlib.validation.clip_to_norm`) of every run (``shifts``, ``scales`` ``(runs,
+    d)``, ``data_norms`` ``(runs,)``), or ``None`` for a run whose transformed values are not
+    all finite (the model's fit raises on such rows).
+
+    The squared norms of all runs from two matrix products, ``sum_j (x_j^2 - 2 x_j s_j) /
+    c_j^2 + sum_j s_j^2 / c_j^2`` (equal to the transformed rows' up to rounding, which moves a
+    factor by about ``1e-16``); a run where any of them is not finite -- its rows' squares
+    overflow -- is computed from its transformed rows as ``clip_to_norm`` computes them."""
+    inverse = 1.0 / scales ** 2
+    squared = (X * X) @ inverse.T
+    squared -= 2.0 * (X @ (shifts * inverse).T)
+    squared += np.sum(shifts ** 2 * inverse, axis=1)
+    np.maximum(squared, 0.0, out=squared)
+    norms = np.sqrt(squared)
+    finite = np.isfinite(norms).all(axis=0)
+    for r in np.flatnonzero(~finite):
+        Z = X - shifts[r]
+        Z /= scales[r]
+        norms[:, r] = np.linalg.norm(Z, axis=1)
+        finite[r] = np.isfinite(norms[:, r]).all() or np.isfinite(Z).all()
+    norms /= data_norms
+    norms[norms < 1] = 1
+    factors = np.divide(1.0, norms, out=norms)
+    return [factors[:, r] if finite[r] else None for r in range(len(scales))]
+
 #: Margins below ``-MARGIN_FLOOR`` are raised to it in :func:`logistic_sums`: there
 #: ``exp(-z)`` stays finite, and the loss term and ``expit`` are below ``1e-304``
 MARGIN_FLOOR = 700.0
@@ -462,10 +626,14 @@ def newton(problems, *, c1=1e-4, tries=30):
         iterations[act] += 1
         converged[act] = np.abs(g[act]).max(axis=1) <= tol[act]
         going = act[running[act] & ~converged[act] & (iterations[act] < problems.max_iter[act])]
-        # each problem's Hessian over the rows its own iteration count sets (EARLY_HESSIAN_ROWS)
-        rows = np.array(EARLY_HESSIAN_ROWS + (HESSIAN_ROWS,))[
-            np.minimum(iterations[going], len(EARLY_HESSIAN_ROWS) + 1) - 1]
-        for count in np.unique(rows).tolist():
+        # each problem's Hessian over the rows its own iteration count sets (EARLY_HESSIAN_ROWS),
+        # after the early ones at every ``hessian_every``-th iteration (kept in between)
+        early = problems.early_rows
+        later = iterations[going] - len(early)
+        going = going[(later <= 0) | (later % problems.hessian_every == 1)
+                      | (problems.hessian_every == 1)]
+        rows = np.array(early + (None,))[np.minimum(iterations[going], len(early) + 1) - 1]
+        for count in dict.fromkeys(rows.tolist()):
             at = going[rows == count]
             H[at] = problems.hessians(x[at], at, count)
 
@@ -491,7 +659,9 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
     """The fitted models of the runs ``templates`` on the rows ``train`` plus ``padding``.
 
     ``templates``: plain diffprivlib ``LogisticRegression`` templates, or pipelines ending in
-    one after data-independent steps (:func:`~._batched.batched_model`), or plain models whose
+    one after data-independent steps (:func:`~._batched.batched_model`) -- or after those and
+    diffprivlib's ``StandardScaler`` (:func:`~._batched.scaled_model`: the runs are
+    :class:`~._fit.DeferredPipeline` objects) --, or plain models whose
     runs share the statistics of their rows (:func:`~._batched.shares_statistics`:
     :mod:`._batched_ssp`). ``fit_seeds[r]``: the
     seed the one-by-one path gives run ``r``'s :func:`~._fit.instantiate` (``None``:
@@ -517,7 +687,24 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
                     if all(from_statistics) and padding is None else None)
         if all(solves_in_batches(p.estimator) for p in prepared):
             return _deferred_runs(prepared, fit_seeds, X, y, train, padding, keys)
-        return _fit_pipeline_runs(_instantiated(prepared, fit_seeds), X, y, train, padding, keys)
+        # pipelines with a DP scaler before the model, and pipelines of free steps only: each
+        # kind solved together (a space may hold both, e.g. a step set to a scaler or not)
+        scaled = [scaled_model(p.estimator) is not None for p in prepared]
+        out = [None] * len(prepared)
+        for kind in (True, False):
+            runs = [r for r, s in enumerate(scaled) if s is kind]
+            if not runs:
+                continue
+            part = ([prepared[r] for r in runs], [fit_seeds[r] for r in runs])
+            models = (_scaled_pipeline_runs(*part, X, y, train, padding,
+                                            [keys[r] for r in runs]) if kind
+                      else _fit_pipeline_runs(_instantiated(*part), X, y, train, padding,
+                                              [keys[r] for r in runs]))
+            if models is None:
+                return None
+            for r, model in zip(runs, models, strict=True):
+                out[r] = model
+        return out
     except LEAKS:
         raise
     except Exception:
@@ -603,7 +790,80 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
     return out
 
 
-def _solved_runs(estimators, noise_seeds, X, y, train, padding, keys=None):
+def _scaled_pipeline_runs(prepared, fit_seeds, X, y, train, padding, keys):
+    """The runs of pipelines ending in diffprivlib's ``StandardScaler`` and a model
+    (:func:`~._batched.scaled_model`), as :class:`~._fit.DeferredPipeline` objects.
+
+    The runs whose candidates set the steps before the model alike form a group (as in
+    :func:`_fit_pipeline_runs`): its data-independent steps are fitted once on the train rows
+    plus the padding, and their output ``Z`` -- what every run's scaler is fitted on -- is read
+    as the scaler's ``fit`` reads it (floats). Each run's scaler is drawn from the group's exact
+    statistics with the run's own seed (:class:`~._batched_scaler.ScalerStatistics`: ``fit``'s
+    attributes, bit for bit), and its model is solved with the others on ``Z`` as that scaler
+    transforms it (:class:`_AffineRows`: the same objective, noise and stopping rule as
+    :func:`_solved_runs` on the transformed rows). Rows that the model's fit would refuse
+    (non-finite values, fewer than two classes) fail every run of the group, as one by one.
+    Whether this path runs is decided on public facts only (the template, the type of ``X``,
+    the padding rows: :func:`~._batched.steps_give_dense_rows`).
+    """
+    first = prepared[0].estimator
+    final = first.steps[-1][0]
+    if len(first.steps) == 2 and not dense_numeric(X):
+        return None  # the scaler itself reads X: a frame's names are its fit's to record
+    groups = {}
+    for r, key in enumerate(keys):
+        groups.setdefault(steps_key(key, final, r), []).append(r)
+    if not all(steps_give_dense_rows(prepared[runs[0]].estimator[:-2], padding)
+               for runs in groups.values()):
+        return None
+    out = [None] * len(prepared)
+    for runs in groups.values():
+        template = prepared[runs[0]].estimator
+        scaler = template.steps[-2][1]
+        # the rows afresh for every group: a step may change its input in place
+        X_rows, y_rows, _ = rows_of(X, y, train, {}, padding=padding)
+        prefix = copy.deepcopy(template[:-2])
+        with fitting():
+            Z = model_rows(prefix.fit_transform(X_rows, y_rows) if prefix.steps else X_rows)
+        if Z is None or len(Z) != len(y_rows):
+            continue  # the scaler's fit raises on these rows: every run of the group fails
+        Z = np.asarray(Z, dtype=float)  # as the scaler's fit converts them
+        if not np.isfinite(Z).all():
+            continue  # the model's fit raises on the transformed rows: every run fails
+        try:
+            with fitting():
+                scaler._validate_params()
+                statistics = ScalerStatistics(scaler, Z)
+        except LEAKS:
+            raise
+        except Exception:
+            continue  # the scaler's fit raises: every run of the group fails
+        scalers, transforms = [], []
+        with fitting():
+            for r in runs:
+                p = prepared[r]
+                run_scaler = p.estimator.steps[-2][1]
+                fitted = statistics.fitted(run_scaler.epsilon,
+                                           p.component_seed(run_scaler, fit_seeds[r]))
+                scalers.append(fitted)
+                shift = (fitted["mean_"] if scaler.with_mean and fitted["mean_"] is not None
+                         else np.zeros(statistics.d))
+                scale = fitted["scale_"] if fitted["scale_"] is not None else np.ones(statistics.d)
+                transforms.append((shift, scale))
+        models = [prepared[r].estimator.steps[-1][1] for r in runs]
+        solved = _solved_runs(models, [prepared[r].component_seed(model, fit_seeds[r])
+                                       for r, model in zip(runs, models, strict=True)],
+                              Z, y_rows, np.arange(len(Z)), None, [keys[r] for r in runs],
+                              transforms)
+        for r, fitted_scaler, fitted_model in zip(runs, scalers, solved, strict=True):
+            if fitted_model is not None:
+                out[r] = DeferredPipeline(prepared[r], fit_seeds[r], prefix.steps,
+                                          fitted_scaler, fitted_model)
+    return out
+
+
+def _solved_runs(estimators, noise_seeds, X, y, train, padding, keys=None,
+                 transforms=None):
     """The fitted attributes of the runs, solved together: a dict per run (``classes_``,
     ``coef_``, ``intercept_``, ``n_features_in_``), or ``None`` (a failed fit).
 
@@ -611,7 +871,10 @@ def _solved_runs(estimators, noise_seeds, X, y, train, padding, keys=None):
     (its ``random_state`` is not read), ``noise_seeds[r]`` its ``random_state``. ``keys``: the
     runs' candidate keys (:func:`fit_runs`). Runs of one key are copies of one prepared
     template that differ in their seed only, so their parameters are validated once
-    (diffprivlib's ``fit`` validates them first; the seeds are the search's own integers)."""
+    (diffprivlib's ``fit`` validates them first; the seeds are the search's own integers).
+    ``transforms[r]``: run ``r``'s scaler as ``(shift, scale)`` arrays -- its model is fitted on
+    ``(X - shift) / scale`` (:class:`_AffineRows`; a run whose transformed rows are not finite
+    fails) -- or ``None`` for the rows as they are."""
     rows = _Rows(X, y, padding)
     fitted = rows.fit_rows(np.asarray(train))
     if fitted is False:
@@ -652,22 +915,7 @@ def _solved_runs(estimators, noise_seeds, X, y, train, padding, keys=None):
                                  ("quad", quad), ("linear", linear), ("tol", float(est.tol)),
                                  ("max_iter", int(est.max_iter))):
                 problems[entry].append(value)
-    X_fit = rows.X[indices]
-    with np.errstate(all="ignore"):
-        row_norms = np.linalg.norm(X_fit, axis=1)
-        finite = np.isfinite(row_norms) & (row_norms > 0)
-        row_norms[~finite] = 0.0
-        units = np.where(finite[:, None], X_fit / np.where(finite, row_norms, 1.0)[:, None],
-                         0.0)
-    # the rows clipped to each (norm, intercept) of the runs, with the intercept column (ones,
-    # or zeros), when they are few; else the clipping is a factor per row (_SharedRows)
     problems = {key: np.array(values) for key, values in problems.items()}
-    distinct = sorted(set(zip(problems["norm"].tolist(), problems["intercept"].tolist(),
-                              strict=True)))
-    clipped = ({(norm, intercept): np.hstack([clip_to_norm(X_fit, norm),
-                                               np.full((m, 1), INTERCEPT_COLUMN * intercept)])
-                for norm, intercept in distinct}
-               if len(distinct) * (X_fit.nbytes + 8 * m) <= CLIPPED_BYTES else None)
     codes = rows.codes[indices]
     label_array = np.zeros((m, len(labels)))
     for code, k in labels.items():
@@ -675,11 +923,9 @@ def _solved_runs(estimators, noise_seeds, X, y, train, padding, keys=None):
     owner, n_problems = problems["run"], len(problems["run"])
     chunk = max(1, CHUNK_BYTES // (8 * m))
     theta = np.empty((n_problems, d + 1))
-    every = _SharedRows(units, row_norms, clipped, problems["norm"], problems["intercept"],
-                        label_array, problems["label"], 1.0 / m, problems["quad"],
-                        problems["linear"], problems["tol"], problems["max_iter"])
-    for start in range(0, n_problems, chunk):
-        shared = every.subset(slice(start, start + chunk))
+    failed = set()
+    for start, shared in _chunks(rows.X[indices], problems, label_array, chunk, transforms,
+                                 failed):
         # the margins' exponentials under- and overflow harmlessly (exp(-|z|) in [0, 1]):
         # whatever numpy's error settings, as diffprivlib's own loss
         with np.errstate(all="ignore"):
@@ -693,12 +939,65 @@ def _solved_runs(estimators, noise_seeds, X, y, train, padding, keys=None):
     classes = rows.classes[present]
     out = []
     for r, est in enumerate(estimators):
+        if r in failed:
+            out.append(None)  # its transformed rows are not finite: the model's fit raises
+            continue
         coef = theta[owner == r]
         out.append({"classes_": classes, "coef_": coef[:, :d].copy(),
                     "intercept_": (coef[:, d] * INTERCEPT_COLUMN if est.fit_intercept
                                    else np.zeros(len(coef))),
                     "n_features_in_": d})
     return out
+
+
+def _chunks(X_fit, problems, label_array, chunk, transforms, failed):
+    """``(start, rows)``: the problems in chunks of at most ``chunk``, each chunk's
+    :class:`_SharedRows` -- or, with ``transforms`` (each run's ``(shift, scale)``), its
+    :class:`_AffineRows`, whose runs with non-finite transformed rows are added to ``failed``
+    (their factors 0: their solutions are discarded)."""
+    m, d = X_fit.shape
+    n_problems, owner = len(problems["run"]), problems["run"]
+    if transforms is None:
+        with np.errstate(all="ignore"):
+            row_norms = np.linalg.norm(X_fit, axis=1)
+            finite = np.isfinite(row_norms) & (row_norms > 0)
+            row_norms[~finite] = 0.0
+            units = np.where(finite[:, None],
+                             X_fit / np.where(finite, row_norms, 1.0)[:, None], 0.0)
+        # the rows clipped to each (norm, intercept) of the runs, with the intercept column
+        # (ones, or zeros), when they are few; else the clipping is a factor per row
+        distinct = sorted(set(zip(problems["norm"].tolist(), problems["intercept"].tolist(),
+                                  strict=True)))
+        clipped = ({(norm, intercept): np.hstack([clip_to_norm(X_fit, norm),
+                                                   np.full((m, 1),
+                                                           INTERCEPT_COLUMN * intercept)])
+                    for norm, intercept in distinct}
+                   if len(distinct) * (X_fit.nbytes + 8 * m) <= CLIPPED_BYTES else None)
+        every = _SharedRows(units, row_norms, clipped, problems["norm"], problems["intercept"],
+                            label_array, problems["label"], 1.0 / m, problems["quad"],
+                            problems["linear"], problems["tol"], problems["max_iter"])
+        for start in range(0, n_problems, chunk):
+            yield start, every.subset(slice(start, start + chunk))
+        return
+    shift = np.array([transforms[r][0] for r in owner]).reshape(n_problems, d)
+    scale = np.array([transforms[r][1] for r in owner]).reshape(n_problems, d)
+    pairs = {}
+    for start in range(0, n_problems, chunk):
+        part = slice(start, min(start + chunk, n_problems))
+        # one column per run of the chunk (a run's binary problems share it)
+        runs, first, of = np.unique(owner[part], return_index=True, return_inverse=True)
+        with np.errstate(all="ignore"):
+            columns = transformed_factors(X_fit, shift[part][first], scale[part][first],
+                                          problems["norm"][part][first])
+        failed.update(r for r, column in zip(runs.tolist(), columns, strict=True)
+                      if column is None)
+        factors = np.column_stack([np.zeros(m) if column is None else column
+                                   for column in columns])[:, of.ravel()]
+        yield start, _AffineRows(X_fit, factors, shift[part], scale[part],
+                                 problems["intercept"][part], label_array,
+                                 problems["label"][part], 1.0 / m, problems["quad"][part],
+                                 problems["linear"][part], problems["tol"][part],
+                                 problems["max_iter"][part], pairs)
 
 
 def run_accuracies(models, X_val, y_val):
@@ -724,7 +1023,8 @@ def run_accuracies(models, X_val, y_val):
     """
     fitted = [m for m in models if m is not None]
     if (not fitted
-            or not all(isinstance(m, DeferredModel) or solves_in_batches(m) for m in fitted)
+            or not all(isinstance(m, (DeferredModel, _Linear)) or solves_in_batches(m)
+                       for m in fitted)
             or type(X_val) is not np.ndarray or X_val.ndim != 2
             or not (X_val.dtype.kind in "biu"
                     or (X_val.dtype.kind == "f" and X_val.dtype.itemsize <= 8))
@@ -761,3 +1061,38 @@ def run_accuracies(models, X_val, y_val):
             utilities.append(model.classes_[indices] == y_val)
     it = iter(utilities)
     return [None if m is None else next(it) for m in models]
+
+
+class _Linear:
+    """A run's decision function as a linear model (what :func:`run_accuracies` reads)."""
+
+    def __init__(self, coef, intercept, classes):
+        self.coef_, self.intercept_, self.classes_ = coef, intercept, classes
+
+
+def pipeline_accuracies(models, X_val, y_val):
+    """:func:`run_accuracies` of the :class:`~._fit.DeferredPipeline` runs of
+    :func:`fit_runs` (``None``: a failed run, left ``None``) on the validation rows ``X_val``:
+    per group of runs that share their fitted data-independent steps, the rows transformed by
+    those steps once (a copy of ``X_val`` each time: a step may change its input in place),
+    and every run's pipeline decision as one linear model on them
+    (:meth:`~._fit.DeferredPipeline.linear`: its scaler's ``transform`` folded into its model's
+    coefficients; the same predictions up to the rounding of a decision value within rounding
+    of 0, as :func:`run_accuracies`). ``None`` where :func:`run_accuracies` declines a group
+    (the caller scores run by run). PRIVATE: the exact utilities."""
+    out, groups = [None] * len(models), {}
+    for r, model in enumerate(models):
+        if model is not None:
+            groups.setdefault(id(model.prefix), []).append(r)
+    for runs in groups.values():
+        rows = copy.copy(X_val) if isinstance(X_val, np.ndarray) else copy.deepcopy(X_val)
+        for _, step in models[runs[0]].prefix:
+            if step is not None and step != "passthrough":
+                rows = step.transform(rows)
+        views = [_Linear(*models[r].linear(), models[r].model["classes_"]) for r in runs]
+        accuracies = run_accuracies(views, rows, y_val)
+        if accuracies is None:
+            return None
+        for r, utilities in zip(runs, accuracies, strict=True):
+            out[r] = utilities
+    return out

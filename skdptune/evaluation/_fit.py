@@ -53,6 +53,7 @@ from ..exceptions import PrivateFitError
 
 __all__ = [
     "DeferredModel",
+    "DeferredPipeline",
     "all_or_fail",
     "built",
     "candidate_key",
@@ -329,11 +330,16 @@ class PreparedTemplate:
     def random_state(self, seed=None):
         """``self.instantiate(seed).random_state`` without the copy: the seed the estimator
         itself gets from ``seed`` (``None``: its own ``random_state``)."""
+        return self.component_seed(self.estimator, seed)
+
+    def component_seed(self, component, seed=None):
+        """The ``random_state`` the copy of ``component`` (one of this estimator's components,
+        or the estimator) gets in ``self.instantiate(seed)``, without the copy."""
         if seed is not None:
-            for component, path in self._seeded:
-                if component is self.estimator:
+            for seeded, path in self._seeded:
+                if seeded is component:
                     return derived_seed(seed, path)
-        return self.estimator.random_state
+        return component.random_state
 
     def instantiate(self, seed=None):
         """A fresh copy, its components seeded from ``seed`` (``None``: secure noise)."""
@@ -374,9 +380,50 @@ class DeferredModel:
         return fitted_as_fit(self._prepared.instantiate(self._seed), fitted)
 
 
+class DeferredPipeline:
+    """A batched run of a ``Pipeline`` of data-independent steps, diffprivlib's
+    ``StandardScaler`` and a model, its estimator not yet made: its
+    :class:`PreparedTemplate` and seed, the data-independent steps fitted on the run's rows
+    (``prefix``: ``(name, step)`` pairs, shared by the runs of its group and copied into the
+    built pipeline), and the fitted attributes of its scaler and of its model, each found as
+    that step's ``fit`` would find them. :meth:`build` makes the pipeline
+    ``prepared.instantiate(seed)`` with these, each DP step's throwaway accountant charged as its
+    ``fit`` charges it (:func:`fitted_as_fit`)."""
+
+    def __init__(self, prepared, seed, prefix, scaler, model):
+        self._prepared, self._seed = prepared, seed
+        self.prefix, self.scaler, self.model = prefix, scaler, model
+
+    @property
+    def estimator(self):
+        """The run's prepared pipeline (unfitted; its seeds aside, the run's parameters)."""
+        return self._prepared.estimator
+
+    def linear(self):
+        """``(coef, intercept)``: the decision function of the built pipeline on the rows the
+        prefix outputs, ``((x - mean_) / scale_) . coef_ + intercept_``, as one linear model
+        (``mean_`` 0 without centring, ``scale_`` 1 without scaling); equal up to rounding."""
+        coef, intercept = self.model["coef_"], self.model["intercept_"]
+        if self.scaler["scale_"] is not None:
+            coef = coef / self.scaler["scale_"]
+        if self.scaler["mean_"] is not None and self.estimator.steps[-2][1].with_mean:
+            intercept = intercept - coef @ self.scaler["mean_"]
+        return coef, intercept
+
+    def build(self):
+        """The run's fitted pipeline (a new one at every call)."""
+        pipe = self._prepared.instantiate(self._seed)
+        pipe.steps = ([(name, copy.deepcopy(step)) for name, step in self.prefix]
+                      + pipe.steps[-2:])
+        fitted_as_fit(pipe.steps[-2][1], self.scaler)
+        fitted_as_fit(pipe.steps[-1][1], self.model)
+        return pipe
+
+
 def built(model):
-    """``model``, or the model a :class:`DeferredModel` stands for."""
-    return model.build() if isinstance(model, DeferredModel) else model
+    """``model``, or the model a :class:`DeferredModel` or :class:`DeferredPipeline` stands
+    for."""
+    return model.build() if isinstance(model, (DeferredModel, DeferredPipeline)) else model
 
 
 def fitted_as_fit(est, fitted):

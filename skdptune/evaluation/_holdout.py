@@ -55,10 +55,11 @@ from ._batched import (
     shares_statistics,
     supports_batched_fits,
 )
-from ._batched_runs import CHUNK_BYTES, fit_runs, run_accuracies
+from ._batched_runs import CHUNK_BYTES, fit_runs, pipeline_accuracies, run_accuracies
 from ._batched_ssp import run_utilities
 from ._fit import (
     DeferredModel,
+    DeferredPipeline,
     all_or_fail,
     built,
     candidate_keys,
@@ -196,8 +197,8 @@ def _noisy_runs_batched(templates, X, y, train, validation, score, noise, fit_se
     if isinstance(first, DeferredModel) and shares_statistics(first.estimator):
         # the statistics runs' scores from rows checked once
         share = functools.partial(run_utilities, score=score)
-    elif type(score) is AccuracyScore:  # the plain models' accuracies from one product
-        share = run_accuracies
+    elif type(score) is AccuracyScore:  # the linear decisions' accuracies from one product
+        share = pipeline_accuracies if isinstance(first, DeferredPipeline) else run_accuracies
     if share is not None:
         with silenced():
             try:
@@ -264,7 +265,7 @@ def _batchable(templates, X, y, fit_params, error_score) -> bool:
     whatever the labels), and every iteratively solved candidate's ``tol`` at most
     :data:`BATCHED_MAX_TOL`."""
     return (supports_batched_fits(templates, X, fit_params, error_score, pipelines=True,
-                                  statistics=True)
+                                  statistics=True, scaled=True)
             and isinstance(y, np.ndarray) and _tight_models(templates))
 
 
@@ -272,7 +273,7 @@ def _tight_models(templates) -> bool:
     """Every template has a batched model (:func:`~._batched.batched_model`), fitted from
     shared statistics (exact: :mod:`._batched_ssp`) or with ``tol`` at most
     :data:`BATCHED_MAX_TOL`."""
-    models = [batched_model(t, pipelines=True, statistics=True) for t in templates]
+    models = [batched_model(t, pipelines=True, statistics=True, scaled=True) for t in templates]
     return all(m is not None and (shares_statistics(m) or float(m.tol) <= BATCHED_MAX_TOL)
                for m in models)
 

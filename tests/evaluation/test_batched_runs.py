@@ -182,9 +182,10 @@ def test_curvature_rows_spread_over_all_rows():
 
 
 def test_a_problems_first_hessians_are_summed_over_fewer_rows(monkeypatch):
-    """After a problem's first, second and third steps its Hessian is summed over
-    EARLY_HESSIAN_ROWS rows, later over HESSIAN_ROWS; at zero (shared by a setting's
-    problems) over HESSIAN_ROWS. The iterates still reach the same minimiser."""
+    """After a problem's first, second and third steps its Hessian is summed over the rows'
+    early_rows (EARLY_HESSIAN_ROWS), later over HESSIAN_ROWS (the default, None); at zero
+    (shared by a setting's problems) over HESSIAN_ROWS. The iterates still reach the same
+    minimiser."""
     X, y = _data(n=400)
     row_norms = np.linalg.norm(X, axis=1)
     P, D = 4, X.shape[1] + 1
@@ -203,13 +204,13 @@ def test_a_problems_first_hessians_are_summed_over_fewer_rows(monkeypatch):
         calls.append(rows)
         return real(self, W, idx, rows)
     monkeypatch.setattr(_SharedRows, "hessians", spy)
-    monkeypatch.setattr(_batched_runs, "EARLY_HESSIAN_ROWS", (20, 40, 80))
+    monkeypatch.setattr(_SharedRows, "early_rows", (20, 40, 80))
     monkeypatch.setattr(_batched_runs, "HESSIAN_ROWS", 200)
     rng.seed(5)
     scheduled, converged = _batched_runs.newton(problems())
     assert converged.all() and len(calls) >= 6
-    assert calls[:5] == [None, 20, 40, 80, 200] and set(calls[5:]) == {200}
-    monkeypatch.setattr(_batched_runs, "EARLY_HESSIAN_ROWS", ())
+    assert calls[:5] == [None, 20, 40, 80, None] and set(calls[5:]) == {None}
+    monkeypatch.setattr(_SharedRows, "early_rows", ())
     rng.seed(5)
     full, converged = _batched_runs.newton(problems())
     assert converged.all()
@@ -222,7 +223,7 @@ def test_runs_with_hessians_of_a_few_rows_are_diffprivlib_fits(monkeypatch):
     monkeypatch.setattr(_batched_runs, "BLOCK_BYTES", 0)
     monkeypatch.setattr(_batched_runs, "MIN_BLOCK_ROWS", 16)
     monkeypatch.setattr(_batched_runs, "HESSIAN_ROWS", 16)
-    monkeypatch.setattr(_batched_runs, "EARLY_HESSIAN_ROWS", (4, 8, 8))
+    monkeypatch.setattr(_SharedRows, "early_rows", (4, 8, 8))
     X, y = _data(n=400)
     padding = make_padding(X, y, np.arange(2))
     train = np.arange(0, 400, 2)
@@ -872,7 +873,8 @@ def test_only_pipelines_of_data_independent_steps_are_batched():
     assert _holdout._batchable([candidate_template(free, {})], X, y, {}, 0.0)
     assert _holdout._batchable([candidate_template(free, {})], X.tolist(), y, {}, 0.0)
     private_step = Pipeline([("scale", StandardScaler(bounds=(-1, 1), epsilon=0.5)),
-                             ("model", model)])
+                             ("scale_again", StandardScaler(bounds=(-1, 1), epsilon=0.5)),
+                             ("model", model)])  # one DP scaler is batched: test_batched_scaler
     other_model = Pipeline([("scale", FunctionTransformer(np.negative)),
                             ("model", GaussianNB(bounds=(-1, 1)))])
     loose = Pipeline([("model", LogisticRegression(epsilon=1.0, data_norm=1.0, tol=1e-2))])

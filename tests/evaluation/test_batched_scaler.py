@@ -1,0 +1,251 @@
+"""The batched runs of pipelines with diffprivlib's StandardScaler: each run's scaler is the
+one-by-one fit's, bit for bit; its model the one-by-one fit's up to the optimiser; failures
+fail as one by one; and the search selects as with one-by-one runs."""
+
+import numpy as np
+import pytest
+from diffprivlib import BudgetAccountant
+from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer
+
+from skdptune import DPRandomSearchCV
+from skdptune._private import silenced
+from skdptune.evaluation import _holdout
+from skdptune.evaluation._batched import scaled_model
+from skdptune.evaluation._batched_runs import fit_runs, pipeline_accuracies, transformed_factors
+from skdptune.evaluation._batched_scaler import ScalerStatistics
+from skdptune.evaluation._fit import (
+    DeferredPipeline,
+    built,
+    candidate_keys,
+    candidate_template,
+    candidate_templates,
+    fit_on_rows,
+    fitting,
+    instantiate,
+)
+from skdptune.public import make_padding
+
+_FITTED = ("mean_", "var_", "scale_", "n_samples_seen_", "n_features_in_")
+
+
+def _data(n=600, d=5, classes=2, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(rng.uniform(-2, 2, d), rng.uniform(0.2, 3, d), size=(n, d))
+    score = X[:, 0] - 0.7 * X[:, 1] + rng.normal(size=n)
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1]))
+    return X, y
+
+
+def _same(a, b):
+    if a is None or b is None:
+        return a is b
+    return (type(a) is type(b) and np.asarray(a).dtype == np.asarray(b).dtype
+            and np.array_equal(a, b))
+
+
+@pytest.mark.parametrize("with_mean, with_std", [(True, True), (True, False), (False, True),
+                                                 (False, False)])
+def test_a_runs_scaler_is_the_scalers_own_fit_bit_for_bit(with_mean, with_std):
+    """Every attribute ``fit`` sets -- and only those -- equals diffprivlib's, bit for bit:
+    scalar and per-feature bounds, integer rows, budgets small enough for many rejected
+    variance draws, several seeds from one set of statistics."""
+    rng = np.random.RandomState(1)
+    for trial in range(12):
+        n, d = int(rng.randint(2, 200)), int(rng.randint(1, 9))
+        Z = rng.normal(rng.uniform(-2, 2, d), rng.uniform(0.01, 3, d), size=(n, d))
+        if trial % 4 == 3:
+            Z = np.round(Z * 3)  # integer-valued rows, as floats (the fit converts them)
+        lower = rng.uniform(-3, 0, d)
+        bounds = ((float(lower[0]), float(lower[0] + 2.5)) if trial % 2
+                  else (lower, lower + rng.uniform(0.01, 4, d)))
+        epsilon = float(rng.uniform(0.005, 3))
+        scaler = StandardScaler(bounds=bounds, epsilon=epsilon, with_mean=with_mean,
+                                with_std=with_std)
+        with fitting():
+            statistics = ScalerStatistics(scaler, Z)
+            for seed in rng.randint(0, 2**31, 3).tolist():
+                expected = StandardScaler(bounds=bounds, epsilon=epsilon, with_mean=with_mean,
+                                          with_std=with_std, random_state=seed).fit(Z)
+                got = statistics.fitted(epsilon, seed)
+                assert set(got) == {*_FITTED, "bounds"}
+                assert set(vars(expected)) - set(got) == set(vars(scaler)) - {"bounds"}
+                for name in _FITTED:
+                    assert _same(got[name], getattr(expected, name)), name
+                for ours, theirs in zip(got["bounds"], expected.bounds, strict=True):
+                    assert np.array_equal(ours, theirs)
+
+
+def test_a_runs_scaler_reads_the_means_before_the_variances():
+    """The order of the draws matters: a twin that draws the variances first differs."""
+    X, _ = _data(n=50)
+    scaler = StandardScaler(bounds=(-4.0, 4.0), epsilon=0.5)
+    statistics = ScalerStatistics(scaler, X)
+    expected = StandardScaler(bounds=(-4.0, 4.0), epsilon=0.5, random_state=3).fit(X)
+    assert np.array_equal(statistics.fitted(0.5, 3)["var_"], expected.var_)
+    generator, means, variances = statistics._mechanisms_of(0.5, True)
+    generator.seed(3)
+    from skdptune._mechanisms import bounded_domain_many
+    twin = bounded_domain_many(variances, statistics.variances, generator)
+    assert not np.array_equal(twin * statistics.count / statistics.count, expected.var_)
+
+
+def _shifted(X):
+    return np.asarray(X, dtype=float) + 0.5
+
+
+def _pipeline(**scaler):
+    scaler = {"bounds": (-4.0, 4.0), "epsilon": 0.5, **scaler}
+    return Pipeline([("shift", FunctionTransformer(_shifted)),
+                     ("scaler", StandardScaler(**scaler)),
+                     ("model", LogisticRegression(epsilon=1.0, data_norm=2.0))])
+
+
+_SPACE = [{"model__C": 0.1}, {"model__C": 1.0, "model__data_norm": 4.0},
+          {"model__C": 10.0, "scaler__bounds": (-6.0, 3.0)},
+          {"model__C": 1.0, "model__fit_intercept": False}]
+
+
+def _runs(X, y, template, space=_SPACE, runs=12, seed0=40, one_by_one=True):
+    candidates = [space[r % len(space)] for r in range(runs)]
+    templates = candidate_templates(template, candidates)
+    padding = make_padding(X, y, np.unique(y))
+    seeds = list(range(seed0, seed0 + runs))
+    with silenced():
+        models = fit_runs(templates, seeds, X, y, np.arange(len(y)), padding, 0.7,
+                          candidate_keys(candidates))
+    alone = []
+    for t, seed in zip(templates, seeds if one_by_one else [], strict=False):
+        with silenced():
+            alone.append(fit_on_rows(instantiate(t, seed=seed, epsilon_scale=0.7), X, y, None,
+                                     {}, padding=padding))
+    return models, alone, padding
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_pipeline_runs_are_the_one_by_one_fits(classes):
+    """Each run's built pipeline: the fitted free steps, the scaler bit for bit, the model as
+    its one-by-one fit up to the optimiser (the same predictions), both throwaway accountants
+    charged as their fits charge them; its accuracies from one product are ``predict``'s."""
+    X, y = _data(classes=classes)
+    models, alone, _ = _runs(X, y, _pipeline())
+    assert all(isinstance(m, DeferredPipeline) for m in models)
+    accuracies = pipeline_accuracies(models, X, y)
+    for model, expected, accuracy in zip(models, alone, accuracies, strict=True):
+        pipe = built(model)
+        assert type(pipe) is Pipeline and [n for n, _ in pipe.steps] == ["shift", "scaler",
+                                                                           "model"]
+        np.testing.assert_array_equal(pipe[:1].transform(X), expected[:1].transform(X))
+        for name in _FITTED:
+            assert _same(getattr(pipe["scaler"], name), getattr(expected["scaler"], name))
+        assert pipe["scaler"].accountant.total() == expected["scaler"].accountant.total()
+        assert pipe["model"].accountant.total() == expected["model"].accountant.total()
+        assert pipe["scaler"].accountant.total()[0] == pipe["scaler"].epsilon > 0
+        np.testing.assert_allclose(pipe["model"].coef_, expected["model"].coef_, atol=2e-2)
+        assert np.mean(pipe.predict(X) == expected.predict(X)) >= 0.99
+        np.testing.assert_array_equal(accuracy, pipe.predict(X) == y)
+
+
+def test_a_runs_draws_do_not_depend_on_the_other_runs():
+    """A run's scaler is a function of the rows and its own seed: the same bit for bit with
+    other companions in its batch (and its model the same up to the rounding of shared
+    products)."""
+    X, y = _data()
+    models, _, _ = _runs(X, y, _pipeline(), runs=8)
+    fewer, _, _ = _runs(X, y, _pipeline(), runs=3)
+    for many, few in zip(models[:3], fewer, strict=True):
+        for name in _FITTED:
+            assert _same(many.scaler[name], few.scaler[name])
+        np.testing.assert_allclose(many.model["coef_"], few.model["coef_"], atol=1e-6)
+
+
+def test_pipeline_runs_fail_as_one_by_one():
+    """Rows the model's fit refuses after the scaler fail every run; rows whose transform
+    overflows fail their run only (the factors refuse them)."""
+    X, y = _data()
+    X_bad = X.copy()
+    X_bad[3, 1] = np.nan
+    models, _, padding = _runs(X_bad, y, _pipeline(), runs=4, one_by_one=False)
+    assert models == [None] * 4
+    with silenced(), pytest.raises(ValueError):
+        fit_on_rows(instantiate(_pipeline(), seed=1), X_bad, y, None, {}, padding=padding)
+    shifts, scales = np.zeros((2, 2)), np.array([[1.0, 1.0], [1e-300, 1.0]])
+    factors = transformed_factors(np.array([[1e10, 1.0], [2.0, 1.0]]), shifts, scales,
+                                  np.array([1.0, 1.0]))
+    assert factors[1] is None
+    np.testing.assert_allclose(factors[0], [1 / np.hypot(1e10, 1), 1 / np.hypot(2, 1)])
+
+
+def test_only_scalers_with_public_bounds_before_a_batched_model_are_batched():
+    model = LogisticRegression(epsilon=1.0, data_norm=1.0)
+    pipeline = _pipeline()
+    assert scaled_model(pipeline) is pipeline["model"]
+    assert _holdout._batchable([candidate_template(pipeline, {})], *_data(), {}, 0.0)
+    assert scaled_model(Pipeline([("s", StandardScaler(bounds=(0, 1))), ("m", model)])) is model
+    for pipeline in (
+            Pipeline([("s", StandardScaler()), ("m", model)]),  # bounds from the data
+            Pipeline([("s", StandardScaler(bounds=(0, 1))), ("m", GaussianNB())]),
+            Pipeline([("a", StandardScaler(bounds=(0, 1))), ("s", StandardScaler(bounds=(0, 1))),
+                      ("m", model)]),  # two DP steps
+            Pipeline([("s", StandardScaler(bounds=(0, 1))),
+                      ("m", LogisticRegression(data_norm=1.0, tol=1e-2))])):  # loose
+        assert not _holdout._batchable([candidate_template(pipeline, {})], *_data(), {}, 0.0)
+
+
+def _search(n_jobs=1, **params):
+    return DPRandomSearchCV(_pipeline(), {"model__C": [0.1, 1.0, 10.0],
+                                          "model__data_norm": [1.0, 2.0, 4.0]},
+                            n_iter=30, epsilon=2.0, classes=[0, 1], random_state=5,
+                            accountant=BudgetAccountant(), n_jobs=n_jobs, **params)
+
+
+def test_search_on_a_scaler_pipeline_selects_as_with_one_by_one_runs(monkeypatch):
+    """Batched (at n_jobs 1 and 2) and one by one: the same pick, the same scaler bit for bit,
+    nearly the same model, the same report; the batched decision sets the defaults."""
+    X, y = _data(n=900, seed=5)
+    calls = []
+    real = _holdout._noisy_runs_batched
+    monkeypatch.setattr(_holdout, "_noisy_runs_batched",
+                        lambda templates, *a: calls.append(len(templates)) or real(templates, *a))
+    batched = _search().fit(X, y)
+    two = _search(n_jobs=2).fit(X, y)
+    assert calls
+    monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
+    alone = _search().fit(X, y)
+    assert batched.best_params_ == alone.best_params_ == two.best_params_
+    for name in _FITTED:
+        assert _same(getattr(batched.best_estimator_["scaler"], name),
+                     getattr(alone.best_estimator_["scaler"], name))
+    assert np.mean(batched.predict(X) == alone.predict(X)) >= 0.99
+    np.testing.assert_array_equal(batched.predict(X), two.predict(X))
+    assert batched.privacy_spent_ == alone.privacy_spent_
+    default = DPRandomSearchCV(_pipeline(), {"model__C": [0.1, 1.0]}, epsilon=2.0,
+                               classes=[0, 1])
+    assert default._batched() and default._expected_runs(True) == 1000
+
+
+def test_a_scaler_that_reads_x_itself_needs_an_array():
+    """Without a free step the scaler's fit reads ``X`` itself (a frame's names are its to
+    record): only a dense numeric array is batched; anything else goes one by one."""
+    X, y = _data()
+    plain = Pipeline([("scaler", StandardScaler(bounds=(-4.0, 4.0))),
+                      ("model", LogisticRegression(data_norm=2.0))])
+    models, _, _ = _runs(X, y, plain, space=[{"model__C": 1.0}], runs=2, one_by_one=False)
+    assert all(isinstance(m, DeferredPipeline) for m in models)
+    templates = candidate_templates(plain, [{}])
+    with silenced():
+        assert fit_runs(templates, [1], X.tolist(), y, np.arange(len(y)),
+                        make_padding(X, y, np.unique(y)), 0.7) is None
+
+
+def test_a_space_with_and_without_the_scaler_batches_both_kinds():
+    """A step set to the DP scaler or to a free transformer: each kind of run is solved with
+    its own kind, and each equals its one-by-one fit."""
+    X, y = _data()
+    space = [{"scaler": StandardScaler(bounds=(-4.0, 4.0), epsilon=0.5)},
+             {"scaler": FunctionTransformer(_shifted)}]
+    models, alone, _ = _runs(X, y, _pipeline(), space=space, runs=4)
+    assert [type(m) for m in models] == [DeferredPipeline, Pipeline] * 2
+    for model, expected in zip(models, alone, strict=True):
+        assert np.mean(built(model).predict(X) == expected.predict(X)) >= 0.99
