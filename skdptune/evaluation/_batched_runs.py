@@ -467,25 +467,48 @@ class _AffineRows(_SharedRows):
         return loss, grad, self.hessians(zero, every, self.early_rows[0])
 
 
+#: A run's clipping factors come from the matrix products of :func:`transformed_factors` where
+#: their rounding bound is below this share of ``data_norm ** 2`` on every row; otherwise from
+#: its transformed rows
+FACTOR_BOUND_SHARE = 1e-8
+
+
 def transformed_factors(X, shifts, scales, data_norms):
     """The clipping factors ``(rows, runs)`` ``1 / max(1, ||z|| / data_norm)`` of the rows ``z
     = (X - shift) / scale`` (the scaler's ``transform``, then
     :func:`~diffprivlib.validation.clip_to_norm`) of every run (``shifts``, ``scales`` ``(runs,
     d)``, ``data_norms`` ``(runs,)``), or ``None`` for a run whose transformed values are not
-    all finite (the model's fit raises on such rows).
+    all finite (the model's fit raises on such rows). ``X`` and ``shifts`` are centred at the
+    same public point (:func:`_scaled_pipeline_runs`: the middle of the scaler's bounds), which
+    keeps the terms below small where the rows lie near their bounds.
 
-    The squared norms of all runs from two matrix products, ``sum_j (x_j^2 - 2 x_j s_j) /
-    c_j^2 + sum_j s_j^2 / c_j^2`` (equal to the transformed rows' up to rounding, which moves a
-    factor by about ``1e-16``); a run where any of them is not finite -- its rows' squares
-    overflow -- is computed from its transformed rows as ``clip_to_norm`` computes them."""
+    The squared norms of all runs from two matrix products, ``A - 2 B + C`` with ``A = sum_j
+    x_j^2 / c_j^2``, ``B = sum_j x_j s_j / c_j^2`` and ``C = sum_j s_j^2 / c_j^2``, and their
+    rounding bound ``(d + 8) eps (A + 2 |B| + C)``: the factor is taken from the squared norm
+    plus its bound -- never above diffprivlib's, so a clipped row's norm never exceeds
+    ``data_norm`` beyond the last rounding, as with ``clip_to_norm`` -- where the bound is below
+    :data:`FACTOR_BOUND_SHARE` of ``data_norm ** 2`` on every row (it then moves a factor by at
+    most that share). A run where it is not (rows far from the bounds, where the terms cancel),
+    or where a term is not finite, has its factors computed from its transformed rows as
+    ``clip_to_norm`` computes them."""
     inverse = 1.0 / scales ** 2
-    squared = (X * X) @ inverse.T
-    squared -= 2.0 * (X @ (shifts * inverse).T)
-    squared += np.sum(shifts ** 2 * inverse, axis=1)
+    squares = (X * X) @ inverse.T
+    cross = X @ (shifts * inverse).T
+    constant = np.sum(shifts ** 2 * inverse, axis=1)
+    bound = np.abs(cross)
+    bound *= 2.0
+    bound += squares
+    bound += constant
+    bound *= (X.shape[1] + 8) * np.finfo(float).eps
+    squared = squares - 2.0 * cross
+    squared += constant
     np.maximum(squared, 0.0, out=squared)
+    squared += bound
     norms = np.sqrt(squared)
-    finite = np.isfinite(norms).all(axis=0)
-    for r in np.flatnonzero(~finite):
+    exact = ~((bound <= FACTOR_BOUND_SHARE * data_norms ** 2).all(axis=0)
+              & np.isfinite(norms).all(axis=0))
+    finite = np.ones(len(scales), dtype=bool)
+    for r in np.flatnonzero(exact):
         Z = X - shifts[r]
         Z /= scales[r]
         norms[:, r] = np.linalg.norm(Z, axis=1)
@@ -494,6 +517,7 @@ def transformed_factors(X, shifts, scales, data_norms):
     norms[norms < 1] = 1
     factors = np.divide(1.0, norms, out=norms)
     return [factors[:, r] if finite[r] else None for r in range(len(scales))]
+
 
 #: Margins below ``-MARGIN_FLOOR`` are raised to it in :func:`logistic_sums`: there
 #: ``exp(-z)`` stays finite, and the loss term and ``expit`` are below ``1e-304``
@@ -827,6 +851,8 @@ def _scaled_pipeline_runs(prepared, fit_seeds, X, y, train, padding, keys):
             Z = model_rows(prefix.fit_transform(X_rows, y_rows) if prefix.steps else X_rows)
         if Z is None or len(Z) != len(y_rows):
             continue  # the scaler's fit raises on these rows: every run of the group fails
+        if Z.dtype.kind == "f" and Z.dtype != np.float64:
+            return None  # the scaler keeps float32 rows: diffprivlib's own arithmetic decides
         Z = np.asarray(Z, dtype=float)  # as the scaler's fit converts them
         if not np.isfinite(Z).all():
             continue  # the model's fit raises on the transformed rows: every run fails
@@ -838,6 +864,10 @@ def _scaled_pipeline_runs(prepared, fit_seeds, X, y, train, padding, keys):
             raise
         except Exception:
             continue  # the scaler's fit raises: every run of the group fails
+        # every shared product reads the rows and the shifts centred at the middle of the
+        # scaler's bounds (public): near their bounds the terms stay small, where the rows'
+        # own magnitude (a timestamp, say) would cancel in them
+        centre = scaled_centre(statistics.bounds)
         scalers, transforms = [], []
         with fitting():
             for r in runs:
@@ -849,12 +879,12 @@ def _scaled_pipeline_runs(prepared, fit_seeds, X, y, train, padding, keys):
                 shift = (fitted["mean_"] if scaler.with_mean and fitted["mean_"] is not None
                          else np.zeros(statistics.d))
                 scale = fitted["scale_"] if fitted["scale_"] is not None else np.ones(statistics.d)
-                transforms.append((shift, scale))
+                transforms.append((shift - centre, scale))
         models = [prepared[r].estimator.steps[-1][1] for r in runs]
         solved = _solved_runs(models, [prepared[r].component_seed(model, fit_seeds[r])
                                        for r, model in zip(runs, models, strict=True)],
-                              Z, y_rows, np.arange(len(Z)), None, [keys[r] for r in runs],
-                              transforms)
+                              Z - centre, y_rows, np.arange(len(Z)), None,
+                              [keys[r] for r in runs], transforms)
         for r, fitted_scaler, fitted_model in zip(runs, scalers, solved, strict=True):
             if fitted_model is not None:
                 out[r] = DeferredPipeline(prepared[r], fit_seeds[r], prefix.steps,
@@ -1063,6 +1093,12 @@ def run_accuracies(models, X_val, y_val):
     return [None if m is None else next(it) for m in models]
 
 
+def scaled_centre(bounds):
+    """The middle of a scaler's checked ``bounds`` (per feature): the public point the rows of
+    its runs are centred at in every shared product."""
+    return (np.asarray(bounds[0], dtype=float) + np.asarray(bounds[1], dtype=float)) / 2
+
+
 class _Linear:
     """A run's decision function as a linear model (what :func:`run_accuracies` reads)."""
 
@@ -1077,9 +1113,10 @@ def pipeline_accuracies(models, X_val, y_val):
     those steps once (a copy of ``X_val`` each time: a step may change its input in place),
     and every run's pipeline decision as one linear model on them
     (:meth:`~._fit.DeferredPipeline.linear`: its scaler's ``transform`` folded into its model's
-    coefficients; the same predictions up to the rounding of a decision value within rounding
-    of 0, as :func:`run_accuracies`). ``None`` where :func:`run_accuracies` declines a group
-    (the caller scores run by run). PRIVATE: the exact utilities."""
+    coefficients, on the rows centred at the middle of the scaler's bounds,
+    :func:`scaled_centre`; the same predictions up to the rounding of a decision value within
+    rounding of 0, as :func:`run_accuracies`). ``None`` where :func:`run_accuracies` declines
+    a group (the caller scores run by run). PRIVATE: the exact utilities."""
     out, groups = [None] * len(models), {}
     for r, model in enumerate(models):
         if model is not None:
@@ -1089,8 +1126,11 @@ def pipeline_accuracies(models, X_val, y_val):
         for _, step in models[runs[0]].prefix:
             if step is not None and step != "passthrough":
                 rows = step.transform(rows)
-        views = [_Linear(*models[r].linear(), models[r].model["classes_"]) for r in runs]
-        accuracies = run_accuracies(views, rows, y_val)
+        if not dense_numeric(rows):
+            return None
+        centre = scaled_centre(models[runs[0]].scaler["bounds"])
+        views = [_Linear(*models[r].linear(centre), models[r].model["classes_"]) for r in runs]
+        accuracies = run_accuracies(views, rows - centre, y_val)
         if accuracies is None:
             return None
         for r, utilities in zip(runs, accuracies, strict=True):

@@ -399,16 +399,19 @@ class DeferredPipeline:
         """The run's prepared pipeline (unfitted; its seeds aside, the run's parameters)."""
         return self._prepared.estimator
 
-    def linear(self):
+    def linear(self, centre=0.0):
         """``(coef, intercept)``: the decision function of the built pipeline on the rows the
-        prefix outputs, ``((x - mean_) / scale_) . coef_ + intercept_``, as one linear model
-        (``mean_`` 0 without centring, ``scale_`` 1 without scaling); equal up to rounding."""
+        prefix outputs, ``((x - mean_) / scale_) . coef_ + intercept_``, as one linear model of
+        the rows minus ``centre`` (``mean_`` 0 without centring, ``scale_`` 1 without scaling):
+        ``coef_ / scale_`` and ``intercept_ - (coef_ / scale_) . (mean_ - centre)``; equal up
+        to rounding."""
         coef, intercept = self.model["coef_"], self.model["intercept_"]
         if self.scaler["scale_"] is not None:
             coef = coef / self.scaler["scale_"]
-        if self.scaler["mean_"] is not None and self.estimator.steps[-2][1].with_mean:
-            intercept = intercept - coef @ self.scaler["mean_"]
-        return coef, intercept
+        with_mean = self.scaler["mean_"] is not None and self.estimator.steps[-2][1].with_mean
+        shift = (self.scaler["mean_"] if with_mean else 0.0) - np.broadcast_to(
+            centre, (coef.shape[1],))
+        return coef, intercept - coef @ shift
 
     def build(self):
         """The run's fitted pipeline (a new one at every call)."""

@@ -249,3 +249,108 @@ def test_a_space_with_and_without_the_scaler_batches_both_kinds():
     assert [type(m) for m in models] == [DeferredPipeline, Pipeline] * 2
     for model, expected in zip(models, alone, strict=True):
         assert np.mean(built(model).predict(X) == expected.predict(X)) >= 0.99
+
+
+def _far_from_zero(n=2000, seed=0):
+    """A timestamp-like feature: 1.7e12 +- 1000, its public bounds +-5000 around it."""
+    rng = np.random.RandomState(seed)
+    X = np.column_stack([1.7e12 + rng.uniform(-1000, 1000, n), rng.normal(size=n)])
+    y = (X[:, 0] - 1.7e12 + 300 * X[:, 1] + rng.normal(scale=300, size=n) > 0).astype(int)
+    bounds = (np.array([1.7e12 - 5000, -4.0]), np.array([1.7e12 + 5000, 4.0]))
+    return X, y, bounds
+
+
+def test_rows_far_from_zero_are_clipped_to_the_norm(monkeypatch):
+    """Rows whose magnitude dwarfs their spread (the terms of the norms' expansion cancel):
+    every run's clipped rows stay within ``data_norm`` up to rounding, as diffprivlib clips
+    them; a twin without the centring and the rounding bound lets rows through far above it."""
+    from skdptune.evaluation import _batched_runs
+    X, y, bounds = _far_from_zero()
+    statistics = ScalerStatistics(StandardScaler(bounds=bounds, epsilon=50.0), X)
+    fitted = [statistics.fitted(50.0, seed) for seed in range(20)]
+    shifts = np.array([f["mean_"] for f in fitted])
+    scales = np.array([f["scale_"] for f in fitted])
+    norms = np.full(20, 0.5)
+
+    exact = [1.0 / np.maximum(1.0, np.linalg.norm((X - shifts[r]) / scales[r], axis=1) / 0.5)
+             for r in range(20)]
+
+    def worst(factors):
+        return max(np.max(np.linalg.norm((X - shifts[r]) / scales[r], axis=1) * factors[r])
+                   for r in range(20))
+
+    def off(factors):
+        return max(np.max(np.abs(factors[r] / exact[r] - 1)) for r in range(20))
+    centre = _batched_runs.scaled_centre(statistics.bounds)
+    factors = transformed_factors(X - centre, shifts - centre, scales, norms)
+    assert worst(factors) <= 0.5 * (1 + 1e-12) and off(factors) <= 1e-6
+    monkeypatch.setattr(_batched_runs, "FACTOR_BOUND_SHARE", np.inf)
+    twin = transformed_factors(X, shifts, scales, norms)
+    assert off(twin) > 0.1
+
+
+def test_pipeline_runs_far_from_zero_are_the_one_by_one_fits():
+    """The same rows through the whole path: the scaler bit for bit, the model and its scored
+    accuracies as the one-by-one fit's."""
+    X, y, bounds = _far_from_zero(n=800)
+    template = Pipeline([("scaler", StandardScaler(bounds=bounds, epsilon=1.0)),
+                         ("model", LogisticRegression(data_norm=1.0, epsilon=1.0))])
+    models, alone, _ = _runs(X, y, template, space=[{"model__C": 1.0}, {"model__C": 10.0}],
+                             runs=6)
+    accuracies = pipeline_accuracies(models, X, y)
+    for model, expected, accuracy in zip(models, alone, accuracies, strict=True):
+        pipe = built(model)
+        for name in _FITTED:
+            assert _same(getattr(pipe["scaler"], name), getattr(expected["scaler"], name))
+        assert np.mean(pipe.predict(X) == expected.predict(X)) >= 0.99
+        np.testing.assert_array_equal(accuracy, pipe.predict(X) == y)
+
+
+def test_unseeded_runs_draw_their_scaler_from_the_secure_generator(monkeypatch):
+    """Without a seed each run's scaler reads diffprivlib's secure generator (a new one per
+    run, read at least once per mean and per variance), and two runs differ."""
+    import secrets
+
+    made = []
+
+    class Counting(secrets.SystemRandom):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+            made.append(self)
+
+        def random(self):
+            self.calls += 1
+            return super().random()
+    monkeypatch.setattr(secrets, "SystemRandom", Counting)
+    X, _ = _data(n=100, d=4)
+    statistics = ScalerStatistics(StandardScaler(bounds=(-4.0, 4.0), epsilon=0.5), X)
+    first, second = statistics.fitted(0.5, None), statistics.fitted(0.5, None)
+    assert len(made) >= 2 and all(g.calls >= 4 * 4 + 4 * 4 for g in made[-2:])
+    assert not np.array_equal(first["mean_"], second["mean_"])
+
+
+def test_a_scalers_statistics_serve_each_epsilon_its_own_mechanisms():
+    """One set of statistics, runs at two budgets (budget mode prices candidates apart): each
+    draw is its own epsilon's fit, bit for bit."""
+    X, _ = _data(n=80)
+    statistics = ScalerStatistics(StandardScaler(bounds=(-5.0, 5.0)), X)
+    for epsilon in (0.3, 2.0, 0.3):
+        expected = StandardScaler(bounds=(-5.0, 5.0), epsilon=epsilon, random_state=9).fit(X)
+        got = statistics.fitted(epsilon, 9)
+        for name in _FITTED:
+            assert _same(got[name], getattr(expected, name))
+
+
+def test_float32_rows_go_one_by_one():
+    """diffprivlib's scaler keeps float32 rows in float32: such runs are fitted one by one."""
+    X, y = _data()
+    X = X.astype(np.float32)
+    plain = Pipeline([("scaler", StandardScaler(bounds=(-4.0, 4.0))),
+                      ("model", LogisticRegression(data_norm=2.0))])
+    with silenced():
+        assert fit_runs(candidate_templates(plain, [{}]), [1], X, y, np.arange(len(y)),
+                        make_padding(X, y, np.unique(y)), 0.7) is None
+        assert fit_runs(candidate_templates(plain, [{}]), [1], X.astype(float), y,
+                        np.arange(len(y)), make_padding(X.astype(float), y, np.unique(y)),
+                        0.7) is not None
