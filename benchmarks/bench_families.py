@@ -10,8 +10,9 @@ The classification suite (``bench_suite.py``) tunes diffprivlib's ``LogisticRegr
 ``C`` x ``data_norm``, where the searches' runs are batched. Here the same tasks and variants
 are tuned for diffprivlib's ``GaussianNB``, ``DecisionTreeClassifier`` and a ``Pipeline`` of
 its ``StandardScaler`` (a DP step) and ``LogisticRegression`` (``benchmarks/_families.py``),
-every fit one by one, at each total epsilon over several seeds: held-out test accuracy (and
-balanced accuracy) of
+every fit one by one -- but the repetition's runs on the pipeline, batched since 2026-12-07
+(with the batched defaults: ``E[K] = 1000``, no validation part) --, at each total epsilon over
+several seeds: held-out test accuracy (and balanced accuracy) of
 
 * **D** -- the untuned default, its epsilons set so that its fit costs the whole budget;
 * **L** -- non-private ``GridSearchCV(cv=5)`` over the same DP models, each candidate priced
@@ -53,9 +54,9 @@ METHODS = {
     "random": "DPRandomSearchCV",
     "gibo": "DPGIBOSearchCV (the family's box)",
     "random_fitrows": "DPRandomSearchCV, validation_size=0: every run fitted and scored on all "
-                      "rows (a lever; the batched runs' default)",
+                      "rows (a lever of the one-by-one runs; the batched runs' default)",
     "random_runs1000": "DPRandomSearchCV, n_iter=1000: twenty times the one-by-one runs' "
-                       "E[K] = 50 (a lever)",
+                       "E[K] = 50 (a lever of the one-by-one runs; the batched runs' default)",
 }
 SEARCHES = ("R1", "grid", "random", "gibo", "random_fitrows", "random_runs1000")
 TUNERS = ("grid", "random", "gibo", "random_fitrows", "random_runs1000")
@@ -170,7 +171,8 @@ def markdown(report: dict) -> str:
         "explains the columns). diffprivlib `GaussianNB` (`nb`), `DecisionTreeClassifier` "
         "(`tree`) and a `Pipeline` of its `StandardScaler` and `LogisticRegression` "
         "(`pipeline`) on the classification suite's tasks (benchmarks/_families.py has the "
-        "defaults, grids and boxes); every fit one by one; every search with the library's "
+        "defaults, grids and boxes); every fit one by one but DPRandomSearchCV's runs on the "
+        "pipeline (R1's included), batched since 2026-12-07; every search with the library's "
         "defaults at the total ε (tuning + returned model; DPGIBOSearchCV's default δ = 1e-6, "
         "the others δ = 0); D and L's candidates priced at the total. Held-out test accuracy "
         f"(stratified 25 % test split per seed). Training rows: "

@@ -474,39 +474,41 @@ FACTOR_BOUND_SHARE = 1e-8
 
 
 def transformed_factors(X, shifts, scales, data_norms):
-    """The clipping factors ``(rows, runs)`` ``1 / max(1, ||z|| / data_norm)`` of the rows ``z
-    = (X - shift) / scale`` (the scaler's ``transform``, then
+    """``(factors, finite)``: the clipping factors ``(rows, runs)`` ``1 / max(1, ||z|| /
+    data_norm)`` of the rows ``z = (X - shift) / scale`` (the scaler's ``transform``, then
     :func:`~diffprivlib.validation.clip_to_norm`) of every run (``shifts``, ``scales`` ``(runs,
-    d)``, ``data_norms`` ``(runs,)``), or ``None`` for a run whose transformed values are not
-    all finite (the model's fit raises on such rows). ``X`` and ``shifts`` are centred at the
-    same public point (:func:`_scaled_pipeline_runs`: the middle of the scaler's bounds), which
-    keeps the terms below small where the rows lie near their bounds.
+    d)``, ``data_norms`` ``(runs,)``), and whether each run's transformed values are all finite
+    (where not, the model's fit raises on such rows; its factors are 0). ``X`` and ``shifts``
+    are centred at the same public point (:func:`_scaled_pipeline_runs`: the middle of the
+    scaler's bounds), which keeps the terms below small where the rows lie near their bounds.
 
     The squared norms of all runs from two matrix products, ``A - 2 B + C`` with ``A = sum_j
     x_j^2 / c_j^2``, ``B = sum_j x_j s_j / c_j^2`` and ``C = sum_j s_j^2 / c_j^2``, and their
     rounding bound ``(d + 8) eps (A + 2 |B| + C)``: the factor is taken from the squared norm
     plus its bound -- never above diffprivlib's, so a clipped row's norm never exceeds
     ``data_norm`` beyond the last rounding, as with ``clip_to_norm`` -- where the bound is below
-    :data:`FACTOR_BOUND_SHARE` of ``data_norm ** 2`` on every row (it then moves a factor by at
-    most that share). A run where it is not (rows far from the bounds, where the terms cancel),
-    or where a term is not finite, has its factors computed from its transformed rows as
-    ``clip_to_norm`` computes them."""
+    :data:`FACTOR_BOUND_SHARE` of the larger of ``data_norm ** 2`` and the squared norm on every
+    row (it then moves a factor by at most that share). A run where it is not (rows far from
+    the bounds, where the terms cancel), or where a term is not finite, has its factors
+    computed from its transformed rows as ``clip_to_norm`` computes them."""
     inverse = 1.0 / scales ** 2
-    squares = (X * X) @ inverse.T
-    cross = X @ (shifts * inverse).T
     constant = np.sum(shifts ** 2 * inverse, axis=1)
+    squared = (X * X) @ inverse.T
+    cross = X @ (shifts * inverse).T
+    cross *= 2.0
     bound = np.abs(cross)
-    bound *= 2.0
-    bound += squares
+    bound += squared
     bound += constant
     bound *= (X.shape[1] + 8) * np.finfo(float).eps
-    squared = squares - 2.0 * cross
+    squared -= cross
+    del cross
     squared += constant
     np.maximum(squared, 0.0, out=squared)
+    exact = ~((bound <= FACTOR_BOUND_SHARE * np.maximum(squared, data_norms ** 2)).all(axis=0)
+              & np.isfinite(squared).all(axis=0))
     squared += bound
-    norms = np.sqrt(squared)
-    exact = ~((bound <= FACTOR_BOUND_SHARE * data_norms ** 2).all(axis=0)
-              & np.isfinite(norms).all(axis=0))
+    del bound
+    norms = np.sqrt(squared, out=squared)
     finite = np.ones(len(scales), dtype=bool)
     for r in np.flatnonzero(exact):
         Z = X - shifts[r]
@@ -514,10 +516,10 @@ def transformed_factors(X, shifts, scales, data_norms):
         norms[:, r] = np.linalg.norm(Z, axis=1)
         finite[r] = np.isfinite(norms[:, r]).all() or np.isfinite(Z).all()
     norms /= data_norms
-    norms[norms < 1] = 1
+    np.maximum(norms, 1.0, out=norms)
     factors = np.divide(1.0, norms, out=norms)
-    return [factors[:, r] if finite[r] else None for r in range(len(scales))]
-
+    factors[:, ~finite] = 0.0
+    return factors, finite
 
 #: Margins below ``-MARGIN_FLOOR`` are raised to it in :func:`logistic_sums`: there
 #: ``exp(-z)`` stays finite, and the loss term and ``expit`` are below ``1e-304``
@@ -1017,12 +1019,13 @@ def _chunks(X_fit, problems, label_array, chunk, transforms, failed):
         # one column per run of the chunk (a run's binary problems share it)
         runs, first, of = np.unique(owner[part], return_index=True, return_inverse=True)
         with np.errstate(all="ignore"):
-            columns = transformed_factors(X_fit, shift[part][first], scale[part][first],
-                                          problems["norm"][part][first])
-        failed.update(r for r, column in zip(runs.tolist(), columns, strict=True)
-                      if column is None)
-        factors = np.column_stack([np.zeros(m) if column is None else column
-                                   for column in columns])[:, of.ravel()]
+            factors, finite = transformed_factors(X_fit, shift[part][first],
+                                                  scale[part][first],
+                                                  problems["norm"][part][first])
+        failed.update(runs[~finite].tolist())
+        of = of.ravel()
+        if len(of) != len(runs) or (of != np.arange(len(of))).any():
+            factors = factors[:, of]
         yield start, _AffineRows(X_fit, factors, shift[part], scale[part],
                                  problems["intercept"][part], label_array,
                                  problems["label"][part], 1.0 / m, problems["quad"][part],

@@ -171,10 +171,10 @@ def test_pipeline_runs_fail_as_one_by_one():
     with silenced(), pytest.raises(ValueError):
         fit_on_rows(instantiate(_pipeline(), seed=1), X_bad, y, None, {}, padding=padding)
     shifts, scales = np.zeros((2, 2)), np.array([[1.0, 1.0], [1e-300, 1.0]])
-    factors = transformed_factors(np.array([[1e10, 1.0], [2.0, 1.0]]), shifts, scales,
-                                  np.array([1.0, 1.0]))
-    assert factors[1] is None
-    np.testing.assert_allclose(factors[0], [1 / np.hypot(1e10, 1), 1 / np.hypot(2, 1)])
+    factors, finite = transformed_factors(np.array([[1e10, 1.0], [2.0, 1.0]]), shifts, scales,
+                                          np.array([1.0, 1.0]))
+    assert finite.tolist() == [True, False]
+    np.testing.assert_allclose(factors[:, 0], [1 / np.hypot(1e10, 1), 1 / np.hypot(2, 1)])
 
 
 def test_only_scalers_with_public_bounds_before_a_batched_model_are_batched():
@@ -282,10 +282,10 @@ def test_rows_far_from_zero_are_clipped_to_the_norm(monkeypatch):
     def off(factors):
         return max(np.max(np.abs(factors[r] / exact[r] - 1)) for r in range(20))
     centre = _batched_runs.scaled_centre(statistics.bounds)
-    factors = transformed_factors(X - centre, shifts - centre, scales, norms)
+    factors = transformed_factors(X - centre, shifts - centre, scales, norms)[0].T
     assert worst(factors) <= 0.5 * (1 + 1e-12) and off(factors) <= 1e-6
     monkeypatch.setattr(_batched_runs, "FACTOR_BOUND_SHARE", np.inf)
-    twin = transformed_factors(X, shifts, scales, norms)
+    twin = transformed_factors(X, shifts, scales, norms)[0].T
     assert off(twin) > 0.1
 
 
