@@ -208,9 +208,8 @@ def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=Fa
     """Whether every candidate can go through the batched path.
 
     Every template has a :func:`batched_model` (``pipelines``, ``statistics``, ``scaled``: its
-    options; a
-    pipeline's rows are checked once transformed, :mod:`._batched_runs`); a plain model needs a
-    dense numeric ``numpy`` array ``X``. No fit parameters (diffprivlib ignores
+    options; a pipeline's rows are checked once transformed, :mod:`._batched_runs`); a plain
+    model needs a dense numeric ``numpy`` array ``X``. No fit parameters (diffprivlib ignores
     ``sample_weight`` anyway, with a warning) and ``error_score`` not ``"raise"`` (debugging
     goes through the one-by-one path, which lets the original exception out).
     """
