@@ -47,9 +47,7 @@ class Laplace(_ChecksOnce, dp.Laplace):
             return values.copy()
         self._check_all(float(values[0]))
         scale = self.sensitivity / (self.epsilon - np.log(1 - self.delta))
-        u = _uniforms(self._rng, 4 * values.size).reshape(values.size, 4)
-        standard = self._laplace_sampler(u[:, 0], u[:, 1], u[:, 2], u[:, 3])
-        return values - scale * standard
+        return values - scale * _standard_laplace(self._rng, values.size)
 
 
 class LaplaceTruncated(_ChecksOnce, dp.LaplaceTruncated):
@@ -76,6 +74,13 @@ def _uniforms(rng, count: int) -> np.ndarray:
     return np.array([rng.random() for _ in range(count)], dtype=float)
 
 
+def _standard_laplace(rng, count: int) -> np.ndarray:
+    """``count`` draws of diffprivlib's Laplace sampler as ``randomise`` makes them one by one:
+    four uniforms per draw from ``rng``, in order, through ``_laplace_sampler`` elementwise."""
+    u = _uniforms(rng, 4 * count).reshape(count, 4)
+    return dp.Laplace._laplace_sampler(u[:, 0], u[:, 1], u[:, 2], u[:, 3])
+
+
 def truncated_many(mechanisms, values, rng) -> np.ndarray:
     """``np.array([m.randomise(v) for m, v in zip(mechanisms, values)])`` for diffprivlib
     ``LaplaceTruncated`` mechanisms sharing the generator ``rng`` (each its own sensitivity,
@@ -91,8 +96,7 @@ def truncated_many(mechanisms, values, rng) -> np.ndarray:
     scale = np.array([m.sensitivity / (m.epsilon - np.log(1 - m.delta)) for m in mechanisms])
     lower = np.array([m.lower for m in mechanisms], dtype=float)
     upper = np.array([m.upper for m in mechanisms], dtype=float)
-    u = _uniforms(rng, 4 * values.size).reshape(values.size, 4)
-    noisy = values - scale * dp.Laplace._laplace_sampler(u[:, 0], u[:, 1], u[:, 2], u[:, 3])
+    noisy = values - scale * _standard_laplace(rng, values.size)
     return np.where(noisy > upper, upper, np.where(noisy < lower, lower, noisy))
 
 

@@ -100,7 +100,7 @@ from ._batched import (
     steps_give_dense_rows,
     vector_mechanism,
 )
-from ._batched_scaler import ScalerStatistics
+from ._batched_scaler import ScalerStatistics, bounds_centre, scaler_transform
 from ._batched_ssp import fit_statistics_runs
 from ._fit import (
     DeferredModel,
@@ -362,7 +362,6 @@ class _SharedRows:
         return residual
 
 
-
 class _AffineRows(_SharedRows):
     """``P`` binary logistic problems on rows that each problem standardises its own way: the
     runs of a pipeline whose DP scaler (:mod:`._batched_scaler`) released ``shift[p]`` (its
@@ -521,6 +520,7 @@ def transformed_factors(X, shifts, scales, data_norms):
     factors[:, ~finite] = 0.0
     return factors, finite
 
+
 #: Margins below ``-MARGIN_FLOOR`` are raised to it in :func:`logistic_sums`: there
 #: ``exp(-z)`` stays finite, and the loss term and ``expit`` are below ``1e-304``
 MARGIN_FLOOR = 700.0
@@ -656,8 +656,7 @@ def newton(problems, *, c1=1e-4, tries=30):
         # after the early ones at every ``hessian_every``-th iteration (kept in between)
         early = problems.early_rows
         later = iterations[going] - len(early)
-        going = going[(later <= 0) | (later % problems.hessian_every == 1)
-                      | (problems.hessian_every == 1)]
+        going = going[(later <= 0) | ((later - 1) % problems.hessian_every == 0)]
         rows = np.array(early + (None,))[np.minimum(iterations[going], len(early) + 1) - 1]
         for count in dict.fromkeys(rows.tolist()):
             at = going[rows == count]
@@ -869,7 +868,7 @@ def _scaled_pipeline_runs(prepared, fit_seeds, X, y, train, padding, keys):
         # every shared product reads the rows and the shifts centred at the middle of the
         # scaler's bounds (public): near their bounds the terms stay small, where the rows'
         # own magnitude (a timestamp, say) would cancel in them
-        centre = scaled_centre(statistics.bounds)
+        centre = bounds_centre(statistics.bounds)
         scalers, transforms = [], []
         with fitting():
             for r in runs:
@@ -878,9 +877,7 @@ def _scaled_pipeline_runs(prepared, fit_seeds, X, y, train, padding, keys):
                 fitted = statistics.fitted(run_scaler.epsilon,
                                            p.component_seed(run_scaler, fit_seeds[r]))
                 scalers.append(fitted)
-                shift = (fitted["mean_"] if scaler.with_mean and fitted["mean_"] is not None
-                         else np.zeros(statistics.d))
-                scale = fitted["scale_"] if fitted["scale_"] is not None else np.ones(statistics.d)
+                shift, scale = scaler_transform(fitted, scaler.with_mean)
                 transforms.append((shift - centre, scale))
         models = [prepared[r].estimator.steps[-1][1] for r in runs]
         solved = _solved_runs(models, [prepared[r].component_seed(model, fit_seeds[r])
@@ -1096,12 +1093,6 @@ def run_accuracies(models, X_val, y_val):
     return [None if m is None else next(it) for m in models]
 
 
-def scaled_centre(bounds):
-    """The middle of a scaler's checked ``bounds`` (per feature): the public point the rows of
-    its runs are centred at in every shared product."""
-    return (np.asarray(bounds[0], dtype=float) + np.asarray(bounds[1], dtype=float)) / 2
-
-
 class _Linear:
     """A run's decision function as a linear model (what :func:`run_accuracies` reads)."""
 
@@ -1117,9 +1108,10 @@ def pipeline_accuracies(models, X_val, y_val):
     and every run's pipeline decision as one linear model on them
     (:meth:`~._fit.DeferredPipeline.linear`: its scaler's ``transform`` folded into its model's
     coefficients, on the rows centred at the middle of the scaler's bounds,
-    :func:`scaled_centre`; the same predictions up to the rounding of a decision value within
-    rounding of 0, as :func:`run_accuracies`). ``None`` where :func:`run_accuracies` declines
-    a group (the caller scores run by run). PRIVATE: the exact utilities."""
+    :func:`~._batched_scaler.bounds_centre`; the same predictions up to the rounding of a
+    decision value within rounding of 0, as :func:`run_accuracies`). ``None`` where
+    :func:`run_accuracies` declines a group (the caller scores run by run). PRIVATE: the exact
+    utilities."""
     out, groups = [None] * len(models), {}
     for r, model in enumerate(models):
         if model is not None:
@@ -1131,7 +1123,7 @@ def pipeline_accuracies(models, X_val, y_val):
                 rows = step.transform(rows)
         if not dense_numeric(rows):
             return None
-        centre = scaled_centre(models[runs[0]].scaler["bounds"])
+        centre = bounds_centre(models[runs[0]].scaler["bounds"])
         views = [_Linear(*models[r].linear(centre), models[r].model["classes_"]) for r in runs]
         accuracies = run_accuracies(views, rows - centre, y_val)
         if accuracies is None:

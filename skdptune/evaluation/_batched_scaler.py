@@ -50,7 +50,7 @@ from .._mechanisms import (
     truncated_many,
 )
 
-__all__ = ["ScalerStatistics", "batched_scaler"]
+__all__ = ["ScalerStatistics", "batched_scaler", "bounds_centre", "scaler_transform"]
 
 
 def batched_scaler(step) -> bool:
@@ -139,3 +139,19 @@ class ScalerStatistics:
                 out["scale_"] = _handle_zeros_in_scale(np.sqrt(out["var_"]))
         out["n_samples_seen_"] = seen[0] if np.ptp(seen) == 0 else seen
         return out
+
+
+def scaler_transform(fitted, with_mean):
+    """``(shift, scale)`` per feature: what a scaler with the fitted attributes ``fitted``
+    (:meth:`ScalerStatistics.fitted`) subtracts and divides by in ``transform`` -- its
+    ``mean_`` (0 without ``with_mean``) and its ``scale_`` (1 without ``with_std``)."""
+    d = fitted["n_features_in_"]
+    shift = fitted["mean_"] if with_mean else np.zeros(d)
+    scale = fitted["scale_"] if fitted["scale_"] is not None else np.ones(d)
+    return shift, scale
+
+
+def bounds_centre(bounds):
+    """The middle of a scaler's checked ``bounds`` (per feature): a public point the batched
+    runs centre the rows at before their shared products (:mod:`._batched_runs`)."""
+    return (np.asarray(bounds[0], dtype=float) + np.asarray(bounds[1], dtype=float)) / 2

@@ -50,6 +50,7 @@ from ..estimators import (
     sound_fitting,
 )
 from ..exceptions import PrivateFitError
+from ._batched_scaler import scaler_transform
 
 __all__ = [
     "DeferredModel",
@@ -405,13 +406,9 @@ class DeferredPipeline:
         the rows minus ``centre`` (``mean_`` 0 without centring, ``scale_`` 1 without scaling):
         ``coef_ / scale_`` and ``intercept_ - (coef_ / scale_) . (mean_ - centre)``; equal up
         to rounding."""
-        coef, intercept = self.model["coef_"], self.model["intercept_"]
-        if self.scaler["scale_"] is not None:
-            coef = coef / self.scaler["scale_"]
-        with_mean = self.scaler["mean_"] is not None and self.estimator.steps[-2][1].with_mean
-        shift = (self.scaler["mean_"] if with_mean else 0.0) - np.broadcast_to(
-            centre, (coef.shape[1],))
-        return coef, intercept - coef @ shift
+        shift, scale = scaler_transform(self.scaler, self.estimator.steps[-2][1].with_mean)
+        coef = self.model["coef_"] / scale
+        return coef, self.model["intercept_"] - coef @ (shift - centre)
 
     def build(self):
         """The run's fitted pipeline (a new one at every call)."""

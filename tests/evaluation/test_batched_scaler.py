@@ -14,7 +14,7 @@ from skdptune._private import silenced
 from skdptune.evaluation import _holdout
 from skdptune.evaluation._batched import scaled_model
 from skdptune.evaluation._batched_runs import fit_runs, pipeline_accuracies, transformed_factors
-from skdptune.evaluation._batched_scaler import ScalerStatistics
+from skdptune.evaluation._batched_scaler import ScalerStatistics, bounds_centre
 from skdptune.evaluation._fit import (
     DeferredPipeline,
     built,
@@ -281,7 +281,7 @@ def test_rows_far_from_zero_are_clipped_to_the_norm(monkeypatch):
 
     def off(factors):
         return max(np.max(np.abs(factors[r] / exact[r] - 1)) for r in range(20))
-    centre = _batched_runs.scaled_centre(statistics.bounds)
+    centre = bounds_centre(statistics.bounds)
     factors = transformed_factors(X - centre, shifts - centre, scales, norms)[0].T
     assert worst(factors) <= 0.5 * (1 + 1e-12) and off(factors) <= 1e-6
     monkeypatch.setattr(_batched_runs, "FACTOR_BOUND_SHARE", np.inf)
