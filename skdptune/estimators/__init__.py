@@ -43,6 +43,7 @@ from ._structure import (
                       final_step_after_free_steps,
                       free_image,
                       leading_free_steps,
+                      private_branch,
                       shapes_model_input,
 )
 from ._values import is_listed
@@ -63,7 +64,7 @@ __all__ = [
     "with_children",
     "estimator_privacy_parts", "final_step_after_free_steps", "for_inner_fits", "free_image",
     "is_listed", "iter_dp_components", "leading_free_steps", "leak_warnings_as_errors",
-    "nonprivate_components", "nonprivate_counterpart", "replace_one_factor",
+    "nonprivate_components", "nonprivate_counterpart", "private_branch", "replace_one_factor",
     "rescale_row_dependent_params",
     "scale_dp_epsilons", "seed_dp_components", "seeded_dp_components", "set_total_epsilon",
     "shapes_model_input", "sound_fitting", "space_sets_epsilon", "strip_nonprivate_attributes",

@@ -27,7 +27,7 @@ from ._walk import (
 )
 
 __all__ = ["final_step_after_free_steps", "free_image", "leading_free_steps",
-           "shapes_model_input"]
+           "private_branch", "shapes_model_input"]
 
 
 def final_step_after_free_steps(estimator: Any) -> Any:
@@ -63,6 +63,22 @@ def leading_free_steps(estimator: Any) -> tuple[Any, Any]:
         j += 1
     prefix = Pipeline([(f"step{i}", step) for i, step in enumerate(steps[:j])]) if j else None
     return prefix, steps[j]
+
+
+def private_branch(step: Any) -> str | None:
+    """The name of the one private branch of a ``ColumnTransformer`` (not a subclass) whose
+    other branches and remainder are data-independent, when that branch is a private component
+    itself (not a composite holding one) and the transformer weighs no branch; else ``None``.
+    Its output is then the branch's, side by side with data-independent columns. Public: the
+    step's structure."""
+    if type(step) is not ColumnTransformer or step.transformer_weights:
+        return None
+    private = [(name, trans) for name, trans, _ in step.transformers if is_dp_component(trans)]
+    if len(private) != 1:
+        return None
+    name, trans = private[0]
+    others = [comp for comp in walk(step) if comp.estimator is not trans]
+    return name if all(comp.role == FREE for comp in others) else None
 
 
 def free_image(step: Any) -> Any:

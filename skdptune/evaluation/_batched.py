@@ -61,15 +61,17 @@ from sklearn.utils.validation import _check_method_params, _get_feature_names
 from .._mechanisms import Vector
 from .._private import LEAKS, silenced
 from .._seeding import derived_seeds
-from ..estimators import final_step_after_free_steps, iter_dp_components
+from ..estimators import final_step_after_free_steps, iter_dp_components, private_branch
 from ..estimators.models import INTERCEPT_COLUMN, adapter_for, row_norm
 from . import _scores
 from ._batched_scaler import batched_scaler
 from ._fit import fitting, instantiate
 
-__all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "model_path",
-           "model_rows", "numeric_frame", "plain_model_rows", "scaled_model", "shares_statistics",
-           "solves_in_batches", "steps_give_dense_rows", "supports_batched_fits"]
+__all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "is_frame",
+           "model_path",
+           "model_rows", "numeric_frame", "plain_model_rows", "scaled_model", "scaler_step",
+           "shares_statistics", "solves_in_batches", "steps_give_dense_rows",
+           "supports_batched_fits"]
 
 
 def batched_model(template, *, pipelines=False, statistics=False, scaled=False):
@@ -97,18 +99,33 @@ def batched_model(template, *, pipelines=False, statistics=False, scaled=False):
 
 
 def scaled_model(template):
-    """The model of a ``Pipeline`` (not a subclass) of data-independent steps, then
-    diffprivlib's ``StandardScaler`` with public ``bounds``
-    (:func:`~._batched_scaler.batched_scaler`), then a model the batched logistic solvers fit
-    (:func:`solves_in_batches`) -- whose runs :mod:`._batched_runs` fits with each run's scaler
-    drawn from shared statistics (:mod:`._batched_scaler`) --, else ``None``. Public: the
-    template's structure and parameters."""
+    """The model of a ``Pipeline`` (not a subclass) of data-independent steps, then a scaler
+    step (:func:`scaler_step`: diffprivlib's ``StandardScaler`` with public ``bounds``, or a
+    ``ColumnTransformer`` holding one beside data-independent branches), then a model the
+    batched logistic solvers fit (:func:`solves_in_batches`) -- whose runs :mod:`._batched_runs`
+    fits with each run's scaler drawn from shared statistics (:mod:`._batched_scaler`) --, else
+    ``None``. Public: the template's structure and parameters."""
     if type(template) is not Pipeline or len(template.steps) < 2:
         return None
     model = template.steps[-1][1]
-    if not batched_scaler(template.steps[-2][1]) or not solves_in_batches(model):
+    if scaler_step(template.steps[-2][1]) is None or not solves_in_batches(model):
         return None
     return model if final_step_after_free_steps(template[:-1]) is not None else None
+
+
+def scaler_step(step):
+    """``(scaler, branch)`` of a step whose runs' scalers the batched runs draw from shared
+    statistics: diffprivlib's ``StandardScaler`` with public ``bounds``
+    (:func:`~._batched_scaler.batched_scaler`) as the step itself (``branch`` ``None``), or as
+    the one private branch of a ``ColumnTransformer`` (:func:`~skdptune.estimators.private_branch`:
+    ``branch`` its name); else ``None``. Public: the step's structure."""
+    if batched_scaler(step):
+        return step, None
+    branch = private_branch(step)
+    if branch is None:
+        return None
+    scaler = next(trans for name, trans, _ in step.transformers if name == branch)
+    return (scaler, branch) if batched_scaler(scaler) else None
 
 
 def solves_in_batches(model) -> bool:
@@ -174,6 +191,11 @@ def steps_give_dense_rows(steps, padding) -> bool:
     return dense_numeric(Z) and len(Z) == len(padding)
 
 
+def is_frame(X) -> bool:
+    """Whether ``X`` is a pandas ``DataFrame`` (pandas is not imported to ask)."""
+    return type(X).__name__ == "DataFrame" and type(X).__module__.split(".")[0] == "pandas"
+
+
 def numeric_frame(X):
     """``(rows, names)`` of a pandas ``DataFrame`` that diffprivlib's ``fit`` reads as a plain
     array of floats -- every column of a ``numpy`` numeric dtype --: the float array its
@@ -182,7 +204,7 @@ def numeric_frame(X):
     a string). ``None`` for anything else: extension dtypes (nullable integers, categoricals)
     and mixed column names, which scikit-learn converts or refuses its own way. The schema is
     public; only the dtypes and names are read to decide."""
-    if type(X).__name__ != "DataFrame" or type(X).__module__.split(".")[0] != "pandas":
+    if not is_frame(X):
         return None
     if not all(isinstance(dtype, np.dtype) and dtype.kind in "biuf" for dtype in X.dtypes):
         return None

@@ -85,16 +85,20 @@ import math
 import numpy as np
 from diffprivlib.validation import clip_to_norm
 from scipy import optimize
+from sklearn.utils import _safe_indexing, check_array
+from sklearn.utils.validation import FLOAT_DTYPES, _get_feature_names
 
 from .._private import LEAKS
 from ..estimators.models import INTERCEPT_COLUMN
 from ._batched import (
     _Rows,
     dense_numeric,
+    is_frame,
     model_rows,
     perturbation,
     predicted_indices,
     scaled_model,
+    scaler_step,
     shares_statistics,
     solves_in_batches,
     steps_give_dense_rows,
@@ -816,51 +820,58 @@ def _fit_pipeline_runs(pipelines, X, y, train, padding, keys):
 
 
 def _scaled_pipeline_runs(prepared, fit_seeds, X, y, train, padding, keys):
-    """The runs of pipelines ending in diffprivlib's ``StandardScaler`` and a model
+    """The runs of pipelines ending in a scaler step and a model
     (:func:`~._batched.scaled_model`), as :class:`~._fit.DeferredPipeline` objects.
 
     The runs whose candidates set the steps before the model alike form a group (as in
     :func:`_fit_pipeline_runs`): its data-independent steps are fitted once on the train rows
-    plus the padding, and their output ``Z`` -- what every run's scaler is fitted on -- is read
-    as the scaler's ``fit`` reads it (floats). Each run's scaler is drawn from the group's exact
-    statistics with the run's own seed (:class:`~._batched_scaler.ScalerStatistics`: ``fit``'s
-    attributes, bit for bit), and its model is solved with the others on ``Z`` as that scaler
-    transforms it (:class:`_AffineRows`: the same objective, noise and stopping rule as
-    :func:`_solved_runs` on the transformed rows). Rows that the model's fit would refuse
-    (non-finite values, fewer than two classes) fail every run of the group, as one by one.
-    Whether this path runs is decided on public facts only (the template, the type of ``X``,
-    the padding rows: :func:`~._batched.steps_give_dense_rows`).
+    plus the padding, and their output is read as the scaler step reads it
+    (:func:`_scaler_rows`: the scaler's input ``Zs``, as its ``fit`` reads it, and the rows
+    ``Z`` the model reads before the scaler's ``transform``, its columns ``block``). Each run's
+    scaler is drawn from the group's exact statistics with the run's own seed
+    (:class:`~._batched_scaler.ScalerStatistics`: ``fit``'s attributes, bit for bit), and its
+    model is solved with the others on ``Z`` as that scaler transforms it (:class:`_AffineRows`:
+    the same objective, noise and stopping rule as :func:`_solved_runs` on the transformed
+    rows). Rows that the model's fit would refuse (non-finite values, fewer than two classes)
+    fail every run of the group, as one by one. Whether this path runs is decided on public
+    facts only (the template, the type of ``X``, the padding rows:
+    :func:`~._batched.steps_give_dense_rows`).
     """
     first = prepared[0].estimator
     final = first.steps[-1][0]
-    if len(first.steps) == 2 and not dense_numeric(X):
+    if len(first.steps) == 2 and scaler_step(first.steps[0][1])[1] is None \
+            and not dense_numeric(X):
         return None  # the scaler itself reads X: a frame's names are its fit's to record
     groups = {}
     for r, key in enumerate(keys):
         groups.setdefault(steps_key(key, final, r), []).append(r)
-    if not all(steps_give_dense_rows(prepared[runs[0]].estimator[:-2], padding)
+    if not all(steps_give_dense_rows(_free_part(prepared[runs[0]].estimator), padding)
                for runs in groups.values()):
         return None
     out = [None] * len(prepared)
     for runs in groups.values():
         template = prepared[runs[0]].estimator
-        scaler = template.steps[-2][1]
+        scaler, branch = scaler_step(template.steps[-2][1])
         # the rows afresh for every group: a step may change its input in place
         X_rows, y_rows, _ = rows_of(X, y, train, {}, padding=padding)
         prefix = copy.deepcopy(template[:-2])
-        with fitting():
-            Z = model_rows(prefix.fit_transform(X_rows, y_rows) if prefix.steps else X_rows)
-        if Z is None or len(Z) != len(y_rows):
-            continue  # the scaler's fit raises on these rows: every run of the group fails
-        if Z.dtype.kind == "f" and Z.dtype != np.float64:
-            return None  # the scaler keeps float32 rows: diffprivlib's own arithmetic decides
-        Z = np.asarray(Z, dtype=float)  # as the scaler's fit converts them
+        try:
+            with fitting():
+                rows = prefix.fit_transform(X_rows, y_rows) if prefix.steps else X_rows
+            read = _scaler_rows(template.steps[-2], branch, rows, y_rows)
+        except LEAKS:
+            raise
+        except _OneByOne:
+            return None
+        except Exception:
+            continue  # the pipeline's fit raises on these rows: every run of the group fails
+        Zs, Z, block, image, names = read
         if not np.isfinite(Z).all():
             continue  # the model's fit raises on the transformed rows: every run fails
         try:
             with fitting():
                 scaler._validate_params()
-                statistics = ScalerStatistics(scaler, Z)
+                statistics = ScalerStatistics(scaler, Zs)
         except LEAKS:
             raise
         except Exception:
@@ -868,27 +879,100 @@ def _scaled_pipeline_runs(prepared, fit_seeds, X, y, train, padding, keys):
         # every shared product reads the rows and the shifts centred at the middle of the
         # scaler's bounds (public): near their bounds the terms stay small, where the rows'
         # own magnitude (a timestamp, say) would cancel in them
-        centre = bounds_centre(statistics.bounds)
+        centre = np.zeros(Z.shape[1])
+        centre[block] = bounds_centre(statistics.bounds)
         scalers, transforms = [], []
         with fitting():
             for r in runs:
                 p = prepared[r]
-                run_scaler = p.estimator.steps[-2][1]
+                run_scaler = scaler_step(p.estimator.steps[-2][1])[0]
                 fitted = statistics.fitted(run_scaler.epsilon,
                                            p.component_seed(run_scaler, fit_seeds[r]))
+                if names is not None:
+                    fitted["feature_names_in_"] = names
                 scalers.append(fitted)
-                shift, scale = scaler_transform(fitted, scaler.with_mean)
+                shift, scale = np.zeros_like(centre), np.ones_like(centre)
+                shift[block], scale[block] = scaler_transform(fitted, scaler.with_mean)
                 transforms.append((shift - centre, scale))
         models = [prepared[r].estimator.steps[-1][1] for r in runs]
         solved = _solved_runs(models, [prepared[r].component_seed(model, fit_seeds[r])
                                        for r, model in zip(runs, models, strict=True)],
                               Z - centre, y_rows, np.arange(len(Z)), None,
                               [keys[r] for r in runs], transforms)
+        steps = prefix.steps + ([] if image is None else [(template.steps[-2][0], image)])
         for r, fitted_scaler, fitted_model in zip(runs, scalers, solved, strict=True):
             if fitted_model is not None:
-                out[r] = DeferredPipeline(prepared[r], fit_seeds[r], prefix.steps,
-                                          fitted_scaler, fitted_model)
+                out[r] = DeferredPipeline(prepared[r], fit_seeds[r], steps, fitted_scaler,
+                                          fitted_model, branch, block)
     return out
+
+
+class _OneByOne(Exception):
+    """The runs' rows are read in a way the batched scaler does not reproduce: every run goes
+    one by one (raised on public facts: the types and dtypes of the rows, the template)."""
+
+
+def _free_part(template):
+    """The data-independent steps of a :func:`~._batched.scaled_model` template up to its
+    model's input, the scaler's columns untransformed: its steps before the scaler step, then
+    (for a ``ColumnTransformer``) the transformer with its scaler branch ``"passthrough"``
+    (:func:`_image`). An unfitted ``Pipeline`` of copies."""
+    name, step = template.steps[-2]
+    branch = scaler_step(step)[1]
+    free = copy.deepcopy(template[:-2])
+    if branch is not None:
+        free.steps.append((name, _image(step, branch)))
+    return free
+
+
+def _image(step, branch):
+    """A copy of the ``ColumnTransformer`` ``step``, its branch ``branch`` ``"passthrough"``
+    (unfitted): its output is the transformer's with that branch's columns as they enter it."""
+    image = copy.deepcopy(step)
+    image.transformers = [(name, "passthrough" if name == branch else trans, columns)
+                          for name, trans, columns in image.transformers]
+    return image
+
+
+def _scaler_rows(step, branch, rows, y):
+    """``(Zs, Z, block, image, names)``: how the scaler step ``(name, step)`` (its scaler the
+    step itself, or its branch ``branch``) reads ``rows``, the output of the data-independent
+    steps before it. ``Zs``: the scaler's input as its ``fit`` reads it (floats; ``names``, the
+    feature names it records, or ``None``); ``Z``: the rows the model reads, before the scaler's
+    ``transform`` (the scaler's columns, ``block``, as ``Zs``); ``image``: for a
+    ``ColumnTransformer``, the transformer fitted with the branch ``"passthrough"``, else
+    ``None``. Raises :class:`_OneByOne` where the scaler's ``fit`` keeps another float type or
+    where the model's input is not a plain array, and what the pipeline's fit raises on these
+    rows."""
+    if branch is None:
+        Z = model_rows(rows)
+        if Z is None or len(Z) != len(y):
+            raise ValueError("the scaler's fit raises on these rows")
+        if Z.dtype.kind == "f" and Z.dtype != np.float64:
+            raise _OneByOne  # the scaler keeps float32 rows: diffprivlib's arithmetic decides
+        Z = np.asarray(Z, dtype=float)  # as the scaler's fit converts them
+        return Z, Z, slice(0, Z.shape[1]), None, None
+    if not (isinstance(rows, np.ndarray) or is_frame(rows)):
+        raise _OneByOne  # the transformer converts other rows its own way
+    image = _image(step[1], branch)
+    with fitting():
+        out = image.fit_transform(rows, y)
+    if not isinstance(out, np.ndarray):
+        raise _OneByOne  # a frame output: the model records its column names
+    Z = model_rows(out)
+    if Z is None or len(Z) != len(y):
+        raise ValueError("the model's fit raises on these rows")
+    columns = next(columns for name, _, columns in image.transformers_ if name == branch)
+    block = image.output_indices_[branch]
+    if block.stop == block.start:
+        raise _OneByOne  # no column selected: the transformer does not fit the scaler
+    part = _safe_indexing(rows, columns, axis=1)
+    Zs = check_array(part, dtype=FLOAT_DTYPES)  # the scaler's conversion; NaN fails every run
+    if Zs.dtype != np.float64 or Zs.shape[1] != block.stop - block.start:
+        raise _OneByOne
+    Z = np.array(Z, dtype=float)
+    Z[:, block] = Zs
+    return Zs, Z, block, image, _get_feature_names(part)
 
 
 def _solved_runs(estimators, noise_seeds, X, y, train, padding, keys=None,
@@ -1123,7 +1207,7 @@ def pipeline_accuracies(models, X_val, y_val):
                 rows = step.transform(rows)
         if not dense_numeric(rows):
             return None
-        centre = bounds_centre(models[runs[0]].scaler["bounds"])
+        centre = models[runs[0]].centre()
         views = [_Linear(*models[r].linear(centre), models[r].model["classes_"]) for r in runs]
         accuracies = run_accuracies(views, rows - centre, y_val)
         if accuracies is None:

@@ -50,7 +50,7 @@ from ..estimators import (
     sound_fitting,
 )
 from ..exceptions import PrivateFitError
-from ._batched_scaler import scaler_transform
+from ._batched_scaler import bounds_centre, scaler_transform
 
 __all__ = [
     "DeferredModel",
@@ -382,42 +382,80 @@ class DeferredModel:
 
 
 class DeferredPipeline:
-    """A batched run of a ``Pipeline`` of data-independent steps, diffprivlib's
-    ``StandardScaler`` and a model, its estimator not yet made: its
-    :class:`PreparedTemplate` and seed, the data-independent steps fitted on the run's rows
-    (``prefix``: ``(name, step)`` pairs, shared by the runs of its group and copied into the
-    built pipeline), and the fitted attributes of its scaler and of its model, each found as
-    that step's ``fit`` would find them. :meth:`build` makes the pipeline
-    ``prepared.instantiate(seed)`` with these, each DP step's throwaway accountant charged as its
-    ``fit`` charges it (:func:`fitted_as_fit`)."""
+    """A batched run of a ``Pipeline`` of data-independent steps, a scaler step and a model, its
+    estimator not yet made: its :class:`PreparedTemplate` and seed, the data-independent steps
+    fitted on the run's rows (``prefix``: ``(name, step)`` pairs, shared by the runs of its
+    group and copied into the built pipeline), and the fitted attributes of its scaler
+    (diffprivlib's ``StandardScaler``) and of its model, each found as that step's ``fit`` would
+    find them. :meth:`build` makes the pipeline ``prepared.instantiate(seed)`` with these, each
+    DP step's throwaway accountant charged as its ``fit`` charges it (:func:`fitted_as_fit`).
 
-    def __init__(self, prepared, seed, prefix, scaler, model):
+    The scaler step is the scaler itself (``branch`` ``None``), or a ``ColumnTransformer``
+    whose one private branch, named ``branch``, is the scaler: then the last entry of
+    ``prefix`` is that transformer fitted with the branch ``"passthrough"`` -- its output the
+    rows the model reads, the scaler's columns (``block``, a slice of them) as the scaler reads
+    them -- and the built transformer is it with the run's scaler in the branch's place."""
+
+    def __init__(self, prepared, seed, prefix, scaler, model, branch=None, block=None):
         self._prepared, self._seed = prepared, seed
         self.prefix, self.scaler, self.model = prefix, scaler, model
+        self.branch = branch
+        self.block = slice(None) if block is None else block
 
     @property
     def estimator(self):
         """The run's prepared pipeline (unfitted; its seeds aside, the run's parameters)."""
         return self._prepared.estimator
 
+    def _placed(self, values, fill):
+        """Per-scaler-feature ``values`` placed at the scaler's columns of the rows the model
+        reads, ``fill`` elsewhere."""
+        out = np.full(np.shape(self.model["coef_"])[-1], fill, dtype=float)
+        out[self.block] = values
+        return out
+
+    def centre(self):
+        """The middle of the scaler's ``bounds`` at its columns, 0 elsewhere: the public point
+        the batched runs centre the rows at (:func:`~._batched_scaler.bounds_centre`)."""
+        return self._placed(bounds_centre(self.scaler["bounds"]), 0.0)
+
     def linear(self, centre=0.0):
         """``(coef, intercept)``: the decision function of the built pipeline on the rows the
         prefix outputs, ``((x - mean_) / scale_) . coef_ + intercept_``, as one linear model of
-        the rows minus ``centre`` (``mean_`` 0 without centring, ``scale_`` 1 without scaling):
-        ``coef_ / scale_`` and ``intercept_ - (coef_ / scale_) . (mean_ - centre)``; equal up
-        to rounding."""
-        shift, scale = scaler_transform(self.scaler, self.estimator.steps[-2][1].with_mean)
+        the rows minus ``centre`` (``mean_`` 0 without centring, ``scale_`` 1 without scaling,
+        and 0 and 1 outside the scaler's columns): ``coef_ / scale_`` and
+        ``intercept_ - (coef_ / scale_) . (mean_ - centre)``; equal up to rounding."""
+        step = self.estimator.steps[-2][1]
+        with_mean = (step if self.branch is None else _branch(step, self.branch)).with_mean
+        shift, scale = scaler_transform(self.scaler, with_mean)
+        shift, scale = self._placed(shift, 0.0), self._placed(scale, 1.0)
         coef = self.model["coef_"] / scale
         return coef, self.model["intercept_"] - coef @ (shift - centre)
 
     def build(self):
         """The run's fitted pipeline (a new one at every call)."""
         pipe = self._prepared.instantiate(self._seed)
-        pipe.steps = ([(name, copy.deepcopy(step)) for name, step in self.prefix]
-                      + pipe.steps[-2:])
-        fitted_as_fit(pipe.steps[-2][1], self.scaler)
+        prefix = [(name, copy.deepcopy(step)) for name, step in self.prefix]
+        if self.branch is None:
+            fitted_as_fit(pipe.steps[-2][1], self.scaler)
+        else:
+            # the fitted image, its branch the run's scaler as the transformer's fit leaves it:
+            # a clone of the branch (its accountant a copy), fitted
+            name, step = pipe.steps[-2]
+            _, image = prefix.pop()
+            scaler = fitted_as_fit(clone(_branch(step, self.branch)), self.scaler)
+            image.transformers = step.transformers
+            image.transformers_ = [(b, scaler if b == self.branch else trans, columns)
+                                   for b, trans, columns in image.transformers_]
+            pipe.steps[-2] = (name, image)
         fitted_as_fit(pipe.steps[-1][1], self.model)
+        pipe.steps = prefix + pipe.steps[-2:]
         return pipe
+
+
+def _branch(transformer, name):
+    """The branch ``name`` of a ``ColumnTransformer``."""
+    return next(trans for branch, trans, _ in transformer.transformers if branch == name)
 
 
 def built(model):

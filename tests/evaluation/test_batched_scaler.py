@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer, make_column_selector
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
 from skdptune import DPRandomSearchCV
 from skdptune._private import silenced
@@ -354,3 +356,162 @@ def test_float32_rows_go_one_by_one():
         assert fit_runs(candidate_templates(plain, [{}]), [1], X.astype(float), y,
                         np.arange(len(y)), make_padding(X.astype(float), y, np.unique(y)),
                         0.7) is not None
+
+
+# -- the scaler as the one private branch of a ColumnTransformer (the README's shape) ----------
+
+def _frame(n=700, seed=0):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(seed)
+    X = pd.DataFrame({"age": rng.normal(40, 12, n), "city": rng.choice(list("xyz"), n),
+                      "hours": rng.randint(0, 80, n), "noise": rng.normal(size=n)})
+    y = ((X["age"] - 40) / 12 + (X["city"] == "x") + rng.normal(size=n) > 0.4).astype(int)
+    return X, y.to_numpy()
+
+
+_CITY = OneHotEncoder(categories=[list("xyz")], handle_unknown="ignore", sparse_output=False)
+_NUMERIC_BOUNDS = (np.array([0.0, 0.0]), np.array([100.0, 80.0]))
+
+
+def _column_pipeline(remainder="passthrough", columns=("age", "hours"), **scaler):
+    scaler = {"bounds": _NUMERIC_BOUNDS, "epsilon": 0.5, **scaler}
+    prep = ColumnTransformer([("city", clone(_CITY), ["city"]),
+                              ("num", StandardScaler(**scaler), list(columns))],
+                             remainder=remainder)
+    return Pipeline([("prep", prep), ("model", LogisticRegression(epsilon=1.0, data_norm=2.0))])
+
+
+_COLUMN_SPACE = [{"model__C": 0.1}, {"model__C": 1.0, "model__data_norm": 4.0},
+                 {"prep__num__epsilon": 0.2}, {"model__fit_intercept": False}]
+
+
+def _one_branch(pipe):
+    return pipe["prep"].named_transformers_["num"]
+
+
+@pytest.mark.parametrize("remainder, with_mean", [("passthrough", True), ("drop", False)])
+def test_column_transformer_runs_are_the_one_by_one_fits(remainder, with_mean):
+    """The scaler as a branch of a ``ColumnTransformer`` on a frame: each built pipeline's
+    transformer is its one-by-one fit's -- the same fitted attributes (names, columns, output
+    indices), the branch's scaler bit for bit with its feature names, the same output names and
+    transform --, both throwaway accountants charged as the fit charges them (the fitted branch,
+    not the unfitted parameter), the model up to the optimiser; accuracies from one product."""
+    X, y = _frame()
+    template = _column_pipeline(remainder, with_mean=with_mean)
+    models, alone, _ = _runs(X, y, template, space=_COLUMN_SPACE, runs=8)
+    assert all(isinstance(m, DeferredPipeline) for m in models)
+    accuracies = pipeline_accuracies(models, X, y)
+    for model, expected, accuracy in zip(models, alone, accuracies, strict=True):
+        pipe = built(model)
+        ours, theirs = pipe["prep"], expected["prep"]
+        assert set(vars(ours)) == set(vars(theirs))
+        assert ours.output_indices_ == theirs.output_indices_
+        assert [(n, type(t), c) for n, t, c in ours.transformers_] == [
+            (n, type(t), c) for n, t, c in theirs.transformers_]
+        assert list(ours.get_feature_names_out()) == list(theirs.get_feature_names_out())
+        for name in (*_FITTED, "feature_names_in_"):
+            assert _same(getattr(_one_branch(pipe), name), getattr(_one_branch(expected), name))
+        np.testing.assert_array_equal(ours.transform(X), theirs.transform(X))
+        for fitted, unfitted in ((_one_branch(pipe), ours.transformers[1][1]),
+                                 (_one_branch(expected), theirs.transformers[1][1])):
+            assert fitted.accountant.total()[0] == fitted.epsilon > 0
+            assert unfitted.accountant.total()[0] == 0 and not hasattr(unfitted, "mean_")
+        assert pipe["model"].accountant.total() == expected["model"].accountant.total()
+        np.testing.assert_allclose(pipe["model"].coef_, expected["model"].coef_, atol=2e-2)
+        assert np.mean(pipe.predict(X) == expected.predict(X)) >= 0.99
+        np.testing.assert_array_equal(accuracy, pipe.predict(X) == y)
+
+
+def test_column_transformer_runs_on_an_array_read_its_columns_by_index():
+    """An array, the scaler's columns given by index and the others passed through: the
+    scaler's columns and only they are standardised; no feature names."""
+    X, y = _data(d=4)
+    prep = ColumnTransformer([("num", StandardScaler(bounds=(-4.0, 4.0), epsilon=0.5), [3, 1])],
+                             remainder="passthrough")
+    template = Pipeline([("prep", prep), ("model", LogisticRegression(data_norm=2.0))])
+    models, alone, _ = _runs(X, y, template, space=[{"model__C": 1.0}], runs=3)
+    for model, expected in zip(models, alone, strict=True):
+        pipe = built(model)
+        assert not hasattr(_one_branch(pipe), "feature_names_in_")
+        for name in _FITTED:
+            assert _same(getattr(_one_branch(pipe), name), getattr(_one_branch(expected), name))
+        np.testing.assert_array_equal(pipe["prep"].transform(X), expected["prep"].transform(X))
+        assert np.mean(pipe.predict(X) == expected.predict(X)) >= 0.99
+
+
+def test_column_transformer_shapes_the_batched_scaler_does_not_reproduce():
+    """Batched only where the transformer's one private branch is the scaler itself, beside
+    data-independent branches, unweighted; anything else is fitted one by one."""
+    ok = _column_pipeline()
+    assert scaled_model(ok) is ok["model"]
+    prep = ok["prep"]
+    selector = ColumnTransformer([("num", StandardScaler(bounds=(0.0, 100.0)),
+                                   make_column_selector(dtype_include=np.number))])
+    model = LogisticRegression(data_norm=1.0)
+    assert scaled_model(Pipeline([("prep", selector), ("m", model)])) is model
+    nested = ColumnTransformer([("num", Pipeline([("s", StandardScaler(bounds=(0.0, 1.0)))]),
+                                 ["age"])])
+    two = ColumnTransformer([("a", StandardScaler(bounds=(0.0, 1.0)), ["age"]),
+                             ("b", StandardScaler(bounds=(0.0, 1.0)), ["hours"])])
+    for step in (clone(prep).set_params(transformer_weights={"num": 2.0}),
+                 clone(prep).set_params(num=StandardScaler()),  # bounds from the data
+                 clone(prep).set_params(remainder=StandardScaler(bounds=(0.0, 1.0))),
+                 clone(prep).set_params(city=GaussianNB()),
+                 nested, two):
+        assert scaled_model(Pipeline([("prep", step), ("m", model)])) is None
+
+
+def test_column_transformer_rows_it_does_not_reproduce_go_one_by_one():
+    """float32 columns (the scaler keeps them in float32), no column selected (the branch is
+    not fitted), a frame output (the model records its names): every run goes one by one; a NaN
+    in the scaler's columns fails every run, as one by one."""
+    def batched(X, y, template):
+        with silenced():
+            return fit_runs(candidate_templates(template, [{}]), [1], X, y, np.arange(len(y)),
+                            make_padding(X, y, np.unique(y)), 0.7)
+
+    X, y = _frame()
+    assert batched(X, y, _column_pipeline()) is not None
+    assert batched(X.astype({"age": np.float32, "hours": np.float32}), y,
+                   _column_pipeline()) is None
+    assert batched(X, y, _column_pipeline(columns=())) is None
+    framed = _column_pipeline()
+    framed["prep"].set_output(transform="pandas")
+    assert batched(X, y, framed) is None
+    X_bad = X.copy()
+    X_bad.loc[5, "age"] = np.nan
+    assert batched(X_bad, y, _column_pipeline()) == [None]
+    with silenced(), pytest.raises(ValueError):
+        fit_on_rows(instantiate(_column_pipeline(), seed=1), X_bad, y, None, {},
+                    padding=make_padding(X, y, np.unique(y)))
+
+
+def test_search_on_the_column_transformer_pipeline_selects_as_with_one_by_one_runs(
+        monkeypatch):
+    """The README's shape: batched (n_jobs 1 and 2) and one by one select alike, report alike;
+    the batched defaults apply (E[K] = 1000)."""
+    X, y = _frame(n=900, seed=3)
+
+    def search(n_jobs=1):
+        return DPRandomSearchCV(_column_pipeline(), {"model__C": [0.1, 1.0, 10.0],
+                                                     "model__data_norm": [1.0, 2.0, 4.0]},
+                                n_iter=30, epsilon=2.0, classes=[0, 1], random_state=5,
+                                accountant=BudgetAccountant(), n_jobs=n_jobs)
+    calls = []
+    real = _holdout._noisy_runs_batched
+    monkeypatch.setattr(_holdout, "_noisy_runs_batched",
+                        lambda templates, *a: calls.append(len(templates)) or real(templates, *a))
+    batched, two = search().fit(X, y), search(n_jobs=2).fit(X, y)
+    assert calls
+    monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
+    alone = search().fit(X, y)
+    assert batched.best_params_ == alone.best_params_ == two.best_params_
+    for name in (*_FITTED, "feature_names_in_"):
+        assert _same(getattr(_one_branch(batched.best_estimator_), name),
+                     getattr(_one_branch(alone.best_estimator_), name))
+    assert np.mean(batched.predict(X) == alone.predict(X)) >= 0.99
+    np.testing.assert_array_equal(batched.predict(X), two.predict(X))
+    assert batched.privacy_spent_ == alone.privacy_spent_
+    default = DPRandomSearchCV(_column_pipeline(), {"model__C": [0.1, 1.0]}, epsilon=2.0,
+                               classes=[0, 1])
+    assert default._batched() and default._expected_runs(True) == 1000
