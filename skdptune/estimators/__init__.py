@@ -40,6 +40,7 @@ from ._pricing import (
 )
 from ._settings import space_sets_epsilon, structure_variants
 from ._structure import (
+                      branch_of,
                       final_step_after_free_steps,
                       free_image,
                       leading_free_steps,
@@ -58,8 +59,9 @@ from ._walk import (
 )
 
 __all__ = [
-    "check_leak_free_configuration", "check_private_components", "check_sound_components",
-    "children", "clone_with_throwaway_accountants", "deep_values", "derived_seed",
+    "branch_of", "check_leak_free_configuration", "check_private_components",
+    "check_sound_components", "children", "clone_with_throwaway_accountants", "deep_values",
+    "derived_seed",
     "estimator_privacy", "holds_dp", "is_dp_component", "public_name", "steps_in_line",
     "with_children",
     "estimator_privacy_parts", "final_step_after_free_steps", "for_inner_fits", "free_image",

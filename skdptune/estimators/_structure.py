@@ -27,7 +27,7 @@ from ._walk import (
 )
 
 __all__ = ["final_step_after_free_steps", "free_image", "leading_free_steps",
-           "private_branch", "shapes_model_input"]
+           "branch_of", "private_branch", "shapes_model_input"]
 
 
 def final_step_after_free_steps(estimator: Any) -> Any:
@@ -79,6 +79,11 @@ def private_branch(step: Any) -> str | None:
     name, trans = private[0]
     others = [comp for comp in walk(step) if comp.estimator is not trans]
     return name if all(comp.role == FREE for comp in others) else None
+
+
+def branch_of(transformer: Any, name: str) -> Any:
+    """The branch ``name`` of a ``ColumnTransformer`` (its ``transformers`` entry)."""
+    return next(trans for branch, trans, _ in transformer.transformers if branch == name)
 
 
 def free_image(step: Any) -> Any:

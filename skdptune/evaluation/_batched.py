@@ -61,7 +61,12 @@ from sklearn.utils.validation import _check_method_params, _get_feature_names
 from .._mechanisms import Vector
 from .._private import LEAKS, silenced
 from .._seeding import derived_seeds
-from ..estimators import final_step_after_free_steps, iter_dp_components, private_branch
+from ..estimators import (
+    branch_of,
+    final_step_after_free_steps,
+    iter_dp_components,
+    private_branch,
+)
 from ..estimators.models import INTERCEPT_COLUMN, adapter_for, row_norm
 from . import _scores
 from ._batched_scaler import batched_scaler
@@ -124,8 +129,7 @@ def scaler_step(step):
     branch = private_branch(step)
     if branch is None:
         return None
-    scaler = next(trans for name, trans, _ in step.transformers if name == branch)
-    return (scaler, branch) if batched_scaler(scaler) else None
+    return (branch_of(step, branch), branch) if batched_scaler(branch_of(step, branch)) else None
 
 
 def solves_in_batches(model) -> bool:

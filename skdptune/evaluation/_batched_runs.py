@@ -89,6 +89,7 @@ from sklearn.utils import _safe_indexing, check_array
 from sklearn.utils.validation import FLOAT_DTYPES, _get_feature_names
 
 from .._private import LEAKS
+from ..estimators import branch_of
 from ..estimators.models import INTERCEPT_COLUMN
 from ._batched import (
     _Rows,
@@ -718,7 +719,11 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
             return _deferred_runs(prepared, fit_seeds, X, y, train, padding, keys)
         # pipelines with a DP scaler before the model, and pipelines of free steps only: each
         # kind solved together (a space may hold both, e.g. a step set to a scaler or not)
-        scaled = [scaled_model(p.estimator) is not None for p in prepared]
+        kinds = {}  # the runs of a key share their prepared template
+        for p in prepared:
+            if id(p) not in kinds:
+                kinds[id(p)] = scaled_model(p.estimator) is not None
+        scaled = [kinds[id(p)] for p in prepared]
         out = [None] * len(prepared)
         for kind in (True, False):
             runs = [r for r, s in enumerate(scaled) if s is kind]
@@ -885,7 +890,8 @@ def _scaled_pipeline_runs(prepared, fit_seeds, X, y, train, padding, keys):
         with fitting():
             for r in runs:
                 p = prepared[r]
-                run_scaler = scaler_step(p.estimator.steps[-2][1])[0]
+                step = p.estimator.steps[-2][1]
+                run_scaler = step if branch is None else branch_of(step, branch)
                 fitted = statistics.fitted(run_scaler.epsilon,
                                            p.component_seed(run_scaler, fit_seeds[r]))
                 if names is not None:

@@ -38,6 +38,7 @@ from .._params import get_params, set_params
 from .._private import FAILURE_MESSAGE, LEAKS, silenced
 from .._scale_cache import scales_found_once
 from ..estimators import (
+    branch_of,
     clone_with_throwaway_accountants,
     derived_seed,
     for_inner_fits,
@@ -426,7 +427,7 @@ class DeferredPipeline:
         and 0 and 1 outside the scaler's columns): ``coef_ / scale_`` and
         ``intercept_ - (coef_ / scale_) . (mean_ - centre)``; equal up to rounding."""
         step = self.estimator.steps[-2][1]
-        with_mean = (step if self.branch is None else _branch(step, self.branch)).with_mean
+        with_mean = (step if self.branch is None else branch_of(step, self.branch)).with_mean
         shift, scale = scaler_transform(self.scaler, with_mean)
         shift, scale = self._placed(shift, 0.0), self._placed(scale, 1.0)
         coef = self.model["coef_"] / scale
@@ -443,7 +444,7 @@ class DeferredPipeline:
             # a clone of the branch (its accountant a copy), fitted
             name, step = pipe.steps[-2]
             _, image = prefix.pop()
-            scaler = fitted_as_fit(clone(_branch(step, self.branch)), self.scaler)
+            scaler = fitted_as_fit(clone(branch_of(step, self.branch)), self.scaler)
             image.transformers = step.transformers
             image.transformers_ = [(b, scaler if b == self.branch else trans, columns)
                                    for b, trans, columns in image.transformers_]
@@ -451,11 +452,6 @@ class DeferredPipeline:
         fitted_as_fit(pipe.steps[-1][1], self.model)
         pipe.steps = prefix + pipe.steps[-2:]
         return pipe
-
-
-def _branch(transformer, name):
-    """The branch ``name`` of a ``ColumnTransformer``."""
-    return next(trans for branch, trans, _ in transformer.transformers if branch == name)
 
 
 def built(model):
