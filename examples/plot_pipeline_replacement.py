@@ -147,14 +147,15 @@ print("cost of one fit of the private pipeline (epsilon, delta):", estimator_pri
 # "why tuning leaks" example). ``DPRandomSearchCV`` takes the same estimator and grid, a total
 # budget ``epsilon`` (the tuning and the returned pipeline), and the public label set
 # ``classes``. It runs a random number of private fits of candidates drawn from the grid
-# (about 50 here, each on 80 % of the rows, scored with noise on the other 20 %) and returns
+# (about 1,000 here, each fitted and scored with noise on all the rows: the runs of a DP
+# scaler and a logistic regression are fitted together, each with its own noise) and returns
 # the best run's pipeline.
 #
 # Why not ``DPGridSearchCV``, the closer name? On this pipeline it is the weaker choice: it
 # ranks the candidates on partitions of 100 rows, and its returned pipeline is one fresh
 # private fit of its pick -- in three seeded fits on these rows it returned 0.718, 0.785 and
 # 0.791 (the first below the majority-class rate printed below), where ``DPRandomSearchCV``
-# returned 0.806-0.815 in less than half the time. The choosing guide
+# returned 0.817-0.821 in a third of the time or less. The choosing guide
 # (docs/choosing.md) has the measurements.
 
 with threadpool_limits(limits=1, user_api="blas"):  # many small fits: one BLAS thread is faster

@@ -92,7 +92,9 @@ class DPRandomSearchCV(BaseDPSearchCV):
         like ``log n_iter``) -- more runs cost time only, and the search also picks
         among more noise draws of the good candidates: **1000** when the runs are fitted
         together (every candidate a diffprivlib ``LogisticRegression`` with a ``data_norm``,
-        alone or after data-independent pipeline steps, or skdptune's ``SSPRegressor`` with
+        alone or after data-independent pipeline steps -- and after diffprivlib's
+        ``StandardScaler`` with public ``bounds``, as a step or as the one private branch of
+        a ``ColumnTransformer`` --, or skdptune's ``SSPRegressor`` with
         public ``bounds_X`` and ``bounds_y``, alone; decided from the estimator and the
         space; a plain model's ``X`` goes through the batched path when it is a numeric
         ``numpy`` array or a pandas ``DataFrame`` of numpy numeric columns, and labels in a
