@@ -27,7 +27,7 @@ from sklearn.utils import check_scalar
 from .._params import get_params, set_params
 from . import models
 from ._paths import join
-from ._walk import DP, iter_dp_components, walk
+from ._walk import DP, fitted_dp_components, iter_dp_components, walk
 from .models import adapter_for
 
 __all__ = ["check_positive", "clone_with_throwaway_accountants", "derived_seed", "for_inner_fits",
@@ -201,15 +201,20 @@ def strip_nonprivate_attributes(estimator: Any) -> Any:
       match. ``random_state`` becomes ``None``, which no later use of the
       fitted model reads.
 
-    A model a search returns is released whole, so these go. Returns the same object.
+    A model a search returns is released whole, so these go -- from every component it holds,
+    the fitted clones in a ``ColumnTransformer``'s ``transformers_`` included
+    (:func:`~._walk.fitted_dp_components`: a review found the seed of a scaler branch shipped
+    there, while its unfitted parameter had none). Returns the same object.
     """
-    for _, component in iter_dp_components(estimator):
-        for name in adapter_for(component).nonprivate_attributes:
-            if hasattr(component, name):
-                delattr(component, name)
     seeded = {join(path, "random_state"): None for path in seeded_dp_components(estimator)}
     if seeded:
         set_params(estimator, **seeded)
+    for component in fitted_dp_components(estimator):
+        for name in adapter_for(component).nonprivate_attributes:
+            if hasattr(component, name):
+                delattr(component, name)
+        if get_params(component, deep=False).get("random_state") is not None:
+            set_params(component, random_state=None)
     return estimator
 
 

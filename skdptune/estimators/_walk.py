@@ -33,7 +33,8 @@ from ._paths import join
 from .models import adapter_for
 
 __all__ = ["DP", "FREE", "FREE_STEPS", "NONPRIVATE", "Component", "children", "deep_values",
-           "holds_dp", "is_dp_component", "is_free_step", "iter_dp_components",
+           "fitted_dp_components", "holds_dp", "is_dp_component", "is_free_step",
+           "iter_dp_components",
            "steps_in_line", "walk", "with_children"]
 
 
@@ -151,6 +152,27 @@ def iter_dp_components(estimator: Any) -> list[tuple[str, Any]]:
     anyway) are not listed.
     """
     return [(c.path, c.estimator) for c in walk(estimator) if c.role == DP]
+
+
+def fitted_dp_components(estimator: Any) -> list[Any]:
+    """Every diffprivlib component of a fitted ``estimator``: those of its tree
+    (:func:`iter_dp_components`) and those a fitted ``ColumnTransformer`` holds in its
+    ``transformers_`` -- the clones it fitted, which its ``transformers`` parameter does not
+    hold --, at any depth; each object once, in tree order."""
+    found: dict[int, Any] = {}
+
+    def visit(obj: Any) -> None:
+        for _, component in iter_dp_components(obj):
+            found.setdefault(id(component), component)
+        for comp in [obj, *deep_values(obj)]:
+            if type(comp) is ColumnTransformer and hasattr(comp, "transformers_"):
+                for _, fitted, _ in comp.transformers_:
+                    if not isinstance(fitted, str):
+                        visit(fitted)
+
+    if not isinstance(estimator, str):
+        visit(estimator)
+    return list(found.values())
 
 
 def holds_dp(step: Any) -> bool:
