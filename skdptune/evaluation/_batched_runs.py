@@ -85,7 +85,8 @@ import math
 import numpy as np
 from diffprivlib.validation import clip_to_norm
 from scipy import optimize
-from sklearn.utils import _safe_indexing, check_array
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from sklearn.utils import check_array
 from sklearn.utils.validation import FLOAT_DTYPES, _get_feature_names
 
 from .._private import LEAKS
@@ -921,8 +922,8 @@ class _OneByOne(Exception):
 def _free_part(template):
     """The data-independent steps of a :func:`~._batched.scaled_model` template up to its
     model's input, the scaler's columns untransformed: its steps before the scaler step, then
-    (for a ``ColumnTransformer``) the transformer with its scaler branch ``"passthrough"``
-    (:func:`_image`). An unfitted ``Pipeline`` of copies."""
+    (for a ``ColumnTransformer``) the transformer with its scaler branch passing its columns
+    through (:func:`_image`). An unfitted ``Pipeline`` of copies."""
     name, step = template.steps[-2]
     branch = scaler_step(step)[1]
     free = copy.deepcopy(template[:-2])
@@ -932,12 +933,30 @@ def _free_part(template):
 
 
 def _image(step, branch):
-    """A copy of the ``ColumnTransformer`` ``step``, its branch ``branch`` ``"passthrough"``
-    (unfitted): its output is the transformer's with that branch's columns as they enter it."""
+    """A copy of the ``ColumnTransformer`` ``step``, its branch ``branch`` a
+    :class:`_ScalerInput` (unfitted): its output is the transformer's with that branch's
+    columns as they enter it, and its fit records them at the branch's turn."""
     image = copy.deepcopy(step)
-    image.transformers = [(name, "passthrough" if name == branch else trans, columns)
+    image.transformers = [(name, _ScalerInput() if name == branch else trans, columns)
                           for name, trans, columns in image.transformers]
     return image
+
+
+class _ScalerInput(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
+    """The scaler's stand-in in a :func:`_image`: ``transform`` passes its input through; ``fit``
+    records it (``rows_``: a copy, as the scaler's ``fit`` converts it -- floats, finite, in the
+    order the transformer fits its branches, so a later branch that writes into its input
+    cannot change it; ``names_``: the feature names the scaler would record). PRIVATE:
+    :func:`_scaler_rows` takes the record and deletes it."""
+
+    def fit(self, X, y=None):
+        self.rows_ = check_array(X, dtype=FLOAT_DTYPES, copy=True)
+        self.names_ = _get_feature_names(X)
+        self.n_features_in_ = self.rows_.shape[1]
+        return self
+
+    def transform(self, X):
+        return X
 
 
 def _scaler_rows(step, branch, rows, y):
@@ -946,8 +965,8 @@ def _scaler_rows(step, branch, rows, y):
     steps before it. ``Zs``: the scaler's input as its ``fit`` reads it (floats; ``names``, the
     feature names it records, or ``None``); ``Z``: the rows the model reads, before the scaler's
     ``transform`` (the scaler's columns, ``block``, as ``Zs``); ``image``: for a
-    ``ColumnTransformer``, the transformer fitted with the branch ``"passthrough"``, else
-    ``None``. Raises :class:`_OneByOne` where the scaler's ``fit`` keeps another float type or
+    ``ColumnTransformer``, the transformer fitted with the branch a :class:`_ScalerInput`
+    (:func:`_image`; its record taken), else ``None``. Raises :class:`_OneByOne` where the scaler's ``fit`` keeps another float type or
     where the model's input is not a plain array, and what the pipeline's fit raises on these
     rows."""
     if branch is None:
@@ -965,20 +984,20 @@ def _scaler_rows(step, branch, rows, y):
         out = image.fit_transform(rows, y)
     if not isinstance(out, np.ndarray):
         raise _OneByOne  # a frame output: the model records its column names
-    Z = model_rows(out)
-    if Z is None or len(Z) != len(y):
-        raise ValueError("the model's fit raises on these rows")
-    columns = next(columns for name, _, columns in image.transformers_ if name == branch)
     block = image.output_indices_[branch]
     if block.stop == block.start:
         raise _OneByOne  # no column selected: the transformer does not fit the scaler
-    part = _safe_indexing(rows, columns, axis=1)
-    Zs = check_array(part, dtype=FLOAT_DTYPES)  # the scaler's conversion; NaN fails every run
+    recorder = next(trans for name, trans, _ in image.transformers_ if name == branch)
+    Zs, names = recorder.rows_, recorder.names_
+    del recorder.rows_, recorder.names_  # the image is kept (the runs' prefix): not the rows
     if Zs.dtype != np.float64 or Zs.shape[1] != block.stop - block.start:
-        raise _OneByOne
+        raise _OneByOne  # float32 columns: the scaler keeps them
+    Z = model_rows(out)
+    if Z is None or len(Z) != len(y):
+        raise ValueError("the model's fit raises on these rows")
     Z = np.array(Z, dtype=float)
     Z[:, block] = Zs
-    return Zs, Z, block, image, _get_feature_names(part)
+    return Zs, Z, block, image, names
 
 
 def _solved_runs(estimators, noise_seeds, X, y, train, padding, keys=None,

@@ -393,9 +393,10 @@ class DeferredPipeline:
 
     The scaler step is the scaler itself (``branch`` ``None``), or a ``ColumnTransformer``
     whose one private branch, named ``branch``, is the scaler: then the last entry of
-    ``prefix`` is that transformer fitted with the branch ``"passthrough"`` -- its output the
-    rows the model reads, the scaler's columns (``block``, a slice of them) as the scaler reads
-    them -- and the built transformer is it with the run's scaler in the branch's place."""
+    ``prefix`` is that transformer fitted with the branch passing its columns through -- its
+    output the rows the model reads, the scaler's columns (``block``, a slice of them) as the
+    scaler reads them -- and the built transformer is it with the run's scaler in the branch's
+    place."""
 
     def __init__(self, prepared, seed, prefix, scaler, model, branch=None, block=None):
         self._prepared, self._seed = prepared, seed

@@ -515,3 +515,29 @@ def test_search_on_the_column_transformer_pipeline_selects_as_with_one_by_one_ru
     default = DPRandomSearchCV(_column_pipeline(), {"model__C": [0.1, 1.0]}, epsilon=2.0,
                                classes=[0, 1])
     assert default._batched() and default._expected_runs(True) == 1000
+
+
+def _doubled_in_place(Z):
+    Z *= 2.0
+    return Z
+
+
+@pytest.mark.parametrize("scaler_first", [True, False])
+def test_a_branch_that_writes_into_its_input_is_seen_at_the_scalers_turn(scaler_first):
+    """A free branch that writes into its input (a view of the rows: an array, a slice of its
+    columns), before or after the scaler: the scaler reads its columns at its own turn, as in
+    the transformer's fit, bit for bit (a review found them read after every branch)."""
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.normal(40, 12, 500), rng.uniform(0, 80, 500)])
+    y = ((X[:, 0] - 40) / 12 + rng.normal(size=500) > 0.4).astype(int)
+    branches = [("num", StandardScaler(bounds=([0.0, 0.0], [100.0, 80.0]), epsilon=0.5),
+                 slice(0, 2)),
+                ("double", FunctionTransformer(_doubled_in_place), slice(0, 1))]
+    prep = ColumnTransformer(branches if scaler_first else branches[::-1])
+    template = Pipeline([("prep", prep), ("model", LogisticRegression(data_norm=2.0))])
+    models, alone, _ = _runs(X, y, template, space=[{}], runs=2)
+    for model, expected in zip(models, alone, strict=True):
+        pipe = built(model)
+        for name in _FITTED:
+            assert _same(getattr(_one_branch(pipe), name), getattr(_one_branch(expected), name))
+        np.testing.assert_allclose(pipe["model"].coef_, expected["model"].coef_, atol=2e-2)
