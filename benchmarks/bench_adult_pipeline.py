@@ -147,10 +147,12 @@ def run_cell(X, y, split, seed, train_size, test_size):
 
 
 def _report(cells, name, train_size):
+    def sd(values):
+        return values.std(ddof=1) if len(values) > 1 else float("nan")
+
     def paired(method, base):
         diff = np.array([c[method] - c[base] for c in cells])
-        se = diff.std(ddof=1) / np.sqrt(len(diff)) if len(diff) > 1 else float("nan")
-        return f"{diff.mean():+.4f} ± {se:.4f}"
+        return f"{diff.mean():+.4f} ± {sd(diff) / np.sqrt(len(diff)):.4f}"
 
     lines = [
         "# The README's pipeline on Adult", "",
@@ -167,7 +169,7 @@ def _report(cells, name, train_size):
         values = np.array([c[method] for c in cells])
         ratios = np.array([c[f"{method} seconds"] / c["L seconds"] for c in cells])
         lines.append(
-            f"| {method} | {values.mean():.4f} ± {values.std():.4f} [{values.min():.4f}, "
+            f"| {method} | {values.mean():.4f} ± {sd(values):.4f} [{values.min():.4f}, "
             f"{values.max():.4f}] | {paired(method, 'R1')} | {paired(method, 'D')} | "
             f"{np.median(ratios):.2f} [{ratios.min():.2f}, {ratios.max():.2f}]; "
             f"{ratios.mean():.2f} |")

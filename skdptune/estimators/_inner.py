@@ -203,12 +203,9 @@ def strip_nonprivate_attributes(estimator: Any) -> Any:
 
     A model a search returns is released whole, so these go -- from every component it holds,
     the fitted clones in a ``ColumnTransformer``'s ``transformers_`` included
-    (:func:`~._walk.fitted_dp_components`: a review found the seed of a scaler branch shipped
-    there, while its unfitted parameter had none). Returns the same object.
+    (:func:`~._walk.fitted_dp_components`), which its unfitted ``transformers`` parameter does
+    not hold. Returns the same object.
     """
-    seeded = {join(path, "random_state"): None for path in seeded_dp_components(estimator)}
-    if seeded:
-        set_params(estimator, **seeded)
     for component in fitted_dp_components(estimator):
         for name in adapter_for(component).nonprivate_attributes:
             if hasattr(component, name):

@@ -160,8 +160,12 @@ def fitted_dp_components(estimator: Any) -> list[Any]:
     ``transformers_`` -- the clones it fitted, which its ``transformers`` parameter does not
     hold --, at any depth; each object once, in tree order."""
     found: dict[int, Any] = {}
+    visited: set[int] = set()
 
     def visit(obj: Any) -> None:
+        if id(obj) in visited:
+            return
+        visited.add(id(obj))
         for _, component in iter_dp_components(obj):
             found.setdefault(id(component), component)
         for comp in [obj, *deep_values(obj)]:

@@ -943,10 +943,12 @@ def _image(step, branch):
 
 
 class _ScalerInput(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
-    """The scaler's stand-in in a :func:`_image`: ``transform`` passes its input through; ``fit``
-    records it (``rows_``: a copy, as the scaler's ``fit`` converts it -- floats, finite, in the
-    order the transformer fits its branches, so a later branch that writes into its input
-    cannot change it; ``names_``: the feature names the scaler would record). PRIVATE:
+    """The scaler's stand-in in a :func:`_image`. ``fit`` records its input at the branch's turn
+    (``rows_``: a copy, as the scaler's ``check_array`` converts it -- floats of the input's
+    float type, finite --, so a later branch that writes into its input cannot change it;
+    ``names_``: the feature names the scaler would record); ``transform`` returns its input as
+    a new float array, as the scaler's ``transform`` returns a new one (a later branch writing
+    into its own input then leaves the block alone, for the runs' scores too). PRIVATE:
     :func:`_scaler_rows` takes the record and deletes it."""
 
     def fit(self, X, y=None):
@@ -956,7 +958,7 @@ class _ScalerInput(OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
         return self
 
     def transform(self, X):
-        return X
+        return np.array(X, dtype=float)
 
 
 def _scaler_rows(step, branch, rows, y):
@@ -974,7 +976,7 @@ def _scaler_rows(step, branch, rows, y):
         if Z is None or len(Z) != len(y):
             raise ValueError("the scaler's fit raises on these rows")
         if Z.dtype.kind == "f" and Z.dtype != np.float64:
-            raise _OneByOne  # the scaler keeps float32 rows: diffprivlib's arithmetic decides
+            raise _OneByOne  # the scaler's transform keeps float32 rows in float32
         Z = np.asarray(Z, dtype=float)  # as the scaler's fit converts them
         return Z, Z, slice(0, Z.shape[1]), None, None
     if not (isinstance(rows, np.ndarray) or is_frame(rows)):
@@ -982,16 +984,16 @@ def _scaler_rows(step, branch, rows, y):
     image = _image(step[1], branch)
     with fitting():
         out = image.fit_transform(rows, y)
+    # the record taken at once: the image is kept (the runs' prefix), not the rows
+    recorder = vars(next(trans for name, trans, _ in image.transformers_ if name == branch))
+    Zs, names = recorder.pop("rows_", None), recorder.pop("names_", None)
     if not isinstance(out, np.ndarray):
         raise _OneByOne  # a frame output: the model records its column names
     block = image.output_indices_[branch]
-    if block.stop == block.start:
+    if Zs is None or block.stop == block.start:
         raise _OneByOne  # no column selected: the transformer does not fit the scaler
-    recorder = next(trans for name, trans, _ in image.transformers_ if name == branch)
-    Zs, names = recorder.rows_, recorder.names_
-    del recorder.rows_, recorder.names_  # the image is kept (the runs' prefix): not the rows
     if Zs.dtype != np.float64 or Zs.shape[1] != block.stop - block.start:
-        raise _OneByOne  # float32 columns: the scaler keeps them
+        raise _OneByOne  # float32 columns: the scaler's transform keeps float32
     Z = model_rows(out)
     if Z is None or len(Z) != len(y):
         raise ValueError("the model's fit raises on these rows")

@@ -55,9 +55,11 @@ __all__ = ["ScalerStatistics", "batched_scaler", "bounds_centre", "scaler_transf
 
 def batched_scaler(step) -> bool:
     """Whether ``step`` is a scaler :class:`ScalerStatistics` reproduces: diffprivlib's
-    ``StandardScaler`` itself (not a subclass, whose ``fit`` may differ) with public ``bounds``.
-    A public fact of the step."""
-    return type(step) is StandardScaler and step.bounds is not None
+    ``StandardScaler`` itself (not a subclass, whose ``fit`` may differ) with public ``bounds``,
+    and ``copy=True`` (with ``copy=False`` its ``transform`` writes the scaled values into its
+    input, which a later step or branch reading the same array would see). A public fact of the
+    step."""
+    return type(step) is StandardScaler and step.bounds is not None and step.copy is True
 
 
 class ScalerStatistics:

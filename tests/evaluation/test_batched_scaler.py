@@ -536,8 +536,25 @@ def test_a_branch_that_writes_into_its_input_is_seen_at_the_scalers_turn(scaler_
     prep = ColumnTransformer(branches if scaler_first else branches[::-1])
     template = Pipeline([("prep", prep), ("model", LogisticRegression(data_norm=2.0))])
     models, alone, _ = _runs(X, y, template, space=[{}], runs=2)
-    for model, expected in zip(models, alone, strict=True):
+    accuracies = pipeline_accuracies(models, X, y)
+    for model, expected, accuracy in zip(models, alone, accuracies, strict=True):
         pipe = built(model)
         for name in _FITTED:
             assert _same(getattr(_one_branch(pipe), name), getattr(_one_branch(expected), name))
         np.testing.assert_allclose(pipe["model"].coef_, expected["model"].coef_, atol=2e-2)
+        # the runs are scored as the built pipeline predicts (the block left alone there too;
+        # a copy: the branch writes into the rows it is given)
+        np.testing.assert_array_equal(accuracy, pipe.predict(X.copy()) == y)
+
+
+def test_a_scaler_that_writes_into_its_input_goes_one_by_one():
+    """``copy=False``: the scaler's ``transform`` writes the scaled values into its input, which
+    a later branch on the same columns reads; such a scaler is not batched (a public
+    parameter), and with ``copy=True`` the same transformer is."""
+    X, y = _data(d=2)
+    for copy, batched in ((False, False), (True, True)):
+        prep = ColumnTransformer([
+            ("num", StandardScaler(bounds=(-4.0, 4.0), epsilon=0.5, copy=copy), slice(0, 2)),
+            ("raw", FunctionTransformer(_shifted), slice(0, 1))])
+        template = Pipeline([("prep", prep), ("model", LogisticRegression(data_norm=2.0))])
+        assert (scaled_model(template) is not None) is batched
