@@ -73,9 +73,8 @@ from ._batched_scaler import batched_scaler
 from ._fit import fitting, instantiate
 
 __all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "is_frame",
-           "model_path",
-           "model_rows", "numeric_frame", "plain_model_rows", "scaled_model", "scaler_step",
-           "shares_statistics", "solves_in_batches", "steps_give_dense_rows",
+           "model_path", "model_rows", "numeric_frame", "plain_model_rows", "scaled_model",
+           "scaler_step", "shares_statistics", "solves_in_batches", "steps_give_dense_rows",
            "supports_batched_fits"]
 
 

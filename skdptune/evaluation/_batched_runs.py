@@ -969,8 +969,8 @@ def _scaler_rows(step, branch, rows, y):
     ``transform`` (the scaler's columns, ``block``, as ``Zs``); ``image``: for a
     ``ColumnTransformer``, the transformer fitted with the branch a :class:`_ScalerInput`
     (:func:`_image`; its record taken), else ``None``. Raises :class:`_OneByOne` where the
-    scaler's ``fit`` keeps another float type or where the model's input is not a plain array,
-    and what the pipeline's fit raises on these rows."""
+    scaler's ``transform`` keeps float32 or where the model's input is not a plain array, and
+    what the pipeline's fit raises on these rows."""
     if branch is None:
         Z = model_rows(rows)
         if Z is None or len(Z) != len(y):
