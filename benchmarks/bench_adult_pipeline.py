@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 from unittest import mock
 
 import numpy as np
@@ -42,49 +41,18 @@ from sklearn.preprocessing import OneHotEncoder
 from threadpoolctl import threadpool_limits
 
 from skdptune import DPGridSearchCV, DPRandomSearchCV
+from skdptune.datasets import ADULT_FRAME_CATEGORIES, ADULT_FRAME_NUMERIC, load_adult_frame
 from skdptune.estimators import set_total_epsilon
 from skdptune.evaluation import _holdout
 
 from ._common import DEFAULT_DATA, PricedModel, write_result
 
 TOTAL_EPSILON = 2.5
-NUMERIC = {"age": (17, 90), "education-num": (1, 16), "hours-per-week": (1, 99)}
-CATEGORIES = {
-    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov",
-                  "State-gov", "Without-pay", "Never-worked"],
-    "marital-status": ["Married-civ-spouse", "Never-married", "Divorced", "Separated",
-                       "Widowed", "Married-spouse-absent", "Married-AF-spouse"],
-    "sex": ["Male", "Female"],
-}
+NUMERIC = {name: bounds for name, (_, bounds) in ADULT_FRAME_NUMERIC.items()}
+CATEGORIES = {name: list(values) for name, (_, values) in ADULT_FRAME_CATEGORIES.items()}
 GRID = {"clf__data_norm": [0.5, 1.0, 2.0, 4.0]}
 DEFAULT = {"clf__data_norm": 2.0}
 METHODS = ("D", "L", "R1", "random", "random one by one", "grid")
-
-
-def load_adult(path, n_synthetic=20000, seed=0):
-    """``(X, y, name)``: Adult's columns above as a ``DataFrame``, or synthetic look-alikes."""
-    import pandas as pd
-
-    path = Path(path)
-    if path.exists():
-        raw = pd.read_csv(path, skipinitialspace=True)
-        raw = raw.rename(columns={"Age": "age", "work-class": "workclass", "gender": "sex"})
-        X = raw[[*NUMERIC, *CATEGORIES]].copy()
-        return X, raw["income"].str.startswith(">50K").astype(int).to_numpy(), "UCI Adult"
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({
-        "age": rng.integers(17, 91, n_synthetic),
-        "education-num": rng.integers(1, 17, n_synthetic),
-        "hours-per-week": np.clip(rng.normal(40, 12, n_synthetic), 1, 99).round(),
-        "workclass": rng.choice(CATEGORIES["workclass"][:6], n_synthetic),
-        "marital-status": rng.choice(CATEGORIES["marital-status"][:5], n_synthetic),
-        "sex": rng.choice(CATEGORIES["sex"], n_synthetic),
-    })
-    logit = (0.05 * (X["age"] - 40) + 0.35 * (X["education-num"] - 10)
-             + 0.03 * (X["hours-per-week"] - 40)
-             + 1.5 * (X["marital-status"] == "Married-civ-spouse") - 1.6)
-    y = (rng.uniform(size=n_synthetic) < 1 / (1 + np.exp(-logit))).astype(int)
-    return X, y.to_numpy(), "synthetic Adult look-alike"
 
 
 def private_pipeline():
@@ -187,7 +155,7 @@ def main(argv=None):
     splits, seeds, train_size, test_size = ((1, 1, 3000, 2000) if args.quick
                                             else (args.splits, args.seeds, 12000, 8000))
     name_out = "adult_pipeline_quick" if args.quick else "adult_pipeline"
-    X, y, name = load_adult(args.data)
+    X, y, name = load_adult_frame(args.data)
     cells = []
     with threadpool_limits(limits=1, user_api="blas"):
         for split in range(splits):

@@ -31,11 +31,11 @@ from pathlib import Path
 
 # skdptune first: on scikit-learn >= 1.9, importing it is what lets diffprivlib import
 from skdptune import DPRandomSearchCV, NonPrivateComponentError, estimator_privacy
+from skdptune.datasets import ADULT_FRAME_CATEGORIES, ADULT_FRAME_NUMERIC, load_adult_frame
 
 # isort: split
 import matplotlib.pyplot as plt
 import numpy as np
-import pandas as pd
 from diffprivlib import BudgetAccountant
 from diffprivlib.models import LogisticRegression as DPLogisticRegression
 from diffprivlib.models import StandardScaler as DPStandardScaler
@@ -50,42 +50,16 @@ from threadpoolctl import threadpool_limits
 # diffprivlib's LogisticRegression uses a scipy option that recent scipy releases deprecate
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-NUMERIC = {"age": (17, 90), "education-num": (1, 16), "hours-per-week": (1, 99)}
-CATEGORIES = {
-    "workclass": ["Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov",
-                  "State-gov", "Without-pay", "Never-worked"],
-    "marital-status": ["Married-civ-spouse", "Never-married", "Divorced", "Separated",
-                       "Widowed", "Married-spouse-absent", "Married-AF-spouse"],
-    "sex": ["Male", "Female"],
-}
-# the Adult file of `make bench`, beside the repository; sphinx-gallery runs the examples from
-# their folder without setting __file__
+# the public domains, as skdptune.datasets records them: each numeric column's documented range
+# (the DP scaler's bounds) and each categorical column's category list
+NUMERIC = {name: bounds for name, (_, bounds) in ADULT_FRAME_NUMERIC.items()}
+CATEGORIES = {name: list(values) for name, (_, values) in ADULT_FRAME_CATEGORIES.items()}
+print("numeric ranges:", NUMERIC)
+print("categories:", CATEGORIES)
+# the Adult file of `make bench`, beside the repository (synthetic look-alikes without it);
+# sphinx-gallery runs the examples from their folder without setting __file__
 HERE = Path(__file__).resolve().parent if "__file__" in globals() else Path.cwd()
 ADULT = HERE.parents[1] / "shared" / "data" / "adult.csv"
-
-
-def load_adult_frame(path, n_synthetic=20000, seed=0):
-    """``(X, y, name)``: the Adult columns above as a DataFrame, or synthetic look-alikes."""
-    if path.exists():
-        raw = pd.read_csv(path, skipinitialspace=True)
-        raw = raw.rename(columns={"Age": "age", "work-class": "workclass", "gender": "sex"})
-        X = raw[[*NUMERIC, *CATEGORIES]].copy()
-        return X, raw["income"].str.startswith(">50K").astype(int).to_numpy(), "UCI Adult"
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame({
-        "age": rng.integers(17, 91, n_synthetic),
-        "education-num": rng.integers(1, 17, n_synthetic),
-        "hours-per-week": np.clip(rng.normal(40, 12, n_synthetic), 1, 99).round(),
-        "workclass": rng.choice(CATEGORIES["workclass"][:6], n_synthetic),
-        "marital-status": rng.choice(CATEGORIES["marital-status"][:5], n_synthetic),
-        "sex": rng.choice(CATEGORIES["sex"], n_synthetic),
-    })
-    logit = (0.05 * (X["age"] - 40) + 0.35 * (X["education-num"] - 10)
-             + 0.03 * (X["hours-per-week"] - 40)
-             + 1.5 * (X["marital-status"] == "Married-civ-spouse") - 1.6)
-    y = (rng.uniform(size=n_synthetic) < 1 / (1 + np.exp(-logit))).astype(int)
-    return X, y.to_numpy(), "synthetic Adult look-alike"
-
 
 X, y, name = load_adult_frame(ADULT)
 # 12,000 training rows keep this example under a minute; use all rows in practice

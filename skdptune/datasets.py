@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import make_classification
 
-__all__ = ["load_adult", "load_classification"]
+__all__ = ["ADULT_FRAME_CATEGORIES", "ADULT_FRAME_NUMERIC", "load_adult", "load_adult_frame",
+           "load_classification"]
 
 # (column position, lower bound, upper bound) of Adult's numeric attributes; the module's
 # docstring says which ranges are documented and which were read off the file.
@@ -38,10 +39,20 @@ _ADULT_NUMERIC = (
     (11, 0.0, 4.4e3),       # capital-loss: the file's largest value, rounded up
     (12, 1.0, 99.0),        # hours-per-week: documented
 )
-_ADULT_CATEGORICAL = {
-    5: ("Married-civ-spouse", "Never-married", "Divorced", "Separated", "Widowed",
-        "Married-spouse-absent", "Married-AF-spouse"),                     # marital-status
-    9: ("Male", "Female"),                                                 # sex
+_MARITAL_STATUS = ("Married-civ-spouse", "Never-married", "Divorced", "Separated", "Widowed",
+                   "Married-spouse-absent", "Married-AF-spouse")
+_SEX = ("Male", "Female")
+_ADULT_CATEGORICAL = {5: _MARITAL_STATUS, 9: _SEX}  # by position: marital-status, sex
+
+#: :func:`load_adult_frame`'s numeric columns (file position, and the documented range: public
+#: bounds for a DP scaler) and categorical ones (file position, and the public category list)
+ADULT_FRAME_NUMERIC = {"age": (0, (17, 90)), "education-num": (4, (1, 16)),
+                       "hours-per-week": (12, (1, 99))}
+ADULT_FRAME_CATEGORIES = {
+    "workclass": (1, ("Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov",
+                      "Local-gov", "State-gov", "Without-pay", "Never-worked")),
+    "marital-status": (5, _MARITAL_STATUS),
+    "sex": (9, _SEX),
 }
 
 
@@ -75,6 +86,41 @@ def load_adult(path, *, categorical=True):
             columns.append(np.stack([values == c for c in categories], axis=1).astype(float))
     y = np.array([r[14].strip().startswith(">50K") for r in rows], dtype=int)
     return np.hstack(columns), y
+
+
+def load_adult_frame(path=None, *, n_synthetic=20000, random_state=0):
+    """Adult's columns of :data:`ADULT_FRAME_NUMERIC` and :data:`ADULT_FRAME_CATEGORIES` as a
+    pandas ``DataFrame``, raw (integers and strings, as in the file: a pipeline's steps encode
+    them), or synthetic look-alikes when ``path`` is ``None`` or missing.
+
+    Returns ``(X, y, name)``: ``y`` is 1 for income ``>50K``; ``name`` says which data it is.
+    Needs pandas (the ``pandas`` extra).
+    """
+    import pandas as pd
+
+    if path is not None and Path(path).exists():
+        rows = _adult_rows(path)
+        columns = {name: [int(float(r[i])) for r in rows]
+                   for name, (i, _) in ADULT_FRAME_NUMERIC.items()}
+        columns.update({name: [r[i].strip() for r in rows]
+                        for name, (i, _) in ADULT_FRAME_CATEGORIES.items()})
+        y = np.array([r[14].strip().startswith(">50K") for r in rows], dtype=int)
+        return pd.DataFrame(columns), y, "UCI Adult"
+    rng = np.random.default_rng(random_state)
+    workclass, marital, sex = (list(c) for _, c in ADULT_FRAME_CATEGORIES.values())
+    X = pd.DataFrame({
+        "age": rng.integers(17, 91, n_synthetic),
+        "education-num": rng.integers(1, 17, n_synthetic),
+        "hours-per-week": np.clip(rng.normal(40, 12, n_synthetic), 1, 99).round(),
+        "workclass": rng.choice(workclass[:6], n_synthetic),
+        "marital-status": rng.choice(marital[:5], n_synthetic),
+        "sex": rng.choice(sex, n_synthetic),
+    })
+    logit = (0.05 * (X["age"] - 40) + 0.35 * (X["education-num"] - 10)
+             + 0.03 * (X["hours-per-week"] - 40)
+             + 1.5 * (X["marital-status"] == "Married-civ-spouse") - 1.6)
+    y = (rng.uniform(size=n_synthetic) < 1 / (1 + np.exp(-logit))).astype(int)
+    return X, y.to_numpy(), "synthetic Adult look-alike"
 
 
 def _adult_rows(path) -> list[list[str]]:

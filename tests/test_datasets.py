@@ -62,3 +62,33 @@ def test_load_classification_falls_back_to_synthetic_rows_in_the_unit_box(tmp_pa
     np.testing.assert_array_equal(X, X_again)
     _write(tmp_path / "adult.csv", [HEADER] + RECORDS)
     assert load_classification(tmp_path / "adult.csv")[2] == "adult"
+
+
+@pytest.mark.parametrize("header", [True, False])
+def test_the_adult_frame_keeps_the_raw_columns(tmp_path, header):
+    """The frame of the gallery's pipeline: the raw numbers and the stripped category strings
+    (an unknown one kept, for the encoder to ignore), the labels as load_adult reads them."""
+    pytest.importorskip("pandas")
+    from skdptune.datasets import ADULT_FRAME_CATEGORIES, ADULT_FRAME_NUMERIC, load_adult_frame
+
+    path = _write(tmp_path / "adult.csv", ([HEADER] if header else []) + RECORDS)
+    X, y, name = load_adult_frame(path)
+    assert name == "UCI Adult"
+    assert list(X.columns) == [*ADULT_FRAME_NUMERIC, *ADULT_FRAME_CATEGORIES]
+    assert X["age"].tolist() == [39, 50, 95] and X["hours-per-week"].tolist() == [40, 13, 120]
+    assert X["workclass"].tolist() == ["State-gov", "Self-emp", "Private"]
+    assert X["sex"].tolist() == ["Male", "Male", "Female"]
+    np.testing.assert_array_equal(y, load_adult(path)[1])
+
+
+def test_the_synthetic_adult_frame_stays_in_the_public_domains():
+    pytest.importorskip("pandas")
+    from skdptune.datasets import ADULT_FRAME_CATEGORIES, ADULT_FRAME_NUMERIC, load_adult_frame
+
+    X, y, name = load_adult_frame(None, n_synthetic=500, random_state=3)
+    assert name == "synthetic Adult look-alike" and X.shape == (500, 6) and len(y) == 500
+    for column, (_, (low, high)) in ADULT_FRAME_NUMERIC.items():
+        assert X[column].between(low, high).all()
+    for column, (_, categories) in ADULT_FRAME_CATEGORIES.items():
+        assert set(X[column]) <= set(categories)
+    assert 0 < y.mean() < 1

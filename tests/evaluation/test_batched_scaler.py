@@ -215,15 +215,25 @@ def test_search_on_a_scaler_pipeline_selects_as_with_one_by_one_runs(monkeypatch
     assert calls
     monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
     alone = _search().fit(X, y)
+    _selected_alike(batched, two, alone, X, lambda pipe: pipe["scaler"], _FITTED)
+    _batched_defaults(_pipeline())
+
+
+def _selected_alike(batched, two, alone, X, scaler_of, names):
+    """Searches batched at n_jobs 1 and 2 and one by one: the same pick, the same scaler bit for
+    bit (``names``), nearly the same model, the same report."""
     assert batched.best_params_ == alone.best_params_ == two.best_params_
-    for name in _FITTED:
-        assert _same(getattr(batched.best_estimator_["scaler"], name),
-                     getattr(alone.best_estimator_["scaler"], name))
+    for name in names:
+        assert _same(getattr(scaler_of(batched.best_estimator_), name),
+                     getattr(scaler_of(alone.best_estimator_), name))
     assert np.mean(batched.predict(X) == alone.predict(X)) >= 0.99
     np.testing.assert_array_equal(batched.predict(X), two.predict(X))
     assert batched.privacy_spent_ == alone.privacy_spent_
-    default = DPRandomSearchCV(_pipeline(), {"model__C": [0.1, 1.0]}, epsilon=2.0,
-                               classes=[0, 1])
+
+
+def _batched_defaults(template):
+    """The batched decision sets the defaults: E[K] = 1000."""
+    default = DPRandomSearchCV(template, {"model__C": [0.1, 1.0]}, epsilon=2.0, classes=[0, 1])
     assert default._batched() and default._expected_runs(True) == 1000
 
 
@@ -505,16 +515,8 @@ def test_search_on_the_column_transformer_pipeline_selects_as_with_one_by_one_ru
     assert calls
     monkeypatch.setattr(_holdout, "supports_batched_fits", lambda *args, **kwargs: False)
     alone = search().fit(X, y)
-    assert batched.best_params_ == alone.best_params_ == two.best_params_
-    for name in (*_FITTED, "feature_names_in_"):
-        assert _same(getattr(_one_branch(batched.best_estimator_), name),
-                     getattr(_one_branch(alone.best_estimator_), name))
-    assert np.mean(batched.predict(X) == alone.predict(X)) >= 0.99
-    np.testing.assert_array_equal(batched.predict(X), two.predict(X))
-    assert batched.privacy_spent_ == alone.privacy_spent_
-    default = DPRandomSearchCV(_column_pipeline(), {"model__C": [0.1, 1.0]}, epsilon=2.0,
-                               classes=[0, 1])
-    assert default._batched() and default._expected_runs(True) == 1000
+    _selected_alike(batched, two, alone, X, _one_branch, (*_FITTED, "feature_names_in_"))
+    _batched_defaults(_column_pipeline())
 
 
 def _doubled_in_place(Z):
