@@ -13,6 +13,9 @@ Per train/test split (``random_state`` = split) and seed, test accuracy and seco
 * ``R1`` -- ``DPRandomSearchCV`` with its defaults on the default alone (repetition, no tuning);
 * ``random`` -- ``DPRandomSearchCV`` with its defaults over the grid (its runs batched:
   ``E[K] = 1000``, every run fitted and scored on all rows);
+* ``random, 100 per candidate`` -- the same search at ``n_iter=400``: a hundred runs per
+  candidate, where ``GridSearchCV``'s time grows with the candidates (``bench_small_spaces``
+  measures the same on noisier fits);
 * ``random one by one`` -- the same search as it ran before its runs of this pipeline were
   batched: ``E[K] = 50``, a validation part of 0.2, every run a diffprivlib fit;
 * ``grid`` -- ``DPGridSearchCV`` with its defaults.
@@ -52,7 +55,8 @@ NUMERIC = {name: bounds for name, (_, bounds) in ADULT_FRAME_NUMERIC.items()}
 CATEGORIES = {name: list(values) for name, (_, values) in ADULT_FRAME_CATEGORIES.items()}
 GRID = {"clf__data_norm": [0.5, 1.0, 2.0, 4.0]}
 DEFAULT = {"clf__data_norm": 2.0}
-METHODS = ("D", "L", "R1", "random", "random one by one", "grid")
+METHODS = ("D", "L", "R1", "random", "random, 100 per candidate", "random one by one",
+           "grid")
 
 
 def private_pipeline():
@@ -92,6 +96,9 @@ def fit_method(method, seed, X_train, y_train):
         return DPRandomSearchCV(private_pipeline(), space, **common).fit(X_train, y_train)
     if method == "random":
         return DPRandomSearchCV(private_pipeline(), GRID, **common).fit(X_train, y_train)
+    if method == "random, 100 per candidate":
+        return DPRandomSearchCV(private_pipeline(), GRID, n_iter=100 * len(GRID["clf__data_norm"]),
+                                **common).fit(X_train, y_train)
     if method == "random one by one":
         search = DPRandomSearchCV(private_pipeline(), GRID, n_iter=50, validation_size=0.2,
                                   **common)

@@ -10,8 +10,9 @@ The classification suite (``bench_suite.py``) tunes diffprivlib's ``LogisticRegr
 ``C`` x ``data_norm``, where the searches' runs are batched. Here the same tasks and variants
 are tuned for diffprivlib's ``GaussianNB``, ``DecisionTreeClassifier`` and a ``Pipeline`` of
 its ``StandardScaler`` (a DP step) and ``LogisticRegression`` (``benchmarks/_families.py``),
-every fit one by one -- but the repetition's runs on the pipeline, batched since 2026-12-07
-(with the batched defaults: ``E[K] = 1000``, no validation part) --, at each total epsilon over
+every fit one by one -- but, on the pipeline, the repetition's runs, batched since 2026-12-07
+(with the batched defaults: ``E[K] = 1000``, no validation part), and DPGridSearchCV's
+partition fits, solved together per partition since the same day --, at each total epsilon over
 several seeds: held-out test accuracy (and balanced accuracy) of
 
 * **D** -- the untuned default, its epsilons set so that its fit costs the whole budget;
@@ -171,8 +172,9 @@ def markdown(report: dict) -> str:
         "explains the columns). diffprivlib `GaussianNB` (`nb`), `DecisionTreeClassifier` "
         "(`tree`) and a `Pipeline` of its `StandardScaler` and `LogisticRegression` "
         "(`pipeline`) on the classification suite's tasks (benchmarks/_families.py has the "
-        "defaults, grids and boxes); every fit one by one but DPRandomSearchCV's runs on the "
-        "pipeline (R1's included), batched since 2026-12-07; every search with the library's "
+        "defaults, grids and boxes); every fit one by one but, on the pipeline, DPRandomSearchCV's "
+        "runs (R1's included), batched since 2026-12-07, and DPGridSearchCV's partition fits, "
+        "solved together per partition since the same day; every search with the library's "
         "defaults at the total ε (tuning + returned model; DPGIBOSearchCV's default δ = 1e-6, "
         "the others δ = 0); D and L's candidates priced at the total. Held-out test accuracy "
         f"(stratified 25 % test split per seed). Training rows: "

@@ -75,7 +75,7 @@ from ._fit import fitting, instantiate
 __all__ = ["batched_model", "batched_partition_utilities", "dense_numeric", "is_frame",
            "model_path", "model_rows", "numeric_frame", "plain_model_rows", "scaled_model",
            "scaler_step", "shares_statistics", "solves_in_batches", "steps_give_dense_rows",
-           "supports_batched_fits"]
+           "supports_batched_fits", "tight_models"]
 
 
 def batched_model(template, *, pipelines=False, statistics=False, scaled=False):
@@ -245,6 +245,21 @@ def supports_batched_fits(templates, X, fit_params, error_score, *, pipelines=Fa
               for t in templates]
     return all(model is not None and (numeric or model is not t)
                for model, t in zip(models, templates, strict=True))
+
+
+#: Largest ``tol`` of a batched run: both optimisers stop once the gradient is below it, at
+#: points that differ by about that much; above it the models differ visibly (one in ten
+#: predictions at ``tol = 1e-2``), so such runs are fitted one by one
+BATCHED_MAX_TOL = 1e-3
+
+
+def tight_models(templates) -> bool:
+    """Every template has a batched model (:func:`batched_model`), fitted from
+    shared statistics (exact: :mod:`._batched_ssp`) or with ``tol`` at most
+    :data:`BATCHED_MAX_TOL`."""
+    models = [batched_model(t, pipelines=True, statistics=True, scaled=True) for t in templates]
+    return all(m is not None and (shares_statistics(m) or float(m.tol) <= BATCHED_MAX_TOL)
+               for m in models)
 
 
 # --------------------------------------------------------------------------------------------

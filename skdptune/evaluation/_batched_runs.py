@@ -86,12 +86,13 @@ import numpy as np
 from diffprivlib.validation import clip_to_norm
 from scipy import optimize
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
-from sklearn.utils import check_array
+from sklearn.utils import _safe_indexing, check_array
 from sklearn.utils.validation import FLOAT_DTYPES, _get_feature_names
 
 from .._private import LEAKS
 from ..estimators import branch_of
 from ..estimators.models import INTERCEPT_COLUMN
+from . import _scores
 from ._batched import (
     _Rows,
     dense_numeric,
@@ -112,6 +113,7 @@ from ._fit import (
     DeferredModel,
     DeferredPipeline,
     PreparedTemplate,
+    fit_and_utility,
     fit_settings,
     fitted_as_fit,
     fitting,
@@ -119,7 +121,7 @@ from ._fit import (
     steps_key,
 )
 
-__all__ = ["fit_runs", "pipeline_accuracies", "run_accuracies"]
+__all__ = ["fit_runs", "pipeline_accuracies", "run_accuracies", "unit_utilities"]
 
 #: A Hessian is summed over about this many of the rows (or all; :func:`curvature_rows`).
 #: Passes per run on churn (5,282 rows, 33 coefficients) in the default search, with the
@@ -710,6 +712,17 @@ def fit_runs(templates, fit_seeds, X, y, train, padding, epsilons, keys=None):
     keys = keys or [None] * len(templates)
     try:
         prepared = _prepared(templates, epsilons, keys)
+    except LEAKS:
+        raise
+    except Exception:
+        return None
+    return fit_prepared_runs(prepared, fit_seeds, X, y, train, padding, keys)
+
+
+def fit_prepared_runs(prepared, fit_seeds, X, y, train, padding, keys):
+    """:func:`fit_runs` of runs whose templates are already prepared (``prepared[r]``: run
+    ``r``'s :class:`~._fit.PreparedTemplate`, shared by the runs of a key; ``keys`` given)."""
+    try:
         # a run's estimator is its prepared copy with the run's seed: the same class and
         # parameters but random_state
         from_statistics = [shares_statistics(p.estimator) for p in prepared]
@@ -1242,3 +1255,70 @@ def pipeline_accuracies(models, X_val, y_val):
         for r, utilities in zip(runs, accuracies, strict=True):
             out[r] = utilities
     return out
+
+
+def unit_utilities(jobs, units, X, y, scorer, padding, error_score, settings_of):
+    """Utilities of candidates on the fit units of the subsample-and-aggregate evaluator
+    (:mod:`._partitions`), one array per job (``(len(units),)``). PRIVATE.
+
+    ``jobs``: ``(template, fit_seeds, key)`` per candidate -- a pipeline with diffprivlib's
+    ``StandardScaler`` before its model (:func:`~._batched.scaled_model`), its seed per unit
+    (``None``: diffprivlib's secure noise) and its :func:`~._fit.candidate_key`; ``units``:
+    ``(train, test)`` row numbers into ``X`` and ``y`` (a ``numpy`` array), each one partition
+    fit; ``settings_of(n_train)``: :func:`~._fit.instantiate`'s settings of a fit on ``n_train``
+    rows, the same for every candidate. The scorer is the accuracy's.
+
+    Per unit, the candidates' fits are solved together as the runs of a repetition search are
+    (:func:`fit_runs`: the same noise as their one-by-one fits, the same minimisers up to the
+    optimiser's tolerance) and scored from one product (:func:`pipeline_accuracies`); a failed
+    fit's utility is ``error_score``. Where either step cannot run on the unit, its candidates
+    are fitted and scored one by one (:func:`~._fit.fit_and_utility`, the evaluator's other
+    path). Either way a unit's utilities are a function of its own rows and seeds: the choice
+    reads those rows only, so one record, which lies in one partition, moves one partition's
+    utilities (the sensitivity ``1/k`` of :mod:`._partitions`).
+    """
+    templates = [template for template, _, _ in jobs]
+    keys = [key for _, _, key in jobs]
+    out = np.empty((len(jobs), len(units)))
+    made = {}  # the candidates prepared once per size of the units' train rows
+    for u, (train, test) in enumerate(units):
+        settings = settings_of(len(train))
+        seeds = [None if fit_seeds is None else int(fit_seeds[u]) for _, fit_seeds, _ in jobs]
+        try:
+            if len(train) not in made:
+                made[len(train)] = _prepared(templates, settings, keys)
+            models = fit_prepared_runs(made[len(train)], seeds, X, y, train, padding, keys)
+        except LEAKS:
+            raise
+        except Exception:  # settings that do not apply: as one by one, below
+            models = None
+        accuracies = None
+        if models is not None:
+            try:
+                accuracies = pipeline_accuracies(models, _safe_indexing(X, test), y[test])
+            except LEAKS:
+                raise
+            except Exception:
+                accuracies = None
+        if accuracies is None:  # this unit's candidates one by one
+            out[:, u] = [_unit_utility(template, settings, seed, X, y, train, test, scorer,
+                                       padding, error_score)
+                         for template, seed in zip(templates, seeds, strict=True)]
+            continue
+        out[:, u] = [error_score if utilities is None
+                     else _scores._to_unit(float(np.mean(utilities)), scorer.lo, scorer.hi)
+                     for utilities in accuracies]
+    return list(out)
+
+
+def _unit_utility(template, settings, seed, X, y, train, test, scorer, padding, error_score):
+    """One candidate's utility on one unit, fitted one by one as the evaluator's other path
+    fits it (settings that do not apply: a failed fit)."""
+    try:
+        prepared = PreparedTemplate(template, **settings)
+    except LEAKS:
+        raise
+    except Exception:
+        return error_score
+    return fit_and_utility(prepared, X, y, train, test, scorer, fit_params={},
+                           error_score=error_score, padding=padding, seed=seed)

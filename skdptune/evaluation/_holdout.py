@@ -50,10 +50,10 @@ from sklearn.utils.parallel import delayed
 from .._mechanisms import Laplace
 from .._private import LEAKS, private_n_jobs, run_tasks, silenced
 from ._batched import (
-    batched_model,
     plain_model_rows,
     shares_statistics,
     supports_batched_fits,
+    tight_models,
 )
 from ._batched_runs import CHUNK_BYTES, fit_runs, pipeline_accuracies, run_accuracies
 from ._batched_ssp import run_utilities
@@ -252,30 +252,15 @@ def labels_as_array(y):
     return y
 
 
-#: Largest ``tol`` of a batched run: both optimisers stop once the gradient is below it, at
-#: points that differ by about that much; above it the models differ visibly (one in ten
-#: predictions at ``tol = 1e-2``), so such runs are fitted one by one
-BATCHED_MAX_TOL = 1e-3
-
-
 def _batchable(templates, X, y, fit_params, error_score) -> bool:
     """Whether the runs go through :mod:`._batched_runs`: the batched fits' conditions
     (:func:`~._batched.supports_batched_fits`, pipelines and shared statistics included), ``y``
     a numpy array (the released model's ``classes_`` then has the one-by-one fit's dtype
     whatever the labels), and every iteratively solved candidate's ``tol`` at most
-    :data:`BATCHED_MAX_TOL`."""
+    :data:`~._batched.BATCHED_MAX_TOL`."""
     return (supports_batched_fits(templates, X, fit_params, error_score, pipelines=True,
                                   statistics=True, scaled=True)
-            and isinstance(y, np.ndarray) and _tight_models(templates))
-
-
-def _tight_models(templates) -> bool:
-    """Every template has a batched model (:func:`~._batched.batched_model`), fitted from
-    shared statistics (exact: :mod:`._batched_ssp`) or with ``tol`` at most
-    :data:`BATCHED_MAX_TOL`."""
-    models = [batched_model(t, pipelines=True, statistics=True, scaled=True) for t in templates]
-    return all(m is not None and (shares_statistics(m) or float(m.tol) <= BATCHED_MAX_TOL)
-               for m in models)
+            and isinstance(y, np.ndarray) and tight_models(templates))
 
 
 #: How many candidates of a search space :func:`runs_batched` checks when the space has
@@ -345,7 +330,7 @@ def runs_batched(estimator, space, error_score) -> bool:
 
     A public fact of the estimator and the space (no data): every candidate is a plain
     diffprivlib ``LogisticRegression`` with a ``data_norm`` -- alone, or the last step after
-    data-independent ones -- with ``tol`` at most :data:`BATCHED_MAX_TOL`, or skdptune's
+    data-independent ones -- with ``tol`` at most :data:`~._batched.BATCHED_MAX_TOL`, or skdptune's
     ``SSPRegressor`` with public bounds, alone (:mod:`._batched_ssp`). A list-only space
     is checked candidate by candidate; a space with distributions on :data:`CHECKED_DRAWS`
     candidates drawn with a fixed seed (the properties checked are rarely drawn from a
@@ -362,7 +347,7 @@ def runs_batched(estimator, space, error_score) -> bool:
             candidates = list(ParameterGrid(space))
         else:
             candidates = list(ParameterSampler(space, n_iter=CHECKED_DRAWS, random_state=0))
-        return _tight_models(candidate_templates(estimator, candidates))
+        return tight_models(candidate_templates(estimator, candidates))
     except Exception:
         return False
 

@@ -61,10 +61,13 @@ from ._batched import (
     is_accuracy,
     model_rows,
     plain_model_rows,
+    scaled_model,
     shares_statistics,
     steps_give_dense_rows,
     supports_batched_fits,
+    tight_models,
 )
+from ._batched_runs import unit_utilities
 from ._batched_ssp import partition_utilities
 from ._fit import (
     PreparedTemplate,
@@ -359,7 +362,7 @@ def _unit_views(templates, candidates, X, y, units, padding, score_params):
 
 
 def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_score, seeds,
-                          settings, n_samples, score_params=None, padded=0):
+                          settings, n_samples, score_params=None, padded=0, keys=None):
     """Utilities of the candidates ``group`` (``(i, template)`` pairs) on the units of one
     view, in one batched solve: one joblib task. Returns ``(sums, counts)``: per candidate and
     partition the sum of its units' utilities, shape ``(len(group), n_parts)``, and per
@@ -367,8 +370,11 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
 
     The fits and their seeds are those of :func:`_chunk_utilities` (seeds depend on
     (candidate, partition, split) only); they go through
-    :func:`~._batched.batched_partition_utilities`. ``X``, ``units`` and ``padded``: the rows
-    of :func:`_unit_views`. Runs silenced.
+    :func:`~._batched.batched_partition_utilities` -- or, for pipelines with a DP scaler
+    before the model (:func:`~._batched.scaled_model`), unit by unit through
+    :func:`~._batched_runs.unit_utilities` (``keys``: the candidates'
+    :func:`~._fit.candidate_key`, which let the candidates that set the steps alike share
+    them). ``X``, ``units`` and ``padded``: the rows of :func:`_unit_views`. Runs silenced.
     """
     X, y = received(X), received(y)
     inner_epsilon, inner_params, epsilons = settings
@@ -395,7 +401,14 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
         jobs.append((template, fit_seeds, settings_of, model_rows))
     fits = [(train, test) for _, _, train, test in units]
     with silenced():
-        if statistics:
+        if scaled_model(group[0][1]) is not None:
+            keys = keys or [None] * len(group)
+            utilities = unit_utilities(
+                [(template, fit_seeds, key) for (template, fit_seeds, _, _), key
+                 in zip(jobs, keys, strict=True)],
+                fits, X, y, scorer, padding, error_score,
+                lambda n_train: _partition_fit_settings(*settings, n_samples, n_train))
+        elif statistics:
             utilities = partition_utilities([job[:3] for job in jobs], fits, X, y, scorer,
                                             error_score, score_params)
         else:
@@ -533,12 +546,21 @@ class PartitionEvaluator:
         settings = (self.inner_epsilon, self.inner_params, self.epsilons)
         tasks = []
         for members, X_view, y_view, units, padding, padded in views:
+            X_sent, y_sent = for_workers(X_view, n_jobs), for_workers(y_view, n_jobs)
+            if scaled_model(templates[members[0]]) is not None:
+                # unit by unit, every unit's candidates solved together (a solve's rounding
+                # depends on the problems it holds): chunks of units, so that the utilities
+                # are the same whatever n_jobs
+                chunks = np.array_split(np.arange(len(units)),
+                                        max(1, min(len(units), 4 * effective_n_jobs(n_jobs))))
+                tasks += [(members, X_sent, y_sent, [units[u] for u in chunk], padding, padded)
+                          for chunk in chunks if len(chunk)]
+                continue
             rows = sum(len(train) + (len(padding) if padding else 0)
                        for _, _, train, _ in units)
             groups = _candidate_groups(len(members), rows * (X_view.shape[1] + 1) * 8,
                                        effective_n_jobs(n_jobs),
                                        [candidates[i] for i in members])
-            X_sent, y_sent = for_workers(X_view, n_jobs), for_workers(y_view, n_jobs)
             tasks += [(members[group], X_sent, y_sent, units, padding, padded)
                       for group in groups]
         with single_threaded_blas():
@@ -546,7 +568,7 @@ class PartitionEvaluator:
                 (delayed(_candidates_utilities)(
                     [(i, templates[i]) for i in group], X_sent, y_sent, n_parts, units,
                     self.scorer, padding, error_score, self.seeds, settings, n_samples,
-                    score_params, padded,
+                    score_params, padded, [candidate_key(candidates[i]) for i in group],
                  )
                  for group, X_sent, y_sent, units, padding, padded in tasks),
                 n_jobs=n_jobs, pre_dispatch=self.pre_dispatch, progress=progress,
@@ -564,6 +586,16 @@ class PartitionEvaluator:
         scored = counts > 0
         out[scored] = totals[scored] / counts[scored]
         return out
+
+    def _scaled_units(self, templates, y, score_params) -> bool:
+        """Whether the partition fits go unit by unit through the runs' solver
+        (:func:`~._batched_runs.unit_utilities`): every candidate a pipeline with a DP scaler
+        before its model (:func:`~._batched.scaled_model`) whose ``tol`` the batched runs
+        accept (:func:`~._batched.tight_models`), the accuracy scorer without metadata, and
+        ``y`` a ``numpy`` array. Public: the configuration and the type of ``y``."""
+        return (is_accuracy(self.scorer) and not score_params and isinstance(y, np.ndarray)
+                and all(scaled_model(t) is not None for t in templates)
+                and tight_models(templates))
 
     @property
     def sensitivity(self) -> float:
@@ -601,13 +633,15 @@ class PartitionEvaluator:
         # utility is the accuracy computed from the coefficients (a user's scorer gets the
         # frame, as one by one; the partition models are never released)
         X_rows = plain_model_rows(templates, X)[0] if is_accuracy(self.scorer) else X
+        scaled = self._scaled_units(templates, y, score_params)
         # (the statistics fits are a regressor's: no padding rows)
         if self.batched and supports_batched_fits(templates, X_rows, fit_params, error_score,
-                                                  pipelines=True,
+                                                  pipelines=True, scaled=scaled,
                                                   statistics=self.padding is None):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)
-            batched = _unit_views(templates, candidates, X_rows, y, units, self.padding,
-                                  score_params)
+            batched = (([(np.arange(len(templates)), X_rows, y, units, self.padding, 0)], [])
+                       if scaled else _unit_views(templates, candidates, X_rows, y, units,
+                                                  self.padding, score_params))
             if batched is not None:
                 return self._evaluate_batched(*batched, templates, candidates, len(parts),
                                               n_samples, n_jobs, error_score, score_params,

@@ -720,7 +720,14 @@ def test_pipelines_of_data_independent_steps_are_batched(monkeypatch):
     assert sorted(i for group in calls for i in group) == list(range(5))
     assert not any({1, 2} <= set(group) or {0, 4} <= set(group) for group in calls)
     calls.clear()
-    private = Pipeline([("scale", StandardScaler(bounds=(0, 1), epsilon=0.5)),
+    # a private step: diffprivlib's StandardScaler with public bounds is solved unit by unit
+    # (tests/evaluation/test_batched_scaler.py), another private step goes one by one
+    scaled = Pipeline([("scale", StandardScaler(bounds=(0, 1), epsilon=0.5)),
+                       ("model", LogisticRegression(epsilon=1.0, data_norm=2.0))])
+    _evaluator(scaled, X, y, batched=True).evaluate_partitions(X, y, [{"model__C": 1.0}], {})
+    assert calls and all(group == [0] for group in calls)
+    calls.clear()
+    private = Pipeline([("scale", StandardScaler(bounds=(0, 1), epsilon=0.5, copy=False)),
                         ("model", LogisticRegression(epsilon=1.0, data_norm=2.0))])
     _evaluator(private, X, y, batched=True).evaluate_partitions(X, y, [{"model__C": 1.0}], {})
     assert calls == []

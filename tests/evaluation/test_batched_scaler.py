@@ -13,7 +13,8 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
 from skdptune import DPRandomSearchCV
 from skdptune._private import silenced
-from skdptune.evaluation import _holdout
+from skdptune._seeding import SeedPlan
+from skdptune.evaluation import _batched_runs, _holdout, _partitions
 from skdptune.evaluation._batched import scaled_model
 from skdptune.evaluation._batched_runs import fit_runs, pipeline_accuracies, transformed_factors
 from skdptune.evaluation._batched_scaler import ScalerStatistics, bounds_centre
@@ -27,6 +28,8 @@ from skdptune.evaluation._fit import (
     fitting,
     instantiate,
 )
+from skdptune.evaluation._partitions import PartitionEvaluator
+from skdptune.evaluation._scores import check_bounded_scorer
 from skdptune.public import make_padding
 
 _FITTED = ("mean_", "var_", "scale_", "n_samples_seen_", "n_features_in_")
@@ -560,3 +563,97 @@ def test_a_scaler_that_writes_into_its_input_goes_one_by_one():
             ("raw", FunctionTransformer(_shifted), slice(0, 1))])
         template = Pipeline([("prep", prep), ("model", LogisticRegression(data_norm=2.0))])
         assert (scaled_model(template) is not None) is batched
+
+
+# == DPGridSearchCV's partition fits ===========================================================
+def _evaluator(template, X, y, *, batched=True, n_jobs=1, seed=0):
+    return PartitionEvaluator(
+        template, check_bounded_scorer(None, None, template), n_partitions=len(y) // 100,
+        cv=0.25, inner_epsilon="scaled", inner_params="scaled", n_jobs=n_jobs,
+        pre_dispatch="2*n_jobs", error_score=0.0, seeds=SeedPlan(seed),
+        padding=make_padding(X, y, np.unique(y)), batched=batched)
+
+
+_GRID = [{"model__C": 0.01}, {"model__C": 1.0}, {"model__C": 1.0, "model__data_norm": 4.0},
+         {"model__C": 100.0, "scaler__bounds": (-6.0, 3.0)}, {"scaler__epsilon": 0.1},
+         {"model__fit_intercept": False}]
+
+
+def _partition_utilities(template, X, y, candidates, monkeypatch=None, **params):
+    """The evaluator's utilities per (candidate, partition), and how many units went through
+    the runs' solver together."""
+    solved = []
+    real = _batched_runs.fit_prepared_runs
+    if monkeypatch is not None:
+        monkeypatch.setattr(_batched_runs, "fit_prepared_runs",
+                            lambda *args: solved.append(1) or real(*args))
+    utilities = _evaluator(template, X, y, **params).evaluate_partitions(X, y, candidates, {})
+    return utilities, len(solved)
+
+
+@pytest.mark.parametrize("shape", ["pipeline", "column transformer"])
+def test_partition_fits_of_a_scaler_pipeline_are_solved_together_per_unit(shape, monkeypatch):
+    """Every unit's candidates go through the runs' solver at once, and the utilities are the
+    one-by-one fits' up to a prediction the optimisers' tolerance turns (one validation row,
+    ``1/25``, in a few of the entries)."""
+    if shape == "pipeline":
+        (X, y), template, space = _data(1500), _pipeline(), _GRID
+    else:
+        (X, y), template = _frame(1500), _column_pipeline()
+        space = [*_COLUMN_SPACE, {"model__C": 100.0, "prep__num__bounds": (
+            np.array([10.0, 0.0]), np.array([80.0, 60.0]))}]
+    batched, solved = _partition_utilities(template, X, y, space, monkeypatch)
+    alone, _ = _partition_utilities(template, X, y, space, batched=False)
+    assert solved == len(y) // 100  # one solve per unit (one holdout split per partition)
+    assert batched.shape == alone.shape == (len(space), len(y) // 100)
+    assert (batched == alone).mean() >= 0.95
+    assert np.abs(batched - alone).max() <= 2 / 25 + 1e-12
+    assert (batched > 0.5).all()
+
+
+def test_scaler_pipeline_partition_utilities_do_not_depend_on_n_jobs():
+    X, y = _data(1500)
+    one, _ = _partition_utilities(_pipeline(), X, y, _GRID, n_jobs=1)
+    two, _ = _partition_utilities(_pipeline(), X, y, _GRID, n_jobs=2)
+    np.testing.assert_array_equal(one, two)
+
+
+def test_a_unit_the_runs_solver_declines_is_fitted_one_by_one(monkeypatch):
+    """The fallback is the evaluator's own one-by-one fit, bit for bit."""
+    X, y = _data(1500)
+    alone, _ = _partition_utilities(_pipeline(), X, y, _GRID, batched=False)
+    monkeypatch.setattr(_batched_runs, "fit_prepared_runs", lambda *args: None)
+    declined, _ = _partition_utilities(_pipeline(), X, y, _GRID)
+    np.testing.assert_array_equal(declined, alone)
+
+
+@pytest.mark.parametrize("record", ["nan", "huge", "label"])
+def test_one_record_moves_one_partitions_scaler_pipeline_utilities(record, monkeypatch):
+    """Replace one record by one the fits refuse (NaN: its unit's fits fail), one far outside
+    the scaler's bounds, or its label: only its partition's utilities move. A variant that
+    pools the rows of the units a task solves -- as the random search's runs share theirs --
+    moves others."""
+    X, y = _data(1500)
+    X2, y2 = X.copy(), y.copy()
+    if record == "nan":
+        X2[17, 2] = np.nan
+    elif record == "huge":
+        X2[17] = 1e9
+    else:
+        y2[17] = 1 - y2[17]
+    before, _ = _partition_utilities(_pipeline(), X, y, _GRID)
+    after, _ = _partition_utilities(_pipeline(), X2, y2, _GRID)
+    moved = np.flatnonzero((before != after).any(axis=0))
+    assert len(moved) <= 1
+    if record != "nan":
+        return
+    assert len(moved) == 1 and (after[:, moved[0]] == 0.0).all()  # error_score
+    real = _batched_runs.unit_utilities
+
+    def pooled(jobs, units, *args):
+        rows = np.concatenate([train for train, _ in units])
+        return real(jobs, [(rows, test) for _, test in units], *args)
+
+    monkeypatch.setattr(_partitions, "unit_utilities", pooled)
+    broken, _ = _partition_utilities(_pipeline(), X2, y2, _GRID)
+    assert len(np.flatnonzero((before != broken).any(axis=0))) > 1
