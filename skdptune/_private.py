@@ -72,7 +72,10 @@ is set to 0 (:func:`skdptune.evaluation._fit.candidate_template`).
 
 **Progress.** :func:`run_tasks` reports each finished joblib task, in the order the tasks were
 dispatched, to a callback of the search's (``verbose >= 2``): the tasks and their number are
-fixed before the data is read, and a run that fails inside a task is reported after every task
+fixed before the data is read -- or, where their number follows the rows (the subsample-and-
+aggregate evaluator's batched fits under a user's splitter, or a step whose output width
+the rows decide), the reports count a number that is, ``public_total`` --, and a run that
+fails inside a task is reported after every task
 has finished (:func:`~skdptune.evaluation._fit.all_or_fail`), so the sequence of progress
 reports is the same on every dataset of a size. Only a stop in the middle (a
 ``PrivacyLeakError``, ``KeyboardInterrupt``) ends it early, at a point its running time shows
@@ -162,9 +165,14 @@ def private_n_jobs(n_jobs):
 
 
 def run_tasks(tasks: Iterable, *, n_jobs, progress: Progress | None = None,
-              **parallel_params: Any) -> list:
+              public_total: int | None = None, **parallel_params: Any) -> list:
     """``Parallel(n_jobs=n_jobs, **parallel_params)(tasks)``, with ``progress(done, total)``
     called after each task, in dispatch order (see "Progress" above).
+
+    ``public_total``: where the number of tasks follows the rows, a count fixed before the data
+    is read, over which ``progress`` hears instead -- ``1, ..., public_total`` in order, each
+    once the finished tasks' share reaches it (several at once where one task crosses them), so
+    the reports are the same whatever the tasks.
 
     Results come back as they finish where joblib can return them so (joblib >= 1.3, every
     backend but ``multiprocessing``); elsewhere ``progress`` hears once, at the end. The
@@ -173,6 +181,8 @@ def run_tasks(tasks: Iterable, *, n_jobs, progress: Progress | None = None,
     tasks = list(tasks)
     if progress is None:
         return Parallel(n_jobs=n_jobs, **parallel_params)(tasks)
+    if public_total is not None:
+        progress = _over_public_total(progress, public_total)
     try:
         parallel = Parallel(n_jobs=n_jobs, return_as="generator", **parallel_params)
     except (TypeError, ValueError):  # joblib < 1.3, or a backend that cannot
@@ -184,6 +194,21 @@ def run_tasks(tasks: Iterable, *, n_jobs, progress: Progress | None = None,
         results.append(result)
         progress(len(results), len(tasks))
     return results
+
+
+def _over_public_total(progress: Progress, public_total: int) -> Progress:
+    """``progress`` hearing ``1, ..., public_total`` as the tasks' ``(done, total)`` cross
+    them (:func:`run_tasks`)."""
+    reported = 0
+
+    def report(done: int, total: int) -> None:
+        nonlocal reported
+        target = public_total if done >= total else done * public_total // total
+        while reported < target:
+            reported += 1
+            progress(reported, public_total)
+
+    return report
 
 
 @contextlib.contextmanager

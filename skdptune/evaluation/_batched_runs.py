@@ -1282,8 +1282,14 @@ def unit_utilities(jobs, units, X, y, scorer, padding, error_score, settings_of)
     out = np.empty((len(jobs), len(units)))
     made = {}  # the candidates prepared once per size of the units' train rows
     for u, (train, test) in enumerate(units):
-        settings = settings_of(len(train))
         seeds = [None if fit_seeds is None else int(fit_seeds[u]) for _, fit_seeds, _ in jobs]
+        try:
+            settings = settings_of(len(train))
+        except LEAKS:
+            raise
+        except Exception:  # (no train rows) every candidate's fit fails, as one by one
+            out[:, u] = error_score
+            continue
         try:
             if len(train) not in made:
                 made[len(train)] = _prepared(templates, settings, keys)
@@ -1293,7 +1299,7 @@ def unit_utilities(jobs, units, X, y, scorer, padding, error_score, settings_of)
         except Exception:  # settings that do not apply: as one by one, below
             models = None
         accuracies = None
-        if models is not None:
+        if models is not None and len(test):  # (no validation rows: the score fails, below)
             try:
                 accuracies = pipeline_accuracies(models, _safe_indexing(X, test), y[test])
             except LEAKS:

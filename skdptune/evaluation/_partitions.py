@@ -379,7 +379,9 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
     X, y = received(X), received(y)
     inner_epsilon, inner_params, epsilons = settings
     statistics = shares_statistics(group[0][1])  # SSPRegressor: as one by one (_batched_ssp)
-    if inner_epsilon == "scaled" and inner_params == "scaled" and not statistics:
+    # a pipeline with a DP scaler: the one-by-one fits' settings (_batched_runs.unit_utilities)
+    scaled = scaled_model(group[0][1]) is not None
+    if inner_epsilon == "scaled" and inner_params == "scaled" and not (statistics or scaled):
         # the returned model in miniature, exactly: its epsilon, C and rows (_batched)
         model_rows = n_samples + (len(padding) if padding is not None else padded)
 
@@ -401,13 +403,11 @@ def _candidates_utilities(group, X, y, n_parts, units, scorer, padding, error_sc
         jobs.append((template, fit_seeds, settings_of, model_rows))
     fits = [(train, test) for _, _, train, test in units]
     with silenced():
-        if scaled_model(group[0][1]) is not None:
-            keys = keys or [None] * len(group)
+        if scaled:
             utilities = unit_utilities(
                 [(template, fit_seeds, key) for (template, fit_seeds, _, _), key
-                 in zip(jobs, keys, strict=True)],
-                fits, X, y, scorer, padding, error_score,
-                lambda n_train: _partition_fit_settings(*settings, n_samples, n_train))
+                 in zip(jobs, keys or [None] * len(group), strict=True)],
+                fits, X, y, scorer, padding, error_score, settings_of)
         elif statistics:
             utilities = partition_utilities([job[:3] for job in jobs], fits, X, y, scorer,
                                             error_score, score_params)
@@ -506,8 +506,10 @@ class PartitionEvaluator:
         ``"scaled"`` multiplies the parameters whose meaning depends on the number of rows
         (diffprivlib ``LogisticRegression``'s ``C``) by ``n / partition_train_size``, so that a
         partition model is regularised like the returned model; ``"same"`` keeps them. With
-        ``inner_epsilon="scaled"`` too, the batched fits are the returned model in miniature
-        (:mod:`._batched`).
+        ``inner_epsilon="scaled"`` too, the batched fits of diffprivlib's
+        ``LogisticRegression`` (alone or after data-independent steps) are the returned model
+        in miniature (:mod:`._batched`); those of a pipeline with a DP scaler take the
+        one-by-one fits' settings (:func:`~._batched_runs.unit_utilities`).
     epsilons : float or dict, default=1.0
         How the returned model's DP epsilons are set (:func:`~._fit.fit_settings`): a factor
         on the estimator's, or ``{"epsilon_total": eps, "n_classes": k}`` (budget mode: each
@@ -544,17 +546,22 @@ class PartitionEvaluator:
         candidates of each view in groups; one ``Parallel`` call for all. A partition's utility
         is the mean over its units, the failed ones (``failures``) at ``error_score``."""
         settings = (self.inner_epsilon, self.inner_params, self.epsilons)
+        # the units, hence the tasks below, follow the rows under a user's splitter (and the
+        # views under a step whose output width the rows decide): progress counts this instead
+        public_total = max(1, min(n_parts, 4 * effective_n_jobs(n_jobs)))
         tasks = []
         for members, X_view, y_view, units, padding, padded in views:
             X_sent, y_sent = for_workers(X_view, n_jobs), for_workers(y_view, n_jobs)
             if scaled_model(templates[members[0]]) is not None:
                 # unit by unit, every unit's candidates solved together (a solve's rounding
-                # depends on the problems it holds): chunks of units, so that the utilities
-                # are the same whatever n_jobs
-                chunks = np.array_split(np.arange(len(units)),
-                                        max(1, min(len(units), 4 * effective_n_jobs(n_jobs))))
-                tasks += [(members, X_sent, y_sent, [units[u] for u in chunk], padding, padded)
-                          for chunk in chunks if len(chunk)]
+                # depends on the problems it holds), a task the units of a chunk of partitions:
+                # the utilities are the same whatever n_jobs, the tasks fixed by k and n_jobs
+                owners = np.array([j for j, _, _, _ in units], dtype=np.int64)
+                tasks += [(members, X_sent, y_sent,
+                           [unit for unit, mine in zip(units, np.isin(owners, chunk),
+                                                       strict=True) if mine],
+                           padding, padded)
+                          for chunk in np.array_split(np.arange(n_parts), public_total)]
                 continue
             rows = sum(len(train) + (len(padding) if padding else 0)
                        for _, _, train, _ in units)
@@ -572,6 +579,7 @@ class PartitionEvaluator:
                  )
                  for group, X_sent, y_sent, units, padding, padded in tasks),
                 n_jobs=n_jobs, pre_dispatch=self.pre_dispatch, progress=progress,
+                public_total=public_total,
             )
         totals = np.zeros((len(templates), n_parts))
         counts = np.zeros((len(templates), n_parts))

@@ -8,10 +8,11 @@ from diffprivlib import BudgetAccountant
 from diffprivlib.models import GaussianNB, LogisticRegression, StandardScaler
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer, make_column_selector
+from sklearn.model_selection import BaseCrossValidator, LeaveOneGroupOut
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
-from skdptune import DPRandomSearchCV
+from skdptune import DPGridSearchCV, DPRandomSearchCV
 from skdptune._private import silenced
 from skdptune._seeding import SeedPlan
 from skdptune.evaluation import _batched_runs, _holdout, _partitions
@@ -657,3 +658,78 @@ def test_one_record_moves_one_partitions_scaler_pipeline_utilities(record, monke
     monkeypatch.setattr(_partitions, "unit_utilities", pooled)
     broken, _ = _partition_utilities(_pipeline(), X2, y2, _GRID)
     assert len(np.flatnonzero((before != broken).any(axis=0))) > 1
+
+
+class _GroupsOut(BaseCrossValidator):
+    """Leave one group out, and a partition of one group gives no train rows."""
+
+    def split(self, X, y=None, groups=None):
+        groups = np.asarray(groups)
+        for group in np.unique(groups):
+            yield np.flatnonzero(groups != group), np.flatnonzero(groups == group)
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 2
+
+
+class _EmptyValidation(BaseCrossValidator):
+    """A split with a validation fold and one without."""
+
+    def split(self, X, y=None, groups=None):
+        rows = np.arange(len(X))
+        yield rows[:80], rows[80:]
+        yield rows, rows[:0]
+
+    def get_n_splits(self, X=None, y=None, groups=None):
+        return 2
+
+
+def test_a_unit_without_train_rows_fails_its_partition_only():
+    """One record's group leaves its partition a single group, whose split has no train rows:
+    that partition gets ``error_score``, as one by one, and the fit goes on."""
+    X, y = _data(1500)
+    evaluator = _evaluator(_pipeline(), X, y)
+    evaluator.cv = _GroupsOut()
+    part = evaluator.partitions(len(y))[14]
+    groups = np.zeros(len(y), dtype=int)
+    groups[::2] = 1
+    groups[part] = 0
+    groups[part[-1]] = 1
+    lone = groups.copy()
+    lone[part[-1]] = 0
+    utilities = [evaluator.evaluate_partitions(X, y, _GRID, {}, split_params={"groups": g})
+                 for g in (groups, lone)]
+    moved = np.flatnonzero((utilities[0] != utilities[1]).any(axis=0))
+    assert list(moved) == [14]
+
+
+def test_a_validation_fold_without_rows_scores_as_one_by_one():
+    """The empty fold's utility is ``error_score`` on both paths (0 on the batched one,
+    before: an empty mean), the other fold's the one-by-one fit's up to a prediction the
+    optimisers' tolerance turns (one of its 20 rows, half of it in the mean)."""
+    X, y = _data(1500)
+    out = []
+    for batched in (True, False):
+        evaluator = _evaluator(_pipeline(), X, y, batched=batched)
+        evaluator.cv, evaluator.error_score = _EmptyValidation(), 0.3
+        out.append(evaluator.evaluate_partitions(X, y, _GRID, {}))
+    assert (out[0] == out[1]).mean() >= 0.95
+    assert np.abs(out[0] - out[1]).max() <= 0.5 / 20 + 1e-12
+
+
+@pytest.mark.parametrize("estimator", [_pipeline, lambda: LogisticRegression(data_norm=4.0)])
+def test_the_grids_progress_does_not_count_units_that_follow_the_rows(estimator, capsys):
+    """Under a user's splitter the units follow the rows (one group more, one split more):
+    the progress reports count the same, on the scaler pipeline and the plain model."""
+    X, y = _data(300)
+    name = "model__C" if isinstance(estimator(), Pipeline) else "C"
+    lines = []
+    for moved in (False, True):
+        groups = np.zeros(len(y), dtype=int)
+        groups[5] = int(moved)
+        DPGridSearchCV(estimator(), {name: [0.1, 1.0]}, epsilon=2.0, classes=[0, 1],
+                       cv=LeaveOneGroupOut(), random_state=0, verbose=2,
+                       n_jobs=1).fit(X, y, groups=groups)
+        lines.append([line for line in capsys.readouterr().out.splitlines()
+                      if "tasks done" in line])
+    assert lines[0] == lines[1] and lines[0]
