@@ -183,6 +183,9 @@ def run_tasks(tasks: Iterable, *, n_jobs, progress: Progress | None = None,
         return Parallel(n_jobs=n_jobs, **parallel_params)(tasks)
     if public_total is not None:
         progress = _over_public_total(progress, public_total)
+        if not tasks:  # (the rows left no task: the reports all the same)
+            progress(0, 0)
+            return []
     try:
         parallel = Parallel(n_jobs=n_jobs, return_as="generator", **parallel_params)
     except (TypeError, ValueError):  # joblib < 1.3, or a backend that cannot

@@ -647,13 +647,21 @@ class PartitionEvaluator:
                                                   pipelines=True, scaled=scaled,
                                                   statistics=self.padding is None):
             units = _fit_units(parts, self.cv, y, self.seeds, split_params)
+            # a user's splitter may give a unit no train or no validation rows: its fits or
+            # scores fail one by one, so every candidate's does (error_score), that unit alone
+            empty = np.array([j for j, _, train, test in units if not (len(train) and len(test))],
+                             dtype=np.int64)
+            units = [unit for unit in units if len(unit[2]) and len(unit[3])]
             batched = (([(np.arange(len(templates)), X_rows, y, units, self.padding, 0)], [])
                        if scaled else _unit_views(templates, candidates, X_rows, y, units,
                                                   self.padding, score_params))
             if batched is not None:
-                return self._evaluate_batched(*batched, templates, candidates, len(parts),
-                                              n_samples, n_jobs, error_score, score_params,
-                                              progress)
+                views, failures = batched
+                if len(empty):
+                    failures = [*failures, (np.arange(len(templates)), empty)]
+                return self._evaluate_batched(views, failures, templates, candidates,
+                                              len(parts), n_samples, n_jobs, error_score,
+                                              score_params, progress)
         n_chunks = min(len(parts), 4 * effective_n_jobs(n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)

@@ -673,22 +673,43 @@ class _GroupsOut(BaseCrossValidator):
 
 
 class _EmptyValidation(BaseCrossValidator):
-    """A split with a validation fold and one without."""
+    """A split with a validation fold, then (unless ``only_first``) one without."""
+
+    def __init__(self, only_first=False):
+        self.only_first = only_first
 
     def split(self, X, y=None, groups=None):
         rows = np.arange(len(X))
         yield rows[:80], rows[80:]
-        yield rows, rows[:0]
+        if not self.only_first:
+            yield rows, rows[:0]
 
     def get_n_splits(self, X=None, y=None, groups=None):
-        return 2
+        return 1 if self.only_first else 2
 
 
-def test_a_unit_without_train_rows_fails_its_partition_only():
+def _free_pipeline():
+    return Pipeline([("shift", FunctionTransformer(_shifted)),
+                     ("model", LogisticRegression(epsilon=1.0, data_norm=2.0))])
+
+
+#: the three batched paths of the grid's partition fits: a pipeline with a DP scaler, one of
+#: data-independent steps, the plain model
+_BATCHED_PATHS = {"scaler": (_pipeline, _GRID),
+                  "free steps": (_free_pipeline, [{"model__C": 0.1}, {"model__C": 1.0}]),
+                  "plain": (lambda: LogisticRegression(epsilon=1.0, data_norm=2.0),
+                            [{"C": 0.1}, {"C": 1.0}])}
+
+
+@pytest.mark.parametrize("path", list(_BATCHED_PATHS))
+def test_a_unit_without_train_rows_fails_its_partition_only(path):
     """One record's group leaves its partition a single group, whose split has no train rows:
-    that partition gets ``error_score``, as one by one, and the fit goes on."""
+    that partition gets ``error_score``, as one by one, and the fit goes on (on every batched
+    path: the plain model's and the free steps' stacked fits divided by the empty unit's
+    size)."""
+    make, space = _BATCHED_PATHS[path]
     X, y = _data(1500)
-    evaluator = _evaluator(_pipeline(), X, y)
+    evaluator = _evaluator(make(), X, y)
     evaluator.cv = _GroupsOut()
     part = evaluator.partitions(len(y))[14]
     groups = np.zeros(len(y), dtype=int)
@@ -697,32 +718,36 @@ def test_a_unit_without_train_rows_fails_its_partition_only():
     groups[part[-1]] = 1
     lone = groups.copy()
     lone[part[-1]] = 0
-    utilities = [evaluator.evaluate_partitions(X, y, _GRID, {}, split_params={"groups": g})
+    utilities = [evaluator.evaluate_partitions(X, y, space, {}, split_params={"groups": g})
                  for g in (groups, lone)]
     moved = np.flatnonzero((utilities[0] != utilities[1]).any(axis=0))
     assert list(moved) == [14]
 
 
-def test_a_validation_fold_without_rows_scores_as_one_by_one():
-    """The empty fold's utility is ``error_score`` on both paths (0 on the batched one,
-    before: an empty mean), the other fold's the one-by-one fit's up to a prediction the
-    optimisers' tolerance turns (one of its 20 rows, half of it in the mean)."""
+@pytest.mark.parametrize("path", list(_BATCHED_PATHS))
+def test_a_validation_fold_without_rows_scores_error_score(path):
+    """A split without validation rows gets ``error_score``, as one by one (the batched paths
+    scored the empty mean, 0): each partition's utility is the mean of its other split's and
+    ``error_score``."""
+    make, space = _BATCHED_PATHS[path]
     X, y = _data(1500)
     out = []
-    for batched in (True, False):
-        evaluator = _evaluator(_pipeline(), X, y, batched=batched)
-        evaluator.cv, evaluator.error_score = _EmptyValidation(), 0.3
-        out.append(evaluator.evaluate_partitions(X, y, _GRID, {}))
-    assert (out[0] == out[1]).mean() >= 0.95
-    assert np.abs(out[0] - out[1]).max() <= 0.5 / 20 + 1e-12
+    for splitter in (_EmptyValidation(), _EmptyValidation(only_first=True)):
+        evaluator = _evaluator(make(), X, y)
+        evaluator.cv, evaluator.error_score = splitter, 0.3
+        out.append(evaluator.evaluate_partitions(X, y, space, {}))
+    np.testing.assert_allclose(out[0], (out[1] + 0.3) / 2, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("estimator", [_pipeline, lambda: LogisticRegression(data_norm=4.0)])
-def test_the_grids_progress_does_not_count_units_that_follow_the_rows(estimator, capsys):
-    """Under a user's splitter the units follow the rows (one group more, one split more):
-    the progress reports count the same, on the scaler pipeline and the plain model."""
+@pytest.mark.parametrize("path", list(_BATCHED_PATHS))
+def test_the_grids_progress_does_not_count_units_that_follow_the_rows(path, capsys):
+    """Under a user's splitter the units follow the rows: with every record in one group the
+    splitter fails on every partition and leaves no unit (the free steps' path ran no task and
+    printed nothing), one record in another group gives its partition two: the progress
+    reports are the same."""
+    estimator = _BATCHED_PATHS[path][0]
     X, y = _data(300)
-    name = "model__C" if isinstance(estimator(), Pipeline) else "C"
+    name = "C" if path == "plain" else "model__C"
     lines = []
     for moved in (False, True):
         groups = np.zeros(len(y), dtype=int)
