@@ -88,6 +88,12 @@ def run_cell(task, variant, seed, data):
     return out
 
 
+def _time_ratios(cells, size):
+    """Each search's seconds over L's on the spaces of ``size`` candidates (median)."""
+    return {m: np.median([c[f"{size} {m} seconds"] / c[f"{size} L seconds"] for c in cells])
+            for m in METHODS[1:]}
+
+
 def _report(cells):
     def summary(values):
         se = values.std(ddof=1) / np.sqrt(len(values)) if len(values) > 1 else float("nan")
@@ -110,8 +116,7 @@ def _report(cells):
         for size in SIZES:
             default = np.array([c[f"{size} default"] for c in rows])
             diff = np.array([c[f"{size} per candidate"] for c in rows]) - default
-            ratio = {m: np.median([c[f"{size} {m} seconds"] / c[f"{size} L seconds"]
-                                   for c in rows]) for m in METHODS[1:]}
+            ratio = _time_ratios(rows, size)
             lines.append(f"| {task} | {variant} | {len(rows)} | {size} | {default.mean():.4f} "
                          f"| {summary(diff)} | {ratio['default']:.2f} "
                          f"| {ratio['per candidate']:.2f} |")
@@ -120,8 +125,7 @@ def _report(cells):
               "per candidate / L |", "|---|---|---|---|---|"]
     for size in SIZES:
         diff = np.array([c[f"{size} per candidate"] - c[f"{size} default"] for c in cells])
-        ratio = {m: np.median([c[f"{size} {m} seconds"] / c[f"{size} L seconds"]
-                               for c in cells]) for m in METHODS[1:]}
+        ratio = _time_ratios(cells, size)
         lines.append(f"| {size} | {len(cells)} | {summary(diff)} | {ratio['default']:.2f} | "
                      f"{ratio['per candidate']:.2f} |")
     return "\n".join(lines) + "\n"

@@ -1265,8 +1265,9 @@ def unit_utilities(jobs, units, X, y, scorer, padding, error_score, settings_of)
     ``StandardScaler`` before its model (:func:`~._batched.scaled_model`), its seed per unit
     (``None``: diffprivlib's secure noise) and its :func:`~._fit.candidate_key`; ``units``:
     ``(train, test)`` row numbers into ``X`` and ``y`` (a ``numpy`` array), each one partition
-    fit; ``settings_of(n_train)``: :func:`~._fit.instantiate`'s settings of a fit on ``n_train``
-    rows, the same for every candidate. The scorer is the accuracy's.
+    fit with train and validation rows (the evaluator fails the others before any solve, on
+    every batched path); ``settings_of(n_train)``: :func:`~._fit.instantiate`'s settings of a
+    fit on ``n_train`` rows, the same for every candidate. The scorer is the accuracy's.
 
     Per unit, the candidates' fits are solved together as the runs of a repetition search are
     (:func:`fit_runs`: the same noise as their one-by-one fits, the same minimisers up to the
@@ -1283,13 +1284,7 @@ def unit_utilities(jobs, units, X, y, scorer, padding, error_score, settings_of)
     made = {}  # the candidates prepared once per size of the units' train rows
     for u, (train, test) in enumerate(units):
         seeds = [None if fit_seeds is None else int(fit_seeds[u]) for _, fit_seeds, _ in jobs]
-        try:
-            settings = settings_of(len(train))
-        except LEAKS:
-            raise
-        except Exception:  # (no train rows) every candidate's fit fails, as one by one
-            out[:, u] = error_score
-            continue
+        settings = settings_of(len(train))
         try:
             if len(train) not in made:
                 made[len(train)] = _prepared(templates, settings, keys)
@@ -1299,7 +1294,7 @@ def unit_utilities(jobs, units, X, y, scorer, padding, error_score, settings_of)
         except Exception:  # settings that do not apply: as one by one, below
             models = None
         accuracies = None
-        if models is not None and len(test):  # (no validation rows: the score fails, below)
+        if models is not None:
             try:
                 accuracies = pipeline_accuracies(models, _safe_indexing(X, test), y[test])
             except LEAKS:
