@@ -171,7 +171,8 @@ def test_scikit_learns_process_workers_run_a_search_and_a_diffprivlib_model():
         from sklearn.model_selection import cross_val_score
         X = np.random.RandomState(0).uniform(-1, 1, (1200, 2))
         y = (X[:, 0] > 0).astype(int)
-        nb = GaussianNB(bounds=(-1, 1), accountant=BudgetAccountant())
+        # seeded: an unseeded fit's noise scored 0.54 on one fold of a CI run
+        nb = GaussianNB(bounds=(-1, 1), accountant=BudgetAccountant(), random_state=0)
         search = skdptune.DPGridSearchCV(nb, {"var_smoothing": [1e-9, 1e-3]}, classes=[0, 1],
                                          accountant=BudgetAccountant(), random_state=0)
         for estimator in (search, nb):
