@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from diffprivlib.accountant import BudgetAccountant
+from diffprivlib.mechanisms import PermuteAndFlip
 from diffprivlib.models import DecisionTreeClassifier
 from diffprivlib.utils import BudgetError, PrivacyLeakWarning
 from scipy import stats
@@ -145,32 +146,172 @@ def test_the_data_changes_the_leaves_never_the_structure():
     assert not np.array_equal(fits[0].tree_.value, fits[1].tree_.value)
 
 
-def test_the_structure_is_diffprivlibs_build_on_its_own_stream():
-    """Same generator state, same structure: the structure step is diffprivlib's own."""
+def _levels(tree):
+    """The node ids of each level of a fitted ``tree_``, left to right."""
+    levels = [np.array([0])]
+    while tree.children_left[levels[-1][0]] != -1:
+        parents = levels[-1]
+        levels.append(np.column_stack([tree.children_left[parents],
+                                       tree.children_right[parents]]).ravel())
+    return levels
+
+
+def _splits(model):
+    """(node, feature, threshold, the node's lower and upper bound on that feature) of every
+    internal node: the root's bounds narrowed by every ancestor's split."""
+    t = model.tree_
+    stack, out = [(0, BOUNDS[0].copy(), BOUNDS[1].copy())], []
+    while stack:
+        node, low, high = stack.pop()
+        if t.children_left[node] == -1:
+            continue
+        f, cut = t.feature[node], t.threshold[node]
+        out.append((node, f, cut, low[f], high[f]))
+        left_high, right_low = high.copy(), low.copy()
+        left_high[f] = right_low[f] = cut
+        stack += [(t.children_left[node], low, left_high),
+                  (t.children_right[node], right_low, high)]
+    return out
+
+
+def _bounds_violations(model) -> int:
+    """Internal nodes whose threshold lies outside the node's bounds on its feature."""
+    return sum(not low <= cut <= high for _, _, cut, low, high in _splits(model))
+
+
+def _replay_structure(replay, depth):
+    """The structure stream's draws, level by level: (features, uniforms) per level."""
+    return [(replay.randint(N_FEATURES, size=2 ** level), replay.random_sample(2 ** level))
+            for level in range(depth)]
+
+
+def test_the_structure_is_drawn_level_by_level_from_its_own_stream():
+    """Per level, left to right: the features, then one uniform per node placed within the
+    node's bounds; node ids are diffprivlib's (depth first, right subtree first)."""
     X, y = _data()
-    ours = _tree_of(SeparateStreamsDecisionTreeClassifier, 21, max_depth=4).fit(X, y)
-    theirs = _tree_of(DecisionTreeClassifier, _tree._streams(21)[0], max_depth=4).fit(X, y)
-    np.testing.assert_array_equal(_structure(ours)[0], _structure(theirs)[0])
-    np.testing.assert_array_equal(_structure(ours)[1], _structure(theirs)[1])
+    depth = 4
+    model = _tree_of(SeparateStreamsDecisionTreeClassifier, 21, max_depth=depth).fit(X, y)
+    t, levels = model.tree_, _levels(model.tree_)
+    assert len(levels) == depth + 1 and t.node_count == 2 ** (depth + 1) - 1
+    np.testing.assert_array_equal(np.sort(np.concatenate(levels)), np.arange(t.node_count))
+    internal = np.flatnonzero(t.children_left != -1)
+    np.testing.assert_array_equal(t.children_right[internal], internal + 1)  # right first
+    splits = {node: (cut, low, high) for node, _, cut, low, high in _splits(model)}
+    draws = _replay_structure(_tree._streams(21)[0], depth)
+    for level, (features, uniforms) in enumerate(draws):
+        nodes = levels[level]
+        np.testing.assert_array_equal(t.feature[nodes], features)
+        for node, u in zip(nodes, uniforms, strict=True):
+            cut, low, high = splits[node]
+            assert cut == low + (high - low) * u
+    assert _bounds_violations(model) == 0
+
+
+def test_thresholds_stay_within_their_nodes_bounds(monkeypatch):
+    """Deep trees on few features split on a feature again and again: every threshold lies
+    within its node's bounds. The broken twin draws every threshold within the root's bounds."""
+    X, y = _data()
+    models = [_tree_of(SeparateStreamsDecisionTreeClassifier, seed, max_depth=6).fit(X, y)
+              for seed in range(5)]
+    assert sum(_bounds_violations(m) for m in models) == 0
+    monkeypatch.setattr(_tree, "_node_bounds",
+                        lambda lower, upper, features, thresholds, feature:
+                        (lower[feature], upper[feature]))
+    twins = [_tree_of(SeparateStreamsDecisionTreeClassifier, seed, max_depth=6).fit(X, y)
+             for seed in range(5)]
+    assert sum(_bounds_violations(m) for m in twins) > 50
+
+
+def test_every_node_has_diffprivlibs_distribution():
+    """Depth 3, 300 fits a side: each node's feature (the same node id in both trees), every
+    threshold as a fraction of its node's bounds, and how often a node splits on its parent's
+    feature, against diffprivlib's own trees."""
+    X, y = _data(n=4)
+    n_fits = 300
+    sides = [[_tree_of(cls, offset + i, max_depth=3).fit(X, y) for i in range(n_fits)]
+             for cls, offset in ((SeparateStreamsDecisionTreeClassifier, 0),
+                                 (DecisionTreeClassifier, 10 ** 6))]
+    internal = np.flatnonzero(sides[0][0].tree_.children_left != -1)
+    for side in sides:
+        for m in side:
+            np.testing.assert_array_equal(np.flatnonzero(m.tree_.children_left != -1), internal)
+    for node in internal:
+        table = [np.bincount([m.tree_.feature[node] for m in side], minlength=N_FEATURES)
+                 for side in sides]
+        assert stats.chi2_contingency(table).pvalue > 1e-4, node
+    fractions = [np.array([(cut - low) / (high - low) for m in side
+                           for _, _, cut, low, high in _splits(m)]) for side in sides]
+    assert stats.ks_2samp(*fractions).pvalue > 1e-3
+    assert stats.kstest(fractions[0], "uniform").pvalue > 1e-3
+
+    def repeats(side):
+        count = 0
+        for m in side:
+            t = m.tree_
+            for p in internal:
+                children = (t.children_left[p], t.children_right[p])
+                count += sum(int(t.feature[c] == t.feature[p]) for c in children
+                             if t.children_left[c] != -1)
+        return count
+
+    pairs = 2 * 3 * n_fits  # parent and internal child: root to level 1, level 1 to 2
+    table = [[repeats(side), pairs - repeats(side)] for side in sides]
+    assert stats.chi2_contingency(table).pvalue > 1e-3
+    assert abs(table[0][0] / pairs - 1 / N_FEATURES) < 4 * math.sqrt(3 / 16 / pairs)
+
+
+def test_leaves_are_drawn_as_one_leaf_at_a_time():
+    """The leaves, fitted at once, equal diffprivlib's leaf loop on the same structure and
+    the same two leaf streams: permute-and-flip per reached leaf in node order, a uniform
+    class per empty leaf in node order; rows are routed left when x <= threshold (a row on
+    the root's threshold included)."""
+    X, y = _data(n=40)
+    for seed in range(4):
+        model = _tree_of(SeparateStreamsDecisionTreeClassifier, seed, max_depth=5).fit(X, y)
+        t = model.tree_
+        X_on = X.copy()
+        X_on[0, t.feature[0]] = np.float32(t.threshold[0])  # exactly on the root's threshold
+        model = _tree_of(SeparateStreamsDecisionTreeClassifier, seed, max_depth=5).fit(X_on, y)
+        t = model.tree_
+        _, leaves_stream, empty_stream = _tree._streams(seed)
+        reached = []
+        for row in X_on.astype(np.float32):  # the classifier reads float32 rows
+            node = 0
+            while t.children_left[node] != -1:
+                node = (t.children_left[node] if row[t.feature[node]] <= t.threshold[node]
+                        else t.children_right[node])
+            reached.append(node)
+        reached = np.array(reached)
+        expected = np.zeros_like(t.value)
+        for node in range(t.node_count):
+            if t.children_left[node] != -1:
+                continue
+            rows = reached == node
+            if rows.any():
+                counts = [int(np.sum(y[rows] == c)) for c in (0, 1)]
+                label = PermuteAndFlip(epsilon=1.0, sensitivity=1, monotonic=True,
+                                       utility=counts, random_state=leaves_stream).randomise()
+            else:
+                label = empty_stream.randint(2)
+            expected[node, 0, label] = 1
+        np.testing.assert_array_equal(np.asarray(t.value) > 0, expected > 0)
+        np.testing.assert_array_equal(model.apply(X_on), reached)
 
 
 def _empty_leaves_follow_the_structure(seed: int) -> bool:
     """Do the empty leaves' classes equal the draws that come after the structure's draws on
-    the structure's generator? One row at the origin reaches only the last leaf (node ids are
-    assigned right subtree first), so every empty leaf is labelled before any permute-and-flip
-    draw."""
+    the structure's generator? One row at the origin reaches only the leftmost leaf, so the
+    other leaves are empty."""
     model = _tree_of(SeparateStreamsDecisionTreeClassifier, seed, max_depth=5)
     model.fit(np.zeros((1, N_FEATURES)), [1])
     replay = _tree._streams(seed)[0]
     t = model.tree_
-    for node in range(t.node_count):  # the structure, replayed on the structure's generator
-        if t.children_left[node] != -1:
-            assert replay.randint(N_FEATURES) == t.feature[node]
-            replay.uniform()
+    for level, (features, _) in enumerate(_replay_structure(replay, 5)):
+        assert np.array_equal(t.feature[_levels(t)[level]], features)
     leaves, classes = _classes_of_leaves(model)
     empty = leaves != model.apply(np.zeros((1, N_FEATURES)))[0]
     assert empty.sum() == 2 ** 5 - 1
-    return bool(np.array_equal(classes[empty], [replay.randint(2) for _ in range(empty.sum())]))
+    return bool(np.array_equal(classes[empty], replay.randint(2, size=int(empty.sum()))))
 
 
 def test_empty_leaves_do_not_continue_the_structures_stream(monkeypatch):
