@@ -131,8 +131,8 @@ class _SeparateStreamsFittingTree(_FittingTree):
     **The leaves** are those of diffprivlib's ``fit``: the leaves no row reaches draw a
     uniform class each, in node order, from their own generator; then every other leaf, in
     node order, is drawn by diffprivlib's ``PermuteAndFlip`` (sensitivity 1,
-    ``monotonic=True``) on the class counts of the rows that reach it. Rows are routed as diffprivlib's ``apply`` routes
-    them (left when ``x <= threshold``), a level at a time.
+    ``monotonic=True``) on the class counts of the rows that reach it. Rows are routed as
+    diffprivlib's ``apply`` routes them (left when ``x <= threshold``), a level at a time.
     """
 
     leaf_random_state = None
