@@ -172,6 +172,10 @@ CLIPPED_BYTES = 256 * 2**20
 BLOCK_BYTES = 256 * 2**10
 #: ... unless that is fewer rows than this (many problems: larger arrays, fewer blocks)
 MIN_BLOCK_ROWS = 256
+#: Entries (rows x trial points) of a pass that cost little more than its fixed overhead: a
+#: Newton step's backtracking tries as many of its next halvings in one pass as keep the pass
+#: this small (on few rows, as a partition fit's, several; on many rows, one at a time)
+SPECULATIVE_ENTRIES = 2**14
 
 
 class _SharedRows:
@@ -615,8 +619,10 @@ def newton(problems, *, c1=1e-4, tries=30):
     gradient's norm (where the decrease is below the objective's rounding); a problem that
     finds no such step within ``tries`` stops, unconverged. Where the system's solution is not
     a descent direction (rounding that outweighs a tiny ridge), the step is the
-    gradient scaled by the Hessian's diagonal (its magnitudes) instead. Every evaluation is
-    one shared pass over the rows (objective and gradient of the problems still running,
+    gradient scaled by the Hessian's diagonal (its magnitudes) instead. After a full step that
+    fails, a problem's next halvings are tried several in one pass where the rows are few
+    (:data:`SPECULATIVE_ENTRIES`): it takes the first that passes, the step it takes when
+    they are tried one at a time. Every evaluation is one shared pass over the rows (objective and gradient of the problems still running,
     :meth:`_SharedRows.loss_gradient`; at the start, one pass per setting,
     :meth:`_SharedRows.at_zero`), and a Hessian is computed only where a problem goes on;
     what a problem's iterates read is its own objective only.
@@ -642,20 +648,28 @@ def newton(problems, *, c1=1e-4, tries=30):
             direction[ascent] = -gk[ascent] / np.where(scale > 0, scale, 1.0)
             slope[ascent] = np.einsum("pd,pd->p", gk[ascent], direction[ascent])
         norm = np.linalg.norm(gk, axis=1)
-        step, pending = np.ones(len(act)), np.arange(len(act))
-        for _ in range(tries):
-            at = act[pending]
-            trial = x[at] + step[pending, None] * direction[pending]
+        step, pending, tried = np.ones(len(act)), np.arange(len(act)), 0
+        while len(pending) and tried < tries:
+            # the next halvings of the pending steps, k of them in one pass (the first pass:
+            # the full step alone); each problem takes the first that passes, as when they
+            # are tried one at a time
+            k = 1 if tried == 0 else max(1, min(tries - tried, SPECULATIVE_ENTRIES
+                                                // (len(problems.X) * len(pending))))
+            steps = (step[pending, None] * 0.5 ** np.arange(k)).ravel()
+            trying = np.repeat(pending, k)
+            at = act[trying]
+            trial = x[at] + steps[:, None] * direction[trying]
             f_try, g_try = problems.loss_gradient(trial, at)
             accept = (np.isfinite(f_try) & np.isfinite(g_try).all(axis=1)
-                      & ((f_try <= f[at] + c1 * step[pending] * slope[pending])
-                         | (np.linalg.norm(g_try, axis=1) <= 0.5 * norm[pending])))
-            won = at[accept]
-            x[won], f[won], g[won] = trial[accept], f_try[accept], g_try[accept]
-            pending = pending[~accept]
-            if not len(pending):
-                break
-            step[pending] *= 0.5
+                      & ((f_try <= f[at] + c1 * steps * slope[trying])
+                         | (np.linalg.norm(g_try, axis=1) <= 0.5 * norm[trying])))
+            accept = accept.reshape(len(pending), k)
+            found = accept.any(axis=1)
+            first = np.flatnonzero(found) * k + accept[found].argmax(axis=1)
+            won = at[first]
+            x[won], f[won], g[won] = trial[first], f_try[first], g_try[first]
+            step[pending] *= 0.5 ** k
+            pending, tried = pending[~found], tried + k
         running[act[pending]] = False  # no acceptable step: stops unconverged
         iterations[act] += 1
         converged[act] = np.abs(g[act]).max(axis=1) <= tol[act]
