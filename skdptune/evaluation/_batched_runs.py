@@ -622,7 +622,8 @@ def newton(problems, *, c1=1e-4, tries=30):
     gradient scaled by the Hessian's diagonal (its magnitudes) instead. After a full step that
     fails, a problem's next halvings are tried several in one pass where the rows are few
     (:data:`SPECULATIVE_ENTRIES`): it takes the first that passes, the step it takes when
-    they are tried one at a time. Every evaluation is one shared pass over the rows (objective and gradient of the problems still running,
+    they are tried one at a time. Every evaluation is one shared pass over the rows
+    (objective and gradient of the problems still running,
     :meth:`_SharedRows.loss_gradient`; at the start, one pass per setting,
     :meth:`_SharedRows.at_zero`), and a Hessian is computed only where a problem goes on;
     what a problem's iterates read is its own objective only.

@@ -128,10 +128,10 @@ class _SeparateStreamsFittingTree(_FittingTree):
     numbered as diffprivlib numbers them (depth first, right subtree first). Nothing here
     reads the data.
 
-    **The leaves** are those of diffprivlib's ``fit``: the leaves no row reaches draw a
-    uniform class each, in node order, from their own generator; then every other leaf, in
-    node order, is drawn by diffprivlib's ``PermuteAndFlip`` (sensitivity 1,
-    ``monotonic=True``) on the class counts of the rows that reach it. Rows are routed as
+    **The leaves** are those of diffprivlib's ``fit``: every leaf a row reaches, in node
+    order, is drawn by diffprivlib's ``PermuteAndFlip`` (sensitivity 1, ``monotonic=True``)
+    on the class counts of the rows that reach it; then the leaves no row reaches draw a
+    uniform class each, in node order, from their own generator. Rows are routed as
     diffprivlib's ``apply`` routes them (left when ``x <= threshold``), a level at a time.
     """
 
@@ -177,19 +177,22 @@ class _SeparateStreamsFittingTree(_FittingTree):
             raise ValueError("Fitting Tree must be built before calling fit().")
         reached = self.apply(X)
         y = np.asarray(y)
-        counts = np.stack([np.bincount(reached[y == cls], minlength=self.node_count)
-                           for cls in self.classes], axis=1)
+        counts = np.zeros((self.node_count, len(self.classes)), dtype=np.intp)
+        for c, cls in enumerate(self.classes):
+            counts[:, c] = np.bincount(reached[y == cls], minlength=self.node_count)
         leaves = np.sort(self._levels[2][-1])
         values = np.zeros(shape=(self.node_count, 1, len(self.classes)))
-        full = counts[leaves].any(axis=1)
-        empty = leaves[~full]
-        values[empty, 0, _uniform_classes(self.empty_leaf_random_state, len(self.classes),
-                                          len(empty))] = 1
+        # a leaf a row reaches is drawn by permute-and-flip, as in diffprivlib, even where its
+        # rows' labels are none of the classes (all-zero counts)
+        full = np.bincount(reached, minlength=self.node_count)[leaves] > 0
         for leaf in leaves[full].tolist():  # node order, as diffprivlib
             label = PermuteAndFlip(epsilon=self.epsilon, sensitivity=1, monotonic=True,
                                    utility=counts[leaf].tolist(),
                                    random_state=self.leaf_random_state).randomise()
             values[leaf, 0, label] = 1
+        empty = leaves[~full]
+        values[empty, 0, _uniform_classes(self.empty_leaf_random_state, len(self.classes),
+                                          len(empty))] = 1
         self.values_ = values
         return self
 

@@ -260,22 +260,109 @@ def test_every_node_has_diffprivlibs_distribution():
     assert abs(table[0][0] / pairs - 1 / N_FEATURES) < 4 * math.sqrt(3 / 16 / pairs)
 
 
+def test_rows_on_a_threshold_go_left_in_the_fit_as_in_predict():
+    """A feature whose bounds are one point, 0.5 (exact in float32): every split on it has
+    threshold 0.5 and the rows, all at 0.5, tie with it. The fit routes them left, as
+    ``predict`` does: the leaves it counts are the ones ``apply`` reports."""
+    bounds = (np.array([0.0, 0.0, 0.5]), np.array([1.0, 1.0, 0.5]))
+    X = np.random.default_rng(1).random((30, 3))
+    X[:, 2] = 0.5
+    y = np.arange(30) % 2
+    ties = 0
+    for seed in range(20):
+        model = SeparateStreamsDecisionTreeClassifier(
+            max_depth=3, epsilon=1.0, bounds=bounds, classes=[0, 1], random_state=seed,
+            accountant=BudgetAccountant()).fit(X, y)
+        t = model.tree_
+        ties += int(np.sum(t.feature[t.children_left != -1] == 2))
+        fitting = _tree._SeparateStreamsFittingTree(3, 3, np.array([0, 1]), 1.0, bounds,
+                                                    _tree._streams(seed)[0]).build()
+        np.testing.assert_array_equal(fitting.apply(X.astype(np.float32)),
+                                      model.apply(X.astype(np.float32)))
+    assert ties > 10
+
+
+def test_the_structure_is_diffprivlibs_build_given_the_same_draws():
+    """diffprivlib's own ``build``, fed node by node the features and uniforms the structure's
+    stream drew, grows the same tree bit for bit: per-feature bounds of every width, a
+    feature whose bounds are one point, one feature and many, depths 1 to 6."""
+    from diffprivlib.models.forest import _FittingTree
+
+    class Replayed:
+        def __init__(self, features, uniforms):
+            self.features, self.uniforms = iter(features), iter(uniforms)
+
+        def randint(self, n):
+            return int(next(self.features))
+
+        def uniform(self, low, high):
+            return low + (high - low) * next(self.uniforms)
+
+    configurations = [
+        (3, (0.0, 1.0)),
+        (4, (np.array([-5.0, 0.0, 100.0, 1e-3]), np.array([5.0, 1e-6, 1000.0, 2e-3]))),
+        (4, (np.array([0.0, 0.3, 2.0, -1.0]), np.array([1.0, 0.3, 2.0, 1.0]))),
+        (1, (-1.0, 3.0)),
+        (40, (np.linspace(-3, 0, 40), np.linspace(1, 9, 40))),
+    ]
+    for n_features, bounds in configurations:
+        for depth in (1, 2, 4, 6):
+            for seed in range(5):
+                X = np.random.default_rng(seed).random((7, n_features))
+                model = SeparateStreamsDecisionTreeClassifier(
+                    max_depth=depth, epsilon=1.0, bounds=bounds, classes=[0, 1],
+                    random_state=seed, accountant=BudgetAccountant()).fit(X, np.arange(7) % 2)
+                t = model.tree_
+                features = np.full(t.node_count, -1)
+                uniforms = np.full(t.node_count, np.nan)
+                replay = _tree._streams(seed)[0]
+                for level, nodes in enumerate(_levels(t)[:-1]):
+                    features[nodes] = replay.randint(n_features, size=2 ** level)
+                    uniforms[nodes] = replay.random_sample(2 ** level)
+                internal = t.children_left != -1
+                reference = _FittingTree(depth, n_features, np.array([0, 1]), 1.0, model.bounds,
+                                         Replayed(features[internal], uniforms[internal]))
+                reference.build()
+                theirs = np.array([tuple(node) for node in reference.nodes],
+                                  dtype=t.__getstate__()["nodes"].dtype)
+                ours = t.__getstate__()["nodes"]
+                for field in ("left_child", "right_child", "feature", "threshold"):
+                    np.testing.assert_array_equal(ours[field], theirs[field])
+
+
+def test_a_leaf_reached_by_labels_outside_the_classes_is_drawn_by_permute_and_flip():
+    """diffprivlib draws every leaf a row reaches by permute-and-flip, on all-zero counts
+    where its rows' labels are none of the classes; the empty leaves' generator is not
+    read for it."""
+    X = np.random.default_rng(3).random((20, N_FEATURES))
+    for seed in range(5):
+        model = _tree_of(SeparateStreamsDecisionTreeClassifier, seed, max_depth=3)
+        model.set_params(classes=[5, 6]).fit(X, np.zeros(20, dtype=int))
+        _, leaves_stream, empty_stream = _tree._streams(seed)
+        t = model.tree_
+        reached = set(model.apply(X.astype(np.float32)).tolist())
+        for leaf in np.flatnonzero(t.children_left == -1):
+            label = (PermuteAndFlip(epsilon=1.0, sensitivity=1, monotonic=True, utility=[0, 0],
+                                    random_state=leaves_stream).randomise()
+                     if leaf in reached else None)
+            if label is not None:
+                assert t.value[leaf, 0, label] > 0
+        empties = [leaf for leaf in np.flatnonzero(t.children_left == -1) if leaf not in reached]
+        expected = empty_stream.randint(2, size=len(empties))
+        np.testing.assert_array_equal(np.argmax(t.value[empties, 0, :], axis=1), expected)
+
+
 def test_leaves_are_drawn_as_one_leaf_at_a_time():
     """The leaves, fitted at once, equal diffprivlib's leaf loop on the same structure and
     the same two leaf streams: permute-and-flip per reached leaf in node order, a uniform
-    class per empty leaf in node order; rows are routed left when x <= threshold (a row on
-    the root's threshold included)."""
+    class per empty leaf in node order; rows are routed left when x <= threshold."""
     X, y = _data(n=40)
     for seed in range(4):
         model = _tree_of(SeparateStreamsDecisionTreeClassifier, seed, max_depth=5).fit(X, y)
         t = model.tree_
-        X_on = X.copy()
-        X_on[0, t.feature[0]] = np.float32(t.threshold[0])  # exactly on the root's threshold
-        model = _tree_of(SeparateStreamsDecisionTreeClassifier, seed, max_depth=5).fit(X_on, y)
-        t = model.tree_
         _, leaves_stream, empty_stream = _tree._streams(seed)
         reached = []
-        for row in X_on.astype(np.float32):  # the classifier reads float32 rows
+        for row in X.astype(np.float32):  # the classifier reads float32 rows
             node = 0
             while t.children_left[node] != -1:
                 node = (t.children_left[node] if row[t.feature[node]] <= t.threshold[node]
@@ -295,23 +382,58 @@ def test_leaves_are_drawn_as_one_leaf_at_a_time():
                 label = empty_stream.randint(2)
             expected[node, 0, label] = 1
         np.testing.assert_array_equal(np.asarray(t.value) > 0, expected > 0)
-        np.testing.assert_array_equal(model.apply(X_on), reached)
+        np.testing.assert_array_equal(model.apply(X), reached)
 
 
-def _empty_leaves_follow_the_structure(seed: int) -> bool:
-    """Do the empty leaves' classes equal the draws that come after the structure's draws on
-    the structure's generator? One row at the origin reaches only the leftmost leaf, so the
-    other leaves are empty."""
+def _empty_leaves_follow_the_structure(seed) -> bool:
+    """Do the empty leaves' classes equal the draws that come after the structure's draws (and
+    the one reached leaf's permute-and-flip) on the structure's generator? One row at the
+    origin reaches only the leftmost leaf, so the other leaves are empty. ``seed``: an int, or
+    ``None`` with ``secrets.randbits`` pinned (the structure's seed is then known)."""
     model = _tree_of(SeparateStreamsDecisionTreeClassifier, seed, max_depth=5)
     model.fit(np.zeros((1, N_FEATURES)), [1])
-    replay = _tree._streams(seed)[0]
+    replay = (_tree._streams(seed)[0] if seed is not None
+              else np.random.RandomState(np.random.MT19937(_PINNED_BITS)))
     t = model.tree_
     for level, (features, _) in enumerate(_replay_structure(replay, 5)):
         assert np.array_equal(t.feature[_levels(t)[level]], features)
+    PermuteAndFlip(epsilon=1.0, sensitivity=1, monotonic=True, utility=[0, 1],
+                   random_state=replay).randomise()
     leaves, classes = _classes_of_leaves(model)
     empty = leaves != model.apply(np.zeros((1, N_FEATURES)))[0]
     assert empty.sum() == 2 ** 5 - 1
     return bool(np.array_equal(classes[empty], replay.randint(2, size=int(empty.sum()))))
+
+
+_PINNED_BITS = 12345
+
+
+def test_unseeded_leaves_do_not_continue_the_structures_stream(monkeypatch):
+    """Unseeded, the structure's generator is seeded from ``secrets`` (pinned here, so the
+    structure can be replayed): the empty leaves' classes do not continue it, and
+    permute-and-flip draws from the secure generator. The broken twin -- the structure's
+    generator for all three, diffprivlib's unseeded design but for the global generator --
+    makes the empty leaves predictable."""
+    monkeypatch.setattr(_tree.secrets, "randbits", lambda bits: _PINNED_BITS)
+    generators = []
+    real_init = PermuteAndFlip.__init__
+
+    def spy(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        generators.append(type(self._rng).__name__)
+    monkeypatch.setattr(PermuteAndFlip, "__init__", spy)
+    assert not _empty_leaves_follow_the_structure(None)
+    assert set(generators) == {"SystemRandom", "RandomState"}  # the leaf's, then the replay's
+    assert generators[0] == "SystemRandom"
+    real_streams = _tree._streams
+
+    def one_stream(random_state):
+        if random_state is None:
+            structure = real_streams(None)[0]
+            return structure, structure, structure
+        return real_streams(random_state)
+    monkeypatch.setattr(_tree, "_streams", one_stream)
+    assert _empty_leaves_follow_the_structure(None)
 
 
 def test_empty_leaves_do_not_continue_the_structures_stream(monkeypatch):
