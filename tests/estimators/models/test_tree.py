@@ -414,7 +414,9 @@ def test_unseeded_leaves_do_not_continue_the_structures_stream(monkeypatch):
     permute-and-flip draws from the secure generator. The broken twin -- the structure's
     generator for all three, diffprivlib's unseeded design but for the global generator --
     makes the empty leaves predictable."""
-    monkeypatch.setattr(_tree.secrets, "randbits", lambda bits: _PINNED_BITS)
+    asked = []
+    monkeypatch.setattr(_tree.secrets, "randbits",
+                        lambda bits: asked.append(bits) or _PINNED_BITS)
     generators = []
     real_init = PermuteAndFlip.__init__
 
@@ -423,6 +425,7 @@ def test_unseeded_leaves_do_not_continue_the_structures_stream(monkeypatch):
         generators.append(type(self._rng).__name__)
     monkeypatch.setattr(PermuteAndFlip, "__init__", spy)
     assert not _empty_leaves_follow_the_structure(None)
+    assert asked == [128]  # the structure's seed: 128 secret bits
     assert set(generators) == {"SystemRandom", "RandomState"}  # the leaf's, then the replay's
     assert generators[0] == "SystemRandom"
     real_streams = _tree._streams
