@@ -129,7 +129,7 @@ print("cost of one fit of the private pipeline (epsilon, delta):", estimator_pri
 # ranks the candidates on partitions of 100 rows, and its returned pipeline is one fresh
 # private fit of its pick -- in three seeded fits on these rows it returned 0.718, 0.785 and
 # 0.791 (the first below the majority-class rate printed below), where ``DPRandomSearchCV``
-# returned 0.817-0.821 in about as much time (0.6 to 1.2 times the grid's); over three splits
+# returned 0.817-0.821 in about as much time (0.6 to 1.5 times the grid's); over three splits
 # and three seeds (``benchmarks/bench_adult_pipeline.py``) 0.736 +- 0.095 against
 # 0.817 +- 0.007. The choosing guide (docs/choosing.md) has the measurements.
 
