@@ -111,21 +111,21 @@ def _node_bounds(lower, upper, features, thresholds, feature):
 
 class _SeparateStreamsFittingTree(_FittingTree):
     """diffprivlib's fitting tree, drawn level by level: the structure from ``random_state``,
-    the non-empty leaves' permute-and-flip from ``leaf_random_state`` and the empty leaves'
+    the reached leaves' permute-and-flip from ``leaf_random_state`` and the empty leaves'
     uniform classes from ``empty_leaf_random_state``.
 
-    **The structure.** diffprivlib's ``build`` visits the nodes one by one (a Python loop and
-    a bounds check per node: about 80 ms for a tree of depth 12, the bulk of a grid's time on
-    trees). This one draws a level at a time: for the ``2^l`` nodes of level ``l``, left to
-    right, their features (``randint(n_features, size=2^l)``), then as many uniforms ``u``,
-    and each threshold is ``lower + (upper - lower) u`` with the node's own bounds on its
-    feature: the root's bounds, narrowed by the last ancestor that split on that feature on
-    each side (thresholds are drawn inside their node's bounds, so the last such split is
-    the tightest). Every internal node's feature is uniform and its threshold uniform within
-    its bounds, independently of the other nodes' draws given its ancestors: diffprivlib's
-    distribution, whose only difference is the order the same draws are taken in. The tree
-    is complete (every leaf at depth ``max_depth``, as diffprivlib's) and its nodes are
-    numbered as diffprivlib numbers them (depth first, right subtree first). Nothing here
+    **The structure.** diffprivlib's ``build`` visits the nodes one by one (a Python loop and a
+    bounds check per node: nearly all of the 157 ms of a depth-12 fit on 75 rows, the bulk of a
+    grid's time on trees). This one draws a level at a time: for the ``2^l`` nodes of level
+    ``l``, left to right, their features (``randint(n_features, size=2^l)``), then as many
+    uniforms ``u``, and each threshold is ``lower + (upper - lower) u`` with the node's own
+    bounds on its feature: the root's bounds, narrowed by the last ancestor that split on that
+    feature on each side (thresholds are drawn inside their node's bounds, so the last such
+    split is the tightest). Every internal node's feature is uniform and its threshold uniform
+    within its bounds, independently of the other nodes' draws given its ancestors:
+    diffprivlib's distribution, whose only difference is the order the same draws are taken in.
+    The tree is complete (every leaf at depth ``max_depth``, as diffprivlib's) and its nodes
+    are numbered as diffprivlib numbers them (depth first, right subtree first). Nothing here
     reads the data.
 
     **The leaves** are those of diffprivlib's ``fit``: every leaf a row reaches, in node
