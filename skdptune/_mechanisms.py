@@ -19,7 +19,7 @@ import diffprivlib.mechanisms as dp
 import numpy as np
 
 __all__ = ["Laplace", "LaplaceBoundedDomain", "LaplaceTruncated", "Vector", "bounded_domain_many",
-           "truncated_many"]
+           "bounded_domain_scales", "bounded_domain_draws", "truncated_draws", "truncated_many"]
 
 
 class _ChecksOnce:
@@ -98,6 +98,75 @@ def truncated_many(mechanisms, values, rng) -> np.ndarray:
     upper = np.array([m.upper for m in mechanisms], dtype=float)
     noisy = values - scale * _standard_laplace(rng, values.size)
     return np.where(noisy > upper, upper, np.where(noisy < lower, lower, noisy))
+
+
+def truncated_draws(values, epsilon, sensitivity, lower, upper, rng) -> np.ndarray:
+    """One draw of diffprivlib's ``LaplaceTruncated(epsilon=epsilon, delta=0,
+    sensitivity=sensitivity, lower=lower, upper=upper)`` per value (arrays broadcast to
+    ``values``' shape; the caller checks the parameters): ``randomise``'s sampler and arithmetic
+    elementwise, four uniforms per value from ``rng``, read in row-major order of ``values``."""
+    values = np.asarray(values, dtype=float)
+    scale = np.asarray(sensitivity, dtype=float) / np.asarray(epsilon, dtype=float)  # delta = 0
+    noisy = values - scale * _standard_laplace(rng, values.size).reshape(values.shape)
+    return np.where(noisy > upper, upper, np.where(noisy < lower, lower, noisy))
+
+
+def bounded_domain_scales(epsilon, sensitivity, lower, upper) -> np.ndarray:
+    """The scale diffprivlib's ``LaplaceBoundedDomain(epsilon=epsilon, delta=0,
+    sensitivity=sensitivity, lower=lower, upper=upper)._find_scale()`` finds, for arrays of
+    settings (broadcast together) at once: its bisection run elementwise in lockstep, each
+    element's interval halved until it stops shrinking, as ``_find_scale`` halves it (the
+    steps of :func:`skdptune._scale_cache._bisected_scale` on arrays; an element whose interval
+    has stopped shrinking keeps it while the others go on). Every ``sensitivity`` must be
+    positive and every setting finite (the caller checks them)."""
+    shape = np.broadcast_shapes(*(np.shape(a) for a in (epsilon, sensitivity, lower, upper)))
+    epsilon, sensitivity, lower, upper = (np.asarray(a, dtype=float).ravel() for a in
+                                          np.broadcast_arrays(epsilon, sensitivity, lower, upper))
+    diameter = upper - lower
+    # the three exponents' numerators, negated: -s, -(D - s), -D
+    numerators = -np.stack([sensitivity, diameter - sensitivity, diameter])
+
+    def f(width):
+        exponentials = np.exp(numerators / width)
+        c = (2 - exponentials[0] - exponentials[1]) / (1 - exponentials[2])
+        return sensitivity / (epsilon - np.log(c))  # delta = 0: log(1 - delta) is 0
+
+    left = sensitivity / epsilon
+    right = f(left)
+    active = (right - left) * 2 > right - left
+    while active.any():
+        old_size = right - left
+        middle = (right + left) / 2
+        value = f(middle)
+        np.copyto(left, middle, where=active & (value >= middle))
+        np.copyto(right, middle, where=active & (value <= middle))
+        active &= old_size > right - left
+    return ((right + left) / 2).reshape(shape)
+
+
+def bounded_domain_draws(values, scales, lower, upper, rng) -> np.ndarray:
+    """One draw of diffprivlib's ``LaplaceBoundedDomain`` per value, at the given ``scales``
+    (:func:`bounded_domain_scales`) on ``[lower, upper]`` (arrays broadcast to ``values``'
+    shape): each value clipped to its domain, then ``value + scale * standard`` for i.i.d.
+    draws of the Laplace sampler until one lies inside -- ``randomise``'s rejection, whose
+    result is the first of an i.i.d. sequence of tries inside the domain, with the values'
+    tries made together (``2^r`` more per value still outside in round ``r``, up to 100,000,
+    as ``randomise`` grows its batches). The same distribution as ``randomise``, value by
+    value; not its order of reading ``rng``."""
+    shape = np.shape(values)
+    values, scales, lower, upper = (np.asarray(a, dtype=float).ravel() for a in
+                                    np.broadcast_arrays(values, scales, lower, upper))
+    out = np.minimum(np.maximum(values, lower), upper)
+    pending, tries = np.arange(out.size), 1
+    while pending.size:
+        standard = _standard_laplace(rng, pending.size * tries).reshape(pending.size, tries)
+        noisy = out[pending, None] + scales[pending, None] * standard
+        inside = (noisy >= lower[pending, None]) & (noisy <= upper[pending, None])
+        found = inside.any(axis=1)
+        first = np.argmax(inside, axis=1)
+        out[pending[found]] = noisy[found, first[found]]
+        pending, tries = pending[~found], min(100000, tries * 2)
+    return out.reshape(shape)
 
 
 def bounded_domain_many(mechanisms, values, rng) -> np.ndarray:

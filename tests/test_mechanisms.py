@@ -211,3 +211,78 @@ def test_a_scalers_draws_check_their_mechanisms():
     made[1].epsilon = -1.0
     with pytest.raises(ValueError):
         _mechanisms.truncated_many(made, lower, _Counting(0))
+
+
+def _bounded_settings(rng, size):
+    """Settings of GaussianNB's variance mechanisms: a sensitivity, a domain ``[0,
+    sensitivity n]`` (``n = 1`` included: a domain as wide as the sensitivity), budgets from
+    tiny to large."""
+    sensitivity = rng.uniform(1e-3, 50, size) ** rng.choice([1, 2], size)
+    count = rng.integers(1, 300, size).astype(float)
+    count[:3] = 1
+    epsilon = 10 ** rng.uniform(-3, 1, size)
+    return epsilon, sensitivity, sensitivity * count
+
+
+def test_the_bounded_domain_scales_are_diffprivlibs():
+    """Every element's scale is the float diffprivlib's own ``_find_scale`` finds for it, bit
+    for bit, whatever the others' settings (their bisections end after different numbers of
+    halvings): a lockstep that stops every element with the first to converge differs."""
+    rng = np.random.default_rng(5)
+    epsilon, sensitivity, upper = _bounded_settings(rng, 300)
+    expected = [dp.LaplaceBoundedDomain(epsilon=e, delta=0, sensitivity=s, lower=0,
+                                        upper=u)._find_scale()
+                for e, s, u in zip(epsilon, sensitivity, upper, strict=True)]
+    got = _mechanisms.bounded_domain_scales(epsilon, sensitivity, 0.0, upper)
+    assert [float(v).hex() for v in got] == [float(v).hex() for v in expected]
+    # shapes broadcast: a (2, 150) grid of settings with one epsilon
+    grid = _mechanisms.bounded_domain_scales(0.3, sensitivity.reshape(2, 150), 0.0,
+                                             upper.reshape(2, 150))
+    assert grid.shape == (2, 150)
+    assert grid[1, 7] == dp.LaplaceBoundedDomain(
+        epsilon=0.3, delta=0, sensitivity=sensitivity[157], lower=0, upper=upper[157]
+    )._find_scale()
+    assert len({v.hex() for v in expected}) == 300  # every setting its own scale
+
+
+def test_truncated_draws_are_diffprivlibs_in_row_major_order():
+    """``truncated_draws`` of an array is diffprivlib's ``LaplaceTruncated.randomise`` of each
+    value in row-major order on one generator, bit for bit (values inside, on and beyond the
+    bounds)."""
+    rng = np.random.default_rng(2)
+    values = rng.uniform(-30, 130, (3, 7))
+    lower, upper = np.zeros(7), np.full(7, 100.0)
+    sensitivity, epsilon = rng.uniform(0.5, 40, 7), 0.05
+    generator = np.random.RandomState(9)
+    expected = [[dp.LaplaceTruncated(epsilon=epsilon, delta=0, sensitivity=s, lower=lo,
+                                     upper=hi, random_state=generator).randomise(float(v))
+                 for v, s, lo, hi in zip(row, sensitivity, lower, upper, strict=True)]
+                for row in values]
+    generator.seed(9)
+    got = _mechanisms.truncated_draws(values, epsilon, sensitivity, lower, upper, generator)
+    np.testing.assert_array_equal(got, expected)
+    assert np.any(got == 0.0) and np.any(got == 100.0)  # the bounds were reached
+
+
+def test_bounded_domain_draws_have_diffprivlibs_distribution():
+    """Each value's draw has the distribution of diffprivlib's ``randomise`` (the first of
+    i.i.d. tries inside the domain): a value on the domain's edge at a scale twice the domain,
+    where most tries are rejected, drawn 4,000 times by each (two-sample Kolmogorov-Smirnov);
+    a twin that clips the first try to the domain instead of rejecting it is told apart."""
+    from scipy.stats import ks_2samp
+
+    mechanism = dp.LaplaceBoundedDomain(epsilon=0.5, delta=0, sensitivity=1.0, lower=0,
+                                        upper=1.0, random_state=np.random.RandomState(4))
+    scale = mechanism._find_scale()
+    theirs = [mechanism.randomise(0.1) for _ in range(4000)]
+    generator = np.random.RandomState(5)
+    ours = _mechanisms.bounded_domain_draws(np.full(4000, 0.1), scale, 0.0, 1.0, generator)
+    assert ours.shape == (4000,) and np.all((ours >= 0) & (ours <= 1))
+    assert ks_2samp(ours, theirs).pvalue > 1e-3
+    clipped = np.clip(0.1 + scale * _mechanisms._standard_laplace(generator, 4000), 0, 1)
+    assert ks_2samp(clipped, theirs).pvalue < 1e-6
+    # values beyond the domain are clipped to it first, as randomise clips them
+    beyond = _mechanisms.bounded_domain_draws(np.array([[-5.0], [7.0]]), 1e-9, 0.0, 1.0,
+                                              generator)
+    assert beyond.shape == (2, 1)
+    np.testing.assert_allclose(beyond.ravel(), [0.0, 1.0], atol=1e-6)

@@ -154,7 +154,8 @@ def _dp_double(base, **checks):
     """A subclass of a diffprivlib model that asserts what reaches ``fit`` (like scikit-learn's
     ``CheckingClassifier``), registered as its parent's model family so that the search treats
     it as the diffprivlib component it is (the fit is the parent's DP fit). Where the family fits
-    with a sound subclass (``sound_fit``), the double's family fits with a double of that one."""
+    with a sound subclass (``sound_fit``) or fits its unreleased models with a faster one
+    (``unreleased_fit``), the double's family fits with a double of each."""
 
     def fit(self, X, y=None, sample_weight=None, **fit_params):
         if "check_X" in checks:
@@ -182,10 +183,11 @@ def _dp_double(base, **checks):
     cls = type(f"Checking{base.__name__}", (base,), {"fit": fit})
     # skdptune finds a model's family by its exact class: the double belongs to its parent's
     family = _BY_CLASS[base]
-    if family.sound_fit is not None:
-        sound = type(f"Checking{family.sound_fit.__name__}", (family.sound_fit,), {"fit": fit})
-        family = type(f"Checking{type(family).__name__}", (type(family),),
-                      {"sound_fit": sound})()
+    doubles = {name: type(f"Checking{fitted.__name__}", (fitted,), {"fit": fit})
+               for name in ("sound_fit", "unreleased_fit")
+               if (fitted := getattr(family, name)) is not None}
+    if doubles:
+        family = type(f"Checking{type(family).__name__}", (type(family),), doubles)()
     _BY_CLASS[cls] = family
     return cls
 

@@ -251,15 +251,18 @@ def check_positive(value: Any, name: str) -> float:
 
 
 @contextlib.contextmanager
-def sound_fitting(estimator: Any) -> Iterator[Any]:
+def sound_fitting(estimator: Any, *, released: bool = True) -> Iterator[Any]:
     """Context manager: ``estimator``'s diffprivlib components whose family fits them with a
     sound subclass (:attr:`~skdptune.estimators.models.ModelAdapter.sound_fit`) are of that
     subclass inside the block, of their own class after it (also when the block raises):
     what a search returns is the user's own class, fitted by the sound code. Every fit of a
     search -- partition fits, repetition runs, DP-GIBO fits, the dry run, the refit -- runs
     inside it (:func:`skdptune.evaluation._fit.fit_on_rows`); the batched solvers solve the
-    same objective themselves. Yields ``estimator``."""
-    with models.sound_fitting([component for _, component in iter_dp_components(estimator)]):
+    same objective themselves. ``released=False`` (a partition fit, never released) switches a
+    family's :attr:`~skdptune.estimators.models.ModelAdapter.unreleased_fit` in instead, where
+    it has one: the same model distribution, drawn faster. Yields ``estimator``."""
+    with models.sound_fitting([component for _, component in iter_dp_components(estimator)],
+                              released=released):
         yield estimator
 
 

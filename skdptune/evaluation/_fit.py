@@ -14,6 +14,9 @@ Privacy obligations met here, for every inner fit of every search:
 * in :func:`fit_and_utility` (partition fits, whose utility enters a subsample-and-aggregate
   mean) any other failure of the fit or the score becomes ``error_score`` on the utility scale,
   so no exception raised by private data escapes (``error_score="raise"`` is for debugging);
+  its model is never released, so a family's faster subclass drawing the same model
+  distribution fits it where the family has one
+  (:attr:`skdptune.estimators.models.ModelAdapter.unreleased_fit`);
 * the function returns the utility to its caller and nowhere else: nothing is logged or printed.
 """
 
@@ -506,17 +509,19 @@ def rows_of(X, y, rows, fit_params, *, padding=None):
     return X_rows, y_rows, params
 
 
-def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None):
+def fit_on_rows(estimator, X, y, rows, fit_params, *, padding=None, released=True):
     """Fit ``estimator`` on ``rows`` of ``(X, y)`` (``rows=None``: all rows) and return it.
 
     ``padding`` (a :class:`skdptune.public.Padding`, for classifiers) appends the public rows,
     one per declared class. ``PrivacyLeakWarning`` raised by diffprivlib is turned into
     ``PrivacyLeakError``. The fit's own joblib calls run sequentially, in this thread. The
     diffprivlib components whose own fit is not sound are fitted by their sound subclass
-    (:func:`skdptune.estimators.sound_fitting`) and returned in their own class.
+    (:func:`skdptune.estimators.sound_fitting`) and returned in their own class;
+    ``released=False`` (a fit whose model is never released) fits them by their family's
+    faster subclass where it has one.
     """
     X_rows, y_rows, params = rows_of(X, y, rows, fit_params, padding=padding)
-    with fitting(), sound_fitting(estimator):
+    with fitting(), sound_fitting(estimator, released=released):
         if y_rows is None:
             estimator.fit(X_rows, **params)
         else:
@@ -571,7 +576,7 @@ def fit_and_utility(
         else:
             est = instantiate(template, seed=seed, epsilon_scale=epsilon_scale,
                               epsilon_total=epsilon_total, row_factor=row_factor)
-        fit_on_rows(est, X, y, train, fit_params, padding=padding)
+        fit_on_rows(est, X, y, train, fit_params, padding=padding, released=False)
         X_test = _safe_indexing(X, test)
         y_test = None if y is None else _safe_indexing(y, test)
         params = (_check_method_params(X, params=score_params, indices=test)

@@ -2,6 +2,7 @@
 
 from ._adapter import ModelAdapter, float_at_least
 from ._logistic import INTERCEPT_COLUMN, InterceptColumnLogisticRegression, row_norm
+from ._naive_bayes import FeaturesAtOnceGaussianNB
 from ._registry import (
     COST_PARAMS,
     LEAK_ADVICE,
@@ -16,7 +17,7 @@ from ._registry import (
 from ._tree import SeparateStreamsDecisionTreeClassifier
 
 __all__ = ["COST_PARAMS", "INTERCEPT_COLUMN", "LEAK_ADVICE", "PAIR_PARAMS", "STRUCTURE_PARAMS",
-           "InterceptColumnLogisticRegression", "ModelAdapter",
+           "FeaturesAtOnceGaussianNB", "InterceptColumnLogisticRegression", "ModelAdapter",
            "SeparateStreamsDecisionTreeClassifier", "adapter_for", "advice_for",
            "float_at_least", "row_norm", "sound_fitting", "switch_to_sound_fits",
            "with_user_class_names"]

@@ -20,6 +20,13 @@ Rules every adapter keeps
   names a subclass (:attr:`ModelAdapter.sound_fit`) with no parameter, ``__init__`` or
   ``__slots__`` of its own, which every fit skdptune runs switches to and back; the cost is
   that of the sound fit.
+* **A fit never released may be drawn faster, never differently.** An adapter may name a
+  subclass (:attr:`ModelAdapter.unreleased_fit`, with no parameter, ``__init__`` or
+  ``__slots__`` of its own) whose fit draws the same model distribution as the fit priced,
+  from diffprivlib's samplers, by other code; it is switched in only for fits no output of
+  which is released but a bounded utility (a partition's model in subsample-and-aggregate),
+  where privacy holds whatever the model, and its tests compare its distribution with the
+  priced fit's.
 * **Data-independent answers.** Every method reads the component's parameters (public), never
   fitted attributes or data, except :meth:`ModelAdapter.output_bound`, which reads a public
   magnitude.
@@ -93,6 +100,9 @@ class ModelAdapter:
     exact_float_params: ClassVar[tuple[str, ...]] = ()
     #: the subclass that fits the model soundly (switched in for every fit), or ``None``
     sound_fit: ClassVar[type | None] = None
+    #: a subclass drawing the same model distribution as the priced fit faster, switched in
+    #: only for fits that are never released (partition models), or ``None``
+    unreleased_fit: ClassVar[type | None] = None
     #: the float type the model converts its rows to (a finite float64 may overflow it)
     input_dtype: ClassVar[type] = np.float64
     #: a scikit-learn class whose fit on public rows gives the output names and float type of

@@ -62,9 +62,12 @@ def advice_for(obj: Any) -> str | None:
     return next((_ADVICE[cls] for cls in type(obj).__mro__ if cls in _ADVICE), None)
 
 
-#: the name of every family's sound subclass, and the name of the class a user configures
-_SOUND_FIT_NAMES: Mapping[str, str] = {family.sound_fit.__name__: family.models[0].__name__
-                                       for family in _FAMILIES if family.sound_fit is not None}
+#: the name of every family's sound (or unreleased-fit) subclass, and the name of the class a
+#: user configures
+_SOUND_FIT_NAMES: Mapping[str, str] = {fit.__name__: family.models[0].__name__
+                                       for family in _FAMILIES
+                                       for fit in (family.sound_fit, family.unreleased_fit)
+                                       if fit is not None}
 
 
 def with_user_class_names(message: str) -> str:
@@ -76,25 +79,30 @@ def with_user_class_names(message: str) -> str:
     return message
 
 
-def switch_to_sound_fits(components: list) -> list[tuple[Any, type]]:
+def switch_to_sound_fits(components: list, *, released: bool = True) -> list[tuple[Any, type]]:
     """Switch, in place, every component of ``components`` whose family fits it with a sound
     subclass (:attr:`~._adapter.ModelAdapter.sound_fit`) to that subclass (kept by ``clone``:
-    for a throwaway estimator that other code fits). Returns ``(component, its own class)``
-    of those switched."""
+    for a throwaway estimator that other code fits); with ``released=False`` (a fit never
+    released), to the family's :attr:`~._adapter.ModelAdapter.unreleased_fit` where it has
+    one. Returns ``(component, its own class)`` of those switched."""
     switched = []
     for component in components:
         family = adapter_for(component)
-        if family is not None and family.sound_fit is not None:
+        fit = None if family is None else (
+            family.unreleased_fit if not released and family.unreleased_fit is not None
+            else family.sound_fit)
+        if fit is not None:
             switched.append((component, type(component)))
-            component.__class__ = family.sound_fit
+            component.__class__ = fit
     return switched
 
 
 @contextlib.contextmanager
-def sound_fitting(components: list) -> Iterator[None]:
-    """Context manager: the components of ``components`` that have a sound subclass are of it
-    inside the block, of their own class after it (also when the block raises)."""
-    switched = switch_to_sound_fits(components)
+def sound_fitting(components: list, *, released: bool = True) -> Iterator[None]:
+    """Context manager: the components of ``components`` that have a sound subclass (or, with
+    ``released=False``, an unreleased-fit subclass) are of it inside the block, of their own
+    class after it (also when the block raises)."""
+    switched = switch_to_sound_fits(components, released=released)
     try:
         yield
     finally:

@@ -157,6 +157,26 @@ def test_a_sound_fit_adds_nothing_and_is_switched_back(cls):
 
 
 @pytest.mark.parametrize("cls", ACCEPTED, ids=lambda c: c.__name__)
+def test_an_unreleased_fit_adds_nothing_and_is_switched_back(cls):
+    """A family's faster subclass for fits never released: a subclass of the fit priced (the
+    sound one where there is one) with no ``__init__`` or ``__slots__`` of its own, switched
+    in only with ``released=False``."""
+    family = adapter_for(CONFIGURED[cls]())
+    if family.unreleased_fit is None:
+        return
+    assert issubclass(family.unreleased_fit, family.sound_fit or cls)
+    assert ("__init__" not in vars(family.unreleased_fit)
+            and "__slots__" not in vars(family.unreleased_fit))
+    model = CONFIGURED[cls]()
+    params = model.get_params()
+    with sound_fitting(model, released=False):
+        assert type(model) is family.unreleased_fit and model.get_params() == params
+    assert type(model) is cls
+    with sound_fitting(model):
+        assert type(model) is (family.sound_fit or cls)
+
+
+@pytest.mark.parametrize("cls", ACCEPTED, ids=lambda c: c.__name__)
 def test_the_answers_read_parameters_only(cls):
     """Every answer is the same for a fitted and an unfitted model (no fitted attribute is
     read), and the answers are of the documented types."""
