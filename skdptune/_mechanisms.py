@@ -21,6 +21,9 @@ import numpy as np
 __all__ = ["Laplace", "LaplaceBoundedDomain", "LaplaceTruncated", "Vector", "bounded_domain_many",
            "bounded_domain_scales", "bounded_domain_draws", "truncated_draws", "truncated_many"]
 
+#: tries drawn at most in one round of :func:`bounded_domain_draws` (a few megabytes)
+TRIES_PER_ROUND = 2**16
+
 
 class _ChecksOnce:
     """``_check_all`` on the first ``randomise`` only (the parameters are fixed by then)."""
@@ -151,14 +154,19 @@ def bounded_domain_draws(values, scales, lower, upper, rng) -> np.ndarray:
     draws of the Laplace sampler until one lies inside -- ``randomise``'s rejection, whose
     result is the first of an i.i.d. sequence of tries inside the domain, with the values'
     tries made together (``2^r`` more per value still outside in round ``r``, up to 100,000,
-    as ``randomise`` grows its batches). The same distribution as ``randomise``, value by
-    value; not its order of reading ``rng``."""
+    as ``randomise`` grows its batches, and at most :data:`TRIES_PER_ROUND` tries in a round
+    over all values: the memory of a round is bounded). The same distribution as
+    ``randomise``, value by value; not its order of reading ``rng``. Every scale must be
+    finite and positive (else ``ValueError``: no try could land inside a domain reliably)."""
     shape = np.shape(values)
     values, scales, lower, upper = (np.asarray(a, dtype=float).ravel() for a in
                                     np.broadcast_arrays(values, scales, lower, upper))
+    if not np.all(np.isfinite(scales) & (scales > 0)):
+        raise ValueError("every scale of a bounded-domain Laplace draw must be finite and positive")
     out = np.minimum(np.maximum(values, lower), upper)
     pending, tries = np.arange(out.size), 1
     while pending.size:
+        tries = max(1, min(tries, TRIES_PER_ROUND // pending.size))
         standard = _standard_laplace(rng, pending.size * tries).reshape(pending.size, tries)
         noisy = out[pending, None] + scales[pending, None] * standard
         inside = (noisy >= lower[pending, None]) & (noisy <= upper[pending, None])

@@ -495,14 +495,24 @@ def fitting():
         yield
 
 
+def take_rows(data, rows):
+    """``sklearn.utils._safe_indexing(data, rows)`` for integer row numbers ``rows``: a numpy
+    array indexed directly -- the same array, without scikit-learn's dispatch on the container
+    (about 0.04 ms a call on a numpy array, four calls a partition fit) --, anything else through
+    ``_safe_indexing``."""
+    if type(data) is np.ndarray:
+        return data[rows]
+    return _safe_indexing(data, rows)
+
+
 def rows_of(X, y, rows, fit_params, *, padding=None):
     """``(X, y, fit parameters)`` of a fit on ``rows`` (``None``: all rows), the ``padding``
     rows appended: what :func:`fit_on_rows` passes to ``fit``."""
     if rows is None:
         X_rows, y_rows, params = X, y, dict(fit_params)
     else:
-        X_rows = _safe_indexing(X, rows)
-        y_rows = None if y is None else _safe_indexing(y, rows)
+        X_rows = take_rows(X, rows)
+        y_rows = None if y is None else take_rows(y, rows)
         params = _check_method_params(X, params=fit_params, indices=rows)
     if padding is not None:
         X_rows, y_rows, params = padding.apply(X_rows, y_rows, params)
@@ -577,8 +587,8 @@ def fit_and_utility(
             est = instantiate(template, seed=seed, epsilon_scale=epsilon_scale,
                               epsilon_total=epsilon_total, row_factor=row_factor)
         fit_on_rows(est, X, y, train, fit_params, padding=padding, released=False)
-        X_test = _safe_indexing(X, test)
-        y_test = None if y is None else _safe_indexing(y, test)
+        X_test = take_rows(X, test)
+        y_test = None if y is None else take_rows(y, test)
         params = (_check_method_params(X, params=score_params, indices=test)
                   if score_params else {})
         with leak_warnings_as_errors():
@@ -606,8 +616,8 @@ def fit_and_example_utilities(template, X, y, rows, validation, score, fit_param
         try:
             model = instantiate(template, seed=seed, **epsilons)
             fit_on_rows(model, X, y, rows, fit_params, padding=padding)
-            X_val = _safe_indexing(X, validation)
-            y_val = None if y is None else _safe_indexing(y, validation)
+            X_val = take_rows(X, validation)
+            y_val = None if y is None else take_rows(y, validation)
             return np.asarray(score(model, X_val, y_val), dtype=float), model
         except LEAKS:  # a configuration fact: run_private reports it
             raise

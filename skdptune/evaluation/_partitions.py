@@ -67,6 +67,7 @@ from ._batched import (
     supports_batched_fits,
     tight_models,
 )
+from ._batched_nb import batched_naive_bayes, naive_bayes_utilities
 from ._batched_runs import unit_utilities
 from ._batched_ssp import partition_utilities
 from ._fit import (
@@ -175,25 +176,32 @@ def _inner_splits(cv, rows, y, rng, split_params=None):
     return [(rows[tr], rows[te]) for tr, te in splitter.split(rows, y_rows, groups, **params)]
 
 
-def _partition_utility(prepared, X, y, rows, scorer, cv, padding, fit_params, error_score,
-                       split_seed, fit_seed, split_params=None, score_params=None):
-    """Mean utility of one candidate on one partition (private; returned to the evaluator).
-
-    ``prepared(n_train)`` is the candidate's :class:`~._fit.PreparedTemplate` for a fit on
-    ``n_train`` rows (the settings of :func:`_partition_fit_settings`). The scorer gets the
-    metadata ``score_params`` of the validation rows only.
-    """
-    rng = np.random.RandomState(split_seed)
+def _partition_splits(cv, rows, y, error_score, split_seed, split_params=None):
+    """The inner splits of one partition (the same for every candidate: seeded by the
+    partition), or ``None`` where a user's splitter fails on it."""
     try:
-        splits = _inner_splits(cv, rows, y, rng, split_params)
+        return _inner_splits(cv, rows, y, np.random.RandomState(split_seed), split_params)
     except LEAKS:
         raise
     except Exception:
         # a user's splitter that fails on this partition: a failure is an output in [0, 1]
         if error_score == "raise":
             raise
-        return failure_utility(error_score)
-    total = 0.0
+        return None
+
+
+def _partition_fits(prepared, splits, error_score, fit_seed):
+    """The fits of one candidate on one partition, one entry per inner split (``splits``, of
+    :func:`_partition_splits`): ``(template, seed, train, validation)``, or the utility
+    ``error_score`` of a split whose settings do not apply; a splitter that failed on the
+    partition gives the one entry ``error_score``.
+
+    ``prepared(n_train)`` is the candidate's :class:`~._fit.PreparedTemplate` for a fit on
+    ``n_train`` rows (the settings of :func:`_partition_fit_settings`).
+    """
+    if splits is None:
+        return [failure_utility(error_score)]
+    entries = []
     for r, (train, test) in enumerate(splits):
         seed = None if fit_seed is None else (fit_seed + r) % (2**32)
         try:
@@ -203,24 +211,44 @@ def _partition_utility(prepared, X, y, rows, scorer, cv, padding, fit_params, er
         except Exception:
             if error_score == "raise":
                 raise
-            total += failure_utility(error_score)  # settings that do not apply: a failed fit
+            entries.append(failure_utility(error_score))  # settings that do not apply
             continue
-        total += fit_and_utility(
-            template, X, y, train, test, scorer,
-            fit_params=fit_params, error_score=error_score, padding=padding, seed=seed,
-            score_params=score_params,
-        )
-    return total / len(splits)
+        entries.append((template, seed, train, test))
+    return entries
+
+
+def _mean_utility(utilities):
+    """A partition's utility: the mean of its splits' utilities, summed in split order."""
+    total = 0.0
+    for utility in utilities:
+        total += utility
+    return total / len(utilities)
+
+
+def _partition_utility(prepared, X, y, rows, scorer, cv, padding, fit_params, error_score,
+                       split_seed, fit_seed, split_params=None, score_params=None):
+    """Mean utility of one candidate on one partition (private; returned to the evaluator):
+    its fits (:func:`_partition_fits`) one by one. The scorer gets the metadata
+    ``score_params`` of the validation rows only.
+    """
+    splits = _partition_splits(cv, rows, y, error_score, split_seed, split_params)
+    return _mean_utility([
+        entry if not isinstance(entry, tuple) else fit_and_utility(
+            entry[0], X, y, entry[2], entry[3], scorer, fit_params=fit_params,
+            error_score=error_score, padding=padding, seed=entry[1], score_params=score_params)
+        for entry in _partition_fits(prepared, splits, error_score, fit_seed)])
 
 
 def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_params,
                      error_score, seeds, settings, n_samples, split_params=None,
-                     score_params=None):
+                     score_params=None, naive_bayes=()):
     """Utilities of every candidate on the partitions ``chunk``: one joblib task.
 
     Tasks are chunks of partitions, not single fits, so that ``X`` travels to a worker once
     per chunk. Seeds depend on (candidate, partition) only, never on the chunking. Runs
-    silenced: no warning leaves the worker.
+    silenced: no warning leaves the worker. The candidates ``naive_bayes`` (diffprivlib's
+    ``GaussianNB``, :func:`~._batched_nb.batched_naive_bayes`) are fitted together, the same
+    fits (:func:`~._batched_nb.naive_bayes_utilities`); the others one by one.
     """
     X, y = received(X), received(y)
     out = np.empty((len(templates), len(chunk)))
@@ -234,15 +262,29 @@ def _chunk_utilities(templates, X, y, chunk, parts, scorer, cv, padding, fit_par
             return cache[i, n_train]
         return prepared
 
+    together = []  # (candidate, column, its partition's entries)
     with silenced():
         for c, j in enumerate(chunk):
             split_seed = seeds.seed("split", j)
+            splits = (_partition_splits(cv, parts[j], y, error_score, split_seed, split_params)
+                      if naive_bayes else None)
             for i in range(len(templates)):
+                fit_seed = seeds.seed("fit", i, j) if seeds.seeded else None
+                if i in naive_bayes:
+                    together.append((i, c, _partition_fits(prepared_for(i), splits,
+                                                           error_score, fit_seed)))
+                    continue
                 out[i, c] = _partition_utility(
                     prepared_for(i), X, y, parts[j], scorer, cv, padding, fit_params,
-                    error_score, split_seed, seeds.seed("fit", i, j) if seeds.seeded else None,
-                    split_params, score_params,
+                    error_score, split_seed, fit_seed, split_params, score_params,
                 )
+        if together:
+            fitted = iter(naive_bayes_utilities(
+                [entry for _, _, entries in together for entry in entries
+                 if isinstance(entry, tuple)], X, y, scorer, padding, error_score))
+            for i, c, entries in together:
+                out[i, c] = _mean_utility([next(fitted) if isinstance(entry, tuple) else entry
+                                           for entry in entries])
     return out
 
 
@@ -665,12 +707,18 @@ class PartitionEvaluator:
         n_chunks = min(len(parts), 4 * effective_n_jobs(n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
+        # GaussianNB's fits of a chunk together (public: the configuration, the containers)
+        naive_bayes = (frozenset(i for i, template in enumerate(templates)
+                                 if batched_naive_bayes(template, X, y, self.padding,
+                                                        self.scorer))
+                       if self.batched and not (fit_params or score_params or split_params)
+                       and error_score != "raise" else frozenset())
         with single_threaded_blas():
             blocks = run_tasks(
                 (delayed(_chunk_utilities)(
                     templates, X_sent, y_sent, chunk, parts, self.scorer, self.cv, self.padding,
                     fit_params, error_score, self.seeds, settings, n_samples, split_params,
-                    score_params,
+                    score_params, naive_bayes,
                  )
                  for chunk in chunks),
                 n_jobs=n_jobs, pre_dispatch=self.pre_dispatch, progress=progress,

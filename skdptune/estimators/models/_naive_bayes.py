@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 from diffprivlib.models import GaussianNB
+from diffprivlib.utils import check_random_state
 from sklearn.naive_bayes import GaussianNB as _SklearnGaussianNB
 
 from ..._mechanisms import bounded_domain_draws, bounded_domain_scales, truncated_draws
@@ -30,7 +31,8 @@ from ..._params import get_params
 from ..._space import ArrayRange
 from ._adapter import ModelAdapter
 
-__all__ = ["FeaturesAtOnceGaussianNB", "GaussianNBAdapter", "box_bounds_factor"]
+__all__ = ["FeaturesAtOnceGaussianNB", "GaussianNBAdapter", "box_bounds_factor",
+           "draws_at_once", "noisy_means", "noisy_variances"]
 
 
 def _bounds_factor(bounds: Any) -> fractions.Fraction | float:
@@ -100,6 +102,50 @@ def box_bounds_factor(box: ArrayRange) -> fractions.Fraction | float:
         sum(ratios, fractions.Fraction(0)) / len(ratios))
 
 
+def draws_at_once(epsilon, bounds, n_rows: int) -> bool:
+    """Whether a ``GaussianNB`` fit of ``n_rows`` rows with these (checked) ``bounds`` draws its
+    noise at once (:class:`FeaturesAtOnceGaussianNB`): its per-feature epsilon finite and
+    positive, every feature's variance sensitivity -- at least ``(width / 2)^2`` -- a normal
+    float (not 0 by underflow), and every variance domain ``[0, sensitivity n]`` finite (``n``
+    at most the number of rows). Other settings are drawn by diffprivlib's own code."""
+    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    local_epsilon = epsilon / 3 / lower.size
+    diameter = upper - lower
+    return bool(0 < local_epsilon < math.inf
+                and np.all((diameter / 4) ** 2 >= np.finfo(float).tiny)
+                and np.all(np.isfinite(diameter ** 2 * n_rows)))
+
+
+def noisy_means(class_rows, counts, epsilon, bounds, generator):
+    """diffprivlib's noisy means of every class (its rows, clipped, in ``class_rows``; its noisy
+    count in ``counts``) and feature at once: ``LaplaceTruncated`` at ``epsilon / (3 d)`` on the
+    class's sum, domain the bounds times the noisy count, divided by it (uniforms read class by
+    class, feature by feature). Returns ``(means, sensitivity, domain)``: the variances'
+    mechanisms' sensitivity ``max(mean - lower, upper - mean)^2`` and domain upper end
+    ``sensitivity n``. ``generator``: diffprivlib's ``check_random_state(..., True)`` of the
+    fit's."""
+    lower, upper = (np.asarray(b, dtype=float) for b in bounds)
+    n = np.asarray(counts, dtype=float)[:, None]
+    # sums in float64 whatever the rows' float type (diffprivlib sums float32 columns
+    # pairwise; a float64 running sum is as exact)
+    sums = np.array([rows.sum(axis=0, dtype=np.float64) for rows in class_rows])
+    means = truncated_draws(sums, epsilon / 3 / lower.size, upper - lower, lower * n,
+                            upper * n, generator) / n
+    sensitivity = np.maximum(means - lower, upper - means) ** 2
+    return means, sensitivity, sensitivity * n
+
+
+def noisy_variances(class_rows, counts, means, scales, domain, generator):
+    """diffprivlib's noisy variances of every class and feature at once, given the noisy
+    means and the variances' mechanisms (:func:`noisy_means`; ``scales`` found for them,
+    :func:`~skdptune._mechanisms.bounded_domain_scales`): the squared deviations from the
+    noisy mean drawn in ``[0, domain]`` by rejection, divided by the noisy count."""
+    deviations = np.array([((rows - mean) ** 2).sum(axis=0, dtype=np.float64)
+                           for rows, mean in zip(class_rows, means, strict=True)])
+    n = np.asarray(counts, dtype=float)[:, None]
+    return bounded_domain_draws(deviations, scales, 0.0, domain, generator) / n
+
+
 class FeaturesAtOnceGaussianNB(GaussianNB):
     """diffprivlib's ``GaussianNB`` with the same model distribution, the noisy means and
     variances of every class and feature drawn at once.
@@ -122,11 +168,16 @@ class FeaturesAtOnceGaussianNB(GaussianNB):
     diffprivlib gives it, from diffprivlib's sampler and arithmetic; the generator is read in
     another order, so a seeded fit is another draw than diffprivlib's.
 
+    Unseeded, the draws come from diffprivlib's secure generator, as its mechanisms' do
+    (numpy's global generator is never read); seeded, from the fit's ``RandomState``, in
+    another order than diffprivlib's.
+
     Only where a fit is never released: a partition's model in the subsample-and-aggregate
     evaluator, whose utility alone leaves, bounded whatever the model (the adapter's
     :attr:`~._adapter.ModelAdapter.unreleased_fit`). Settings outside the ordinary -- an
-    epsilon not finite and positive, a feature of width 0, a variance domain that overflows, a
-    ``partial_fit`` on a fitted model -- are drawn by diffprivlib's own code.
+    epsilon not finite and positive, a feature of width 0 or so narrow that a variance's
+    sensitivity would underflow, a variance domain that overflows, a ``partial_fit`` -- are
+    drawn by diffprivlib's own code.
     """
 
     #: a fit's classes waiting to be drawn together: ``None`` outside ``_partial_fit``
@@ -154,15 +205,11 @@ class FeaturesAtOnceGaussianNB(GaussianNB):
 
     def _update_mean_variance(self, n_past, mu, var, X, random_state, sample_weight=None,
                               n_noisy=None):
-        lower, upper = (np.asarray(b, dtype=float) for b in self.bounds)
-        local_epsilon = self.epsilon / 3 / X.shape[1]
-        diameter = upper - lower
         # the same answer for every class of a fit (n_noisy <= the number of rows): all are
         # drawn together, or all by diffprivlib's code
         ordinary = (self._pending is not None and n_noisy is not None and n_noisy >= 1
-                    and n_past == 0 and sample_weight is None and 0 < local_epsilon < math.inf
-                    and bool(np.all(diameter > 0))
-                    and bool(np.all(np.isfinite(diameter ** 2 * self._rows))))
+                    and n_past == 0 and sample_weight is None
+                    and draws_at_once(self.epsilon, self.bounds, self._rows))
         if not ordinary:
             return super()._update_mean_variance(n_past, mu, var, X, random_state,
                                                  sample_weight=sample_weight, n_noisy=n_noisy)
@@ -174,20 +221,14 @@ class FeaturesAtOnceGaussianNB(GaussianNB):
         """Draw the recorded classes' means and variances together; write them over the
         placeholders diffprivlib wrote (variances plus ``var_smoothing``, as it adds it)."""
         labels, rows, counts, generators = zip(*self._pending, strict=True)
-        random_state = generators[0]  # the fit's one generator
-        lower, upper = (np.asarray(b, dtype=float) for b in self.bounds)
-        diameter = upper - lower
-        n = np.array(counts, dtype=float)[:, None]
-        local_epsilon = self.epsilon / 3 / lower.size
-        sums = np.array([X_i.sum(axis=0) for X_i in rows])
-        means = truncated_draws(sums, local_epsilon, diameter, lower * n, upper * n,
-                                random_state) / n
-        sensitivity = np.maximum(means - lower, upper - means) ** 2
-        scales = bounded_domain_scales(local_epsilon, sensitivity, 0.0, sensitivity * n)
-        deviations = np.array([((X_i - mean) ** 2).sum(axis=0)
-                               for X_i, mean in zip(rows, means, strict=True)])
-        variances = bounded_domain_draws(deviations, scales, 0.0, sensitivity * n,
-                                         random_state) / n
+        # the fit's one generator, as diffprivlib's mechanisms take it: unseeded (numpy's
+        # global generator), diffprivlib's secure generator, never numpy's global state
+        random_state = check_random_state(generators[0], True)
+        means, sensitivity, domain = noisy_means(rows, counts, self.epsilon, self.bounds,
+                                                 random_state)
+        scales = bounded_domain_scales(self.epsilon / 3 / means.shape[1], sensitivity, 0.0,
+                                       domain)
+        variances = noisy_variances(rows, counts, means, scales, domain, random_state)
         for label, mean, variance in zip(labels, means, variances, strict=True):
             i = self.classes_.searchsorted(label)
             self.theta_[i, :] = mean
