@@ -18,7 +18,8 @@ functions as :class:`~skdptune.estimators.models.FeaturesAtOnceGaussianNB` on th
 generator, in the same order. Only the scales of all the fits are found in one lockstep
 bisection (each element's halvings are its own, so each scale is the float its fit finds
 alone), and the prediction is scikit-learn's ``GaussianNB`` arithmetic on the fitted arrays
-without its checks. A fit whose settings are not the ordinary ones
+without its checks; scikit-learn's parameter checks run once per candidate and setting. A fit
+whose settings are not the ordinary ones
 (:func:`~skdptune.estimators.models._naive_bayes.draws_at_once`), or whose rows are not all
 finite, goes through :func:`~._fit.fit_and_utility`, the one-by-one path, whose failures it
 keeps.
@@ -26,7 +27,10 @@ keeps.
 **Privacy.** Nothing here is released: each fit's utility is a function of its own rows and
 seed, as one by one (the sensitivity ``1/k`` of :mod:`._partitions`); the fits share only the
 lockstep bisection, elementwise, and which fits go one by one is decided on each fit's own
-rows. A fit that fails is ``error_score``, as one by one.
+rows. A fit that fails is ``error_score``, as one by one; if the shared bisection itself
+raises -- numpy's floating-point errors set to raise turn an ``exp`` underflow into an
+exception, and whether one occurs follows the fits' noisy counts --, every fit goes one by
+one, so no fit's outcome depends on another's.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 from diffprivlib.models import GaussianNB
 from diffprivlib.utils import check_random_state
+from sklearn import get_config
 from sklearn.utils.multiclass import type_of_target
 
 from .._mechanisms import bounded_domain_scales
@@ -49,12 +54,13 @@ __all__ = ["batched_naive_bayes", "naive_bayes_utilities"]
 def batched_naive_bayes(template, X, y, padding, scorer) -> bool:
     """Whether ``template``'s partition fits go through :func:`naive_bayes_utilities`:
     diffprivlib's ``GaussianNB`` itself (not a subclass) with public ``bounds`` and no
-    ``priors``, rows a 2-D float64 ``numpy`` array and labels a ``numpy`` array, the declared
+    ``priors``, rows a 2-D float64 ``numpy`` array and labels a 1-D one, the declared
     classes (the padding's labels) a classification target, and the accuracy scorer. Public:
     the configuration, the containers' types and the declared classes."""
     return (type(template) is GaussianNB and template.bounds is not None
             and template.priors is None and isinstance(X, np.ndarray) and X.ndim == 2
-            and X.dtype == np.float64 and isinstance(y, np.ndarray) and padding is not None
+            and X.dtype == np.float64 and isinstance(y, np.ndarray) and y.ndim == 1
+            and padding is not None
             and type_of_target(padding.y) in ("binary", "multiclass")
             and is_accuracy(scorer))
 
@@ -101,56 +107,92 @@ def naive_bayes_utilities(fits, X, y, scorer, padding, error_score):
     training and validation rows), bit for bit what :func:`~._fit.fit_and_utility` gives it.
     PRIVATE.
 
-    The rows and the padding rows are clipped once per setting of the bounds: diffprivlib
-    clips elementwise, with a rule chosen from the bounds alone, so a fit's clipped rows are
-    the rows of the clipped whole."""
+    A fit goes one by one where its settings fail scikit-learn's parameter checks or are not
+    the ordinary ones, where its rows or labels are not all finite, and where any step of its
+    own raises (skdptune's own inner splits, the only ones batched, give every fit validation
+    rows); if the shared bisection raises (a
+    floating-point error state that turns an underflow into an exception), every fit does.
+    The rows are clipped once per setting of the bounds, those of the fits with that setting
+    only: diffprivlib clips elementwise, with a rule chosen from the bounds alone, so a fit's
+    clipped rows are the rows of the clipped whole."""
     out = [None] * len(fits)
-    drawn = []
-    every = np.vstack([X, padding.X])
-    own = np.arange(len(X), len(every))  # the padding rows' places in ``every``
-    finite = np.isfinite(every).all(axis=1)
-    clipped = {}
+
+    def one_by_one(f):
+        template, seed, train, test = fits[f]
+        out[f] = fit_and_utility(template, X, y, train, test, scorer, fit_params={},
+                                 error_score=error_score, padding=padding, seed=seed)
+
+    finite_rows = np.isfinite(X).all(axis=1)
+    finite_padding = bool(np.isfinite(padding.X).all())
+    validate = not get_config()["skip_parameter_validation"]  # as fit's own checks
+    valid = {}  # a template's parameters pass scikit-learn's checks (the seed aside)
+    settings = {}  # bounds setting -> [(fit, model, checked bounds)]
     for f, (template, seed, train, test) in enumerate(fits):
-        y_fit = rows_of(X, y, train, {}, padding=padding)[1]
-        X_test, y_test = take_rows(X, test), take_rows(y, test)
         try:
             model = template.instantiate(seed)
+            if validate and id(template) not in valid:
+                model._validate_params()
+                valid[id(template)] = template  # (kept: its id stays its own)
             bounds = model._check_bounds(model.bounds, shape=X.shape[1])
-            places = np.concatenate([train, own])
-            ordinary = (len(test) > 0 and finite[places].all() and finite[test].all()
-                        and draws_at_once(model.epsilon, bounds, len(y_fit)))
-            if ordinary:
-                key = (bounds[0].tobytes(), bounds[1].tobytes())
-                if key not in clipped:
-                    clipped[key] = model._clip_to_bounds(every, bounds)
-                drawn.append((f, _Fit(model, bounds, clipped[key][places], y_fit, X_test,
-                                      y_test)))
-                continue
+            labels = take_rows(y, train)
+            ordinary = (finite_padding and finite_rows[train].all()
+                        and finite_rows[test].all()
+                        and (labels.dtype.kind != "f" or np.isfinite(labels).all())
+                        and draws_at_once(model.epsilon, bounds, len(train) + len(padding)))
         except LEAKS:
             raise
         except Exception:
-            pass  # as one by one, which fails as its fit fails
-        out[f] = fit_and_utility(template, X, y, train, test, scorer, fit_params={},
-                                 error_score=error_score, padding=padding, seed=seed)
-    if drawn:
-        # every fit's variances' scales in one lockstep bisection
-        settings = [(fit.model.epsilon / 3 / fit.means.shape[1], fit.sensitivity, fit.domain)
-                    for _, fit in drawn]
-        scales = bounded_domain_scales(
-            np.concatenate([np.full(s.size, e) for e, s, _ in settings]),
-            np.concatenate([s.ravel() for _, s, _ in settings]), 0.0,
-            np.concatenate([d.ravel() for _, _, d in settings]))
-        at = 0
-        for f, fit in drawn:
-            size = fit.sensitivity.size
+            ordinary = False  # as one by one, which fails as its fit fails
+        if not ordinary:
+            one_by_one(f)
+            continue
+        settings.setdefault((bounds[0].tobytes(), bounds[1].tobytes()), []).append(
+            (f, model, bounds))
+    drawn = []
+    for members in settings.values():
+        used = np.unique(np.concatenate([fits[f][2] for f, _, _ in members]))
+        try:
+            clipped = members[0][1]._clip_to_bounds(np.vstack([X[used], padding.X]),
+                                                    members[0][2])
+        except LEAKS:
+            raise
+        except Exception:
+            clipped = None
+        padded = np.arange(len(used), len(used) + len(padding))
+        for f, model, bounds in members:
+            _, seed, train, test = fits[f]
             try:
-                out[f] = fit.utility(scales[at:at + size].reshape(fit.sensitivity.shape),
-                                     scorer)
+                rows = clipped[np.concatenate([np.searchsorted(used, train), padded])]
+                y_fit = rows_of(X, y, train, {}, padding=padding)[1]
+                drawn.append((f, _Fit(model, bounds, rows, y_fit, take_rows(X, test),
+                                      take_rows(y, test))))
             except LEAKS:
                 raise
             except Exception:
-                out[f] = fit_and_utility(fits[f][0], X, y, fits[f][2], fits[f][3], scorer,
-                                         fit_params={}, error_score=error_score,
-                                         padding=padding, seed=fits[f][1])
-            at += size
+                one_by_one(f)
+        del clipped
+    try:
+        # every fit's variances' scales in one lockstep bisection
+        scales = bounded_domain_scales(
+            np.concatenate([np.full(fit.sensitivity.size,
+                                    fit.model.epsilon / 3 / fit.means.shape[1])
+                            for _, fit in drawn]),
+            np.concatenate([fit.sensitivity.ravel() for _, fit in drawn]), 0.0,
+            np.concatenate([fit.domain.ravel() for _, fit in drawn])) if drawn else None
+    except LEAKS:
+        raise
+    except Exception:
+        for f, _ in drawn:
+            one_by_one(f)
+        return out
+    at = 0
+    for f, fit in drawn:
+        size = fit.sensitivity.size
+        try:
+            out[f] = fit.utility(scales[at:at + size].reshape(fit.sensitivity.shape), scorer)
+        except LEAKS:
+            raise
+        except Exception:
+            one_by_one(f)
+        at += size
     return out

@@ -177,8 +177,9 @@ def _inner_splits(cv, rows, y, rng, split_params=None):
 
 
 def _partition_splits(cv, rows, y, error_score, split_seed, split_params=None):
-    """The inner splits of one partition (the same for every candidate: seeded by the
-    partition), or ``None`` where a user's splitter fails on it."""
+    """The inner splits of one partition, or ``None`` where a user's splitter fails on it.
+    skdptune's own (``cv`` a number) are the same for every candidate: seeded by the
+    partition."""
     try:
         return _inner_splits(cv, rows, y, np.random.RandomState(split_seed), split_params)
     except LEAKS:
@@ -707,12 +708,16 @@ class PartitionEvaluator:
         n_chunks = min(len(parts), 4 * effective_n_jobs(n_jobs))
         chunks = np.array_split(np.arange(len(parts)), n_chunks)
         X_sent, y_sent = for_workers(X, n_jobs), for_workers(y, n_jobs)
-        # GaussianNB's fits of a chunk together (public: the configuration, the containers)
+        # GaussianNB's fits of a chunk together (public: the configuration, the containers;
+        # skdptune's own inner splits only, which a partition's seed decides -- a user's
+        # splitter may keep a state between calls, and the one-by-one fits call it per
+        # candidate)
         naive_bayes = (frozenset(i for i, template in enumerate(templates)
                                  if batched_naive_bayes(template, X, y, self.padding,
                                                         self.scorer))
                        if self.batched and not (fit_params or score_params or split_params)
-                       and error_score != "raise" else frozenset())
+                       and isinstance(self.cv, numbers.Real) and error_score != "raise"
+                       else frozenset())
         with single_threaded_blas():
             blocks = run_tasks(
                 (delayed(_chunk_utilities)(
