@@ -56,3 +56,24 @@ def too_few_rows():
         return [w for w in plan.warnings if isinstance(w, TooFewRowsWarning)]
 
     return planned
+
+
+@pytest.fixture
+def record_calls(monkeypatch):
+    """``record_calls(owner, name, patch=None)``: replace ``owner.name`` (a module's function or
+    a class's method) by a wrapper that calls it through and records the positional arguments
+    of every call; returns the list they go to. ``patch``: a ``MonkeyPatch`` context to patch
+    in (default: the test's)."""
+
+    def record(owner, name, patch=None):
+        calls = []
+        real = getattr(owner, name)
+
+        def recorded(*args, **kwargs):
+            calls.append(args)
+            return real(*args, **kwargs)
+
+        (patch or monkeypatch).setattr(owner, name, recorded)
+        return calls
+
+    return record

@@ -288,23 +288,17 @@ def test_bounded_domain_draws_have_diffprivlibs_distribution():
     np.testing.assert_allclose(beyond.ravel(), [0.0, 1.0], atol=1e-6)
 
 
-def test_bounded_domain_draws_bound_a_rounds_tries_and_refuse_a_bad_scale(monkeypatch):
+def test_bounded_domain_draws_bound_a_rounds_tries_and_refuse_a_bad_scale(record_calls):
     """Many values whose tries are mostly rejected: no round draws more than
     ``TRIES_PER_ROUND`` tries (a round's memory is bounded whatever the number of values), and
     every value still lands inside; a scale of 0 or NaN is refused (no try could be trusted to
     land inside: diffprivlib's loop would not end)."""
-    seen = []
-    original = _mechanisms._standard_laplace
-
-    def counted(rng, count):
-        seen.append(count)
-        return original(rng, count)
-
-    monkeypatch.setattr(_mechanisms, "_standard_laplace", counted)
+    calls = record_calls(_mechanisms, "_standard_laplace")
     out = _mechanisms.bounded_domain_draws(np.zeros(5000), 200.0, 0.0, 1.0,
                                            np.random.RandomState(0))
     assert np.all((out >= 0) & (out <= 1))
-    assert len(seen) > 3 and max(seen) <= _mechanisms.TRIES_PER_ROUND
+    tries = [count for _, count in calls]
+    assert len(tries) > 3 and max(tries) <= _mechanisms.TRIES_PER_ROUND
     for scale in (0.0, np.nan):
         with pytest.raises(ValueError, match="finite and positive"):
             _mechanisms.bounded_domain_draws(np.zeros(3), scale, 0.0, 1.0,

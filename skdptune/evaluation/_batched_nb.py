@@ -17,9 +17,9 @@ padding rows), clipped by diffprivlib's own method; its counts drawn by diffpriv
 functions as :class:`~skdptune.estimators.models.FeaturesAtOnceGaussianNB` on the same
 generator, in the same order. Only the scales of all the fits are found in one lockstep
 bisection (each element's halvings are its own, so each scale is the float its fit finds
-alone), and the prediction is scikit-learn's ``GaussianNB`` arithmetic on the fitted arrays
-without its checks; scikit-learn's parameter checks run once per candidate and setting. A fit
-whose settings are not the ordinary ones
+alone), and the prediction is scikit-learn's own joint log-likelihood of the fitted model,
+without ``predict``'s checks; scikit-learn's parameter checks run once per candidate and
+setting. A fit whose settings are not the ordinary ones
 (:func:`~skdptune.estimators.models._naive_bayes.draws_at_once`), or whose rows are not all
 finite, goes through :func:`~._fit.fit_and_utility`, the one-by-one path, whose failures it
 keeps.
@@ -81,22 +81,18 @@ class _Fit:
 
     def utility(self, scales, scorer):
         """The fitted model's accuracy on the validation rows, on the utility scale: the
-        variances drawn at ``scales``, then scikit-learn's ``GaussianNB`` prediction."""
+        variances drawn at ``scales``, the fitted attributes set as diffprivlib's fit sets
+        them, then scikit-learn's own joint log-likelihood and ``predict``'s arg-max (without
+        its checks of the rows)."""
         model = self.model
         variances = noisy_variances(self.rows, self.counts, self.means, scales, self.domain,
                                     self.generator)
-        var = variances + model.var_smoothing  # diffprivlib's var_ plus its epsilon_
         count = np.zeros(len(self.classes))
         count += self.counts  # class_count_ as diffprivlib accumulates it, float64
-        prior = count / count.sum()
-        joint = []
-        for i in range(len(self.classes)):  # scikit-learn's _joint_log_likelihood
-            jointi = np.log(prior[i])
-            n_ij = -0.5 * np.sum(np.log(2.0 * np.pi * var[i, :]))
-            n_ij = n_ij - 0.5 * np.sum(((self.X_test - self.means[i, :]) ** 2) / (var[i, :]),
-                                       axis=1)
-            joint.append(jointi + n_ij)
-        predicted = self.classes[np.argmax(np.stack(joint).T, axis=1)]
+        model.classes_, model.theta_, model.class_count_ = self.classes, self.means, count
+        model.var_ = variances + model.var_smoothing  # diffprivlib's var_ plus its epsilon_
+        model.class_prior_ = count / count.sum()
+        predicted = self.classes[np.argmax(model._joint_log_likelihood(self.X_test), axis=1)]
         accuracy = float(np.average(np.asarray(predicted) == np.asarray(self.y_test)))
         return _scores._to_unit(accuracy, scorer.lo, scorer.hi)
 
@@ -125,14 +121,14 @@ def naive_bayes_utilities(fits, X, y, scorer, padding, error_score):
     finite_rows = np.isfinite(X).all(axis=1)
     finite_padding = bool(np.isfinite(padding.X).all())
     validate = not get_config()["skip_parameter_validation"]  # as fit's own checks
-    valid = {}  # a template's parameters pass scikit-learn's checks (the seed aside)
+    checked = set()  # templates whose parameters pass scikit-learn's checks (seeds aside)
     settings = {}  # bounds setting -> [(fit, model, checked bounds)]
     for f, (template, seed, train, test) in enumerate(fits):
         try:
             model = template.instantiate(seed)
-            if validate and id(template) not in valid:
+            if validate and template not in checked:
                 model._validate_params()
-                valid[id(template)] = template  # (kept: its id stays its own)
+                checked.add(template)
             bounds = model._check_bounds(model.bounds, shape=X.shape[1])
             labels = take_rows(y, train)
             ordinary = (finite_padding and finite_rows[train].all()

@@ -39,32 +39,25 @@ def _evaluator(X, y, *, batched, seed=0, scoring=None, cv=0.25, error_score=0.0,
         padding=make_padding(X, y, np.unique(y)), batched=batched)
 
 
-def _counted(monkeypatch):
-    seen = []
-    original = _batched_nb.naive_bayes_utilities
-
-    def counted(fits, *args):
-        seen.append(len(fits))
-        return original(fits, *args)
-
-    monkeypatch.setattr(_partitions, "naive_bayes_utilities", counted)
-    return seen
+def _fits(calls):
+    """How many fits the recorded calls of the batched path made."""
+    return sum(len(args[0]) for args in calls)
 
 
 @pytest.mark.parametrize("classes, cv, rows, n", [(2, 0.25, 100, 1200), (3, 0.25, 100, 1200),
                                                   (2, 3, 100, 1200), (2, 0.25, 2, 240)])
-def test_the_utilities_are_the_one_by_one_fits(monkeypatch, classes, cv, rows, n):
+def test_the_utilities_are_the_one_by_one_fits(record_calls, classes, cv, rows, n):
     """Seeded, every partition's utility is the one its fits one by one give, bit for bit --
     two and three classes, a holdout and an inner 3-fold, partitions of 100 rows and of 2
     (a fit on one row and the padding rows), a candidate with a feature of width 0 and one whose
     settings fail scikit-learn's checks (one by one inside the batch), bounds diffprivlib
     clips as one interval, a small epsilon -- and the batch made the fits."""
     X, y = _data(n=n, classes=classes)
-    seen = _counted(monkeypatch)
+    calls = record_calls(_partitions, "naive_bayes_utilities")
     together = _evaluator(X, y, batched=True, cv=cv, rows=rows).evaluate_partitions(
         X, y, CANDIDATES, {})
     parts = len(X) // rows
-    assert sum(seen) == len(CANDIDATES) * parts * (1 if cv == 0.25 else cv)
+    assert _fits(calls) == len(CANDIDATES) * parts * (1 if cv == 0.25 else cv)
     one_by_one = _evaluator(X, y, batched=False, cv=cv, rows=rows).evaluate_partitions(
         X, y, CANDIDATES, {})
     np.testing.assert_array_equal(together, one_by_one)
@@ -72,7 +65,7 @@ def test_the_utilities_are_the_one_by_one_fits(monkeypatch, classes, cv, rows, n
     assert np.all(together[CANDIDATES.index({"var_smoothing": -1.0})] == 0.0)
 
 
-def test_a_floating_point_error_in_the_shared_bisection_fails_no_fit(monkeypatch):
+def test_a_floating_point_error_in_the_shared_bisection_fails_no_fit():
     """Under ``np.errstate(all="raise")`` a large epsilon makes the bisection's ``exp``
     underflow for the fits whose noisy counts are large: raised in the lockstep of all the fits,
     that would fail them all where one by one only some fail (whether it raises follows the
@@ -86,7 +79,7 @@ def test_a_floating_point_error_in_the_shared_bisection_fails_no_fit(monkeypatch
     assert np.any(together[0] == 0.0) and not np.all(together[0] == 0.0)  # some fail
 
 
-def test_non_finite_rows_fail_as_one_by_one(monkeypatch):
+def test_non_finite_rows_fail_as_one_by_one():
     """A partition holding a non-finite value: its fits go one by one and fail there
     (``error_score``), the other partitions' utilities unchanged."""
     X, y = _data()
@@ -114,18 +107,18 @@ def test_a_broken_batch_is_told_apart(monkeypatch):
     assert not np.array_equal(together, one_by_one)
 
 
-def test_only_the_plain_configuration_is_batched(monkeypatch):
+def test_only_the_plain_configuration_is_batched(record_calls):
     """A scorer other than accuracy, a user's splitter (it may keep a state between the
     one-by-one fits' calls), ``priors``, or labels not a 1-D array go one by one (no
     batch)."""
     from sklearn.model_selection import KFold
 
     X, y = _data()
-    seen = _counted(monkeypatch)
+    calls = record_calls(_partitions, "naive_bayes_utilities")
     _evaluator(X, y, batched=True, scoring="balanced_accuracy").evaluate_partitions(
         X, y, CANDIDATES[:2], {})
     _evaluator(X, y, batched=True, cv=KFold(2)).evaluate_partitions(X, y, CANDIDATES[:2], {})
-    assert seen == []
+    assert calls == []
     assert not _batched_nb.batched_naive_bayes(GaussianNB(bounds=BOUNDS), X, y[:, None],
                                                make_padding(X, y, np.unique(y)),
                                                check_bounded_scorer(None, None, GaussianNB()))
@@ -137,20 +130,20 @@ def test_only_the_plain_configuration_is_batched(monkeypatch):
                                                check_bounded_scorer(None, None, GaussianNB()))
 
 
-def test_unseeded_fits_draw_secure_noise(monkeypatch):
+def test_unseeded_fits_draw_secure_noise(record_calls):
     """Unseeded, a search's fits are made together all the same, from secure noise: numpy's
     global generator is neither read nor advanced by the search; and the utilities are those
     of fits of the same distribution (the one-by-one path's, seeded, within the seeds'
     noise)."""
     X, y = _data()
-    seen = _counted(monkeypatch)
+    calls = record_calls(_partitions, "naive_bayes_utilities")
     state = np.random.get_state()  # noqa: NPY002 (the global generator is the subject)
     np.random.seed(3)  # noqa: NPY002
     DPGridSearchCV(GaussianNB(bounds=BOUNDS), {"var_smoothing": [1e-9, 0.5]}, epsilon=2.0,
                    classes=[0, 1]).fit(X, y)
     assert np.random.random() == np.random.RandomState(3).random()  # noqa: NPY002
     np.random.set_state(state)  # noqa: NPY002
-    assert sum(seen) == 2 * 12
+    assert _fits(calls) == 2 * 12
     unseeded = _evaluator(X, y, batched=True, seed=None).evaluate_partitions(
         X, y, CANDIDATES[:2], {})
     seeded = _evaluator(X, y, batched=False).evaluate_partitions(X, y, CANDIDATES[:2], {})

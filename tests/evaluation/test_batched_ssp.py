@@ -149,19 +149,6 @@ def _search(**params):
                             accountant=BudgetAccountant(), **params)
 
 
-def _spy(mp, module, name):
-    """The arguments of every call of ``module.name`` (``mp``: a monkeypatch)."""
-    calls = []
-    real = getattr(module, name)
-
-    def spy(*args, **kwargs):
-        calls.append(args)
-        return real(*args, **kwargs)
-
-    mp.setattr(module, name, spy)
-    return calls
-
-
 def _private_fits(calls, n_rows):
     """The calls of ``SSPRegressor.fit`` on ``n_rows`` rows (not the dry run's public ones)."""
     return [args for args in calls if len(args[1]) == n_rows]
@@ -176,7 +163,7 @@ def _assert_same_search(a, b):
 
 
 @pytest.mark.parametrize("frame", [False, True])
-def test_the_search_batches_its_runs_and_selects_as_one_by_one(monkeypatch, frame):
+def test_the_search_batches_its_runs_and_selects_as_one_by_one(monkeypatch, frame, record_calls):
     """The runs go through the shared statistics (no run calls fit) and the search releases
     what its one-by-one runs release, bit for bit; a numeric frame's feature names reach the
     models as fit sets them."""
@@ -185,13 +172,13 @@ def test_the_search_batches_its_runs_and_selects_as_one_by_one(monkeypatch, fram
         pd = pytest.importorskip("pandas")
         X = pd.DataFrame(X, columns=["a", "b", "c"])
     with monkeypatch.context() as mp:
-        batched_calls = _spy(mp, _batched_runs, "fit_statistics_runs")
-        fits = _spy(mp, SSPRegressor, "fit")
+        batched_calls = record_calls(_batched_runs, "fit_statistics_runs", mp)
+        fits = record_calls(SSPRegressor, "fit", mp)
         batched = _search(refit=False).fit(X, y)
     assert batched_calls and _private_fits(fits, 600) == []
     with monkeypatch.context() as mp:
         mp.setattr(_holdout, "_batchable", lambda *args, **kwargs: False)
-        fits = _spy(mp, SSPRegressor, "fit")
+        fits = record_calls(SSPRegressor, "fit", mp)
         alone = _search(refit=False).fit(X, y)
     assert len(_private_fits(fits, 600)) >= 10  # E[K] = 30 runs (K is random)
     _assert_same_search(batched, alone)
@@ -231,7 +218,7 @@ def test_the_defaults_of_batched_runs_apply():
     assert s._repetition().mean == 50 and "train part" in fit.name
 
 
-def test_the_statistics_are_computed_once_per_setting_in_a_search(monkeypatch):
+def test_the_statistics_are_computed_once_per_setting_in_a_search(monkeypatch, record_calls):
     """200 runs over 4 settings of the bounds: four computations of the statistics, no fit."""
     X, y = _data(n=2000)
     made = []
@@ -242,7 +229,7 @@ def test_the_statistics_are_computed_once_per_setting_in_a_search(monkeypatch):
         return real(*args)
 
     monkeypatch.setattr(_batched_ssp, "_Statistics", counted)
-    fits = _spy(monkeypatch, SSPRegressor, "fit")
+    fits = record_calls(SSPRegressor, "fit")
     _search(n_iter=200, refit=False).fit(X, y)
     assert _private_fits(fits, 2000) == []
     groups = _holdout.batched_groups(200, 2000, 200)
@@ -332,7 +319,8 @@ PARTITION_CANDIDATES = [
 
 @pytest.mark.parametrize("scoring, cv, weights", [
     ("r2", 0.25, False), ("neg_mean_absolute_error", 2, True), ("model", 0.25, False)])
-def test_partition_utilities_are_the_one_by_one_fits(monkeypatch, scoring, cv, weights):
+def test_partition_utilities_are_the_one_by_one_fits(monkeypatch, scoring, cv, weights,
+                                                    record_calls):
     """Every (candidate, partition) utility of the batched path is the one-by-one fit's, bit for
     bit -- a candidate the fit refuses and a partition whose rows the fit refuses (a NaN) get
     error_score on both paths, a scorer's sample weights are the validation rows', a scorer
@@ -342,7 +330,7 @@ def test_partition_utilities_are_the_one_by_one_fits(monkeypatch, scoring, cv, w
     scorer = _model_reading_scorer() if scoring == "model" else scoring
     params = {"sample_weight": np.linspace(0.5, 2.0, len(y))} if weights else None
     with monkeypatch.context() as mp:
-        fits = _spy(mp, SSPRegressor, "fit")
+        fits = record_calls(SSPRegressor, "fit", mp)
         batched = _partition_evaluator(X, batched=True, scoring=scorer, cv=cv,
                                        error_score=0.125).evaluate_partitions(
             X, y, PARTITION_CANDIDATES, {}, score_params=params)
@@ -374,7 +362,7 @@ def test_partition_utilities_of_one_record_change_its_own_partition_only():
     assert changed.tolist() == own
 
 
-def test_the_grid_batches_its_partition_fits_and_selects_as_one_by_one(monkeypatch):
+def test_the_grid_batches_its_partition_fits_and_selects_as_one_by_one(monkeypatch, record_calls):
     from skdptune import DPGridSearchCV
     from skdptune.evaluation import _partitions
 
@@ -386,7 +374,7 @@ def test_the_grid_batches_its_partition_fits_and_selects_as_one_by_one(monkeypat
                               epsilon=2.0, random_state=3, refit=False)
 
     with monkeypatch.context() as mp:
-        calls = _spy(mp, _partitions, "partition_utilities")
+        calls = record_calls(_partitions, "partition_utilities", mp)
         batched = search().fit(X, y)
     assert calls
     with monkeypatch.context() as mp:

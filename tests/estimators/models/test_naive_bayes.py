@@ -179,36 +179,22 @@ def test_settings_outside_the_ordinary_are_diffprivlibs_own_fit(case):
         np.testing.assert_array_equal(getattr(models[1], name), getattr(models[0], name))
 
 
-class _Spy:
-    """Counts the fits ``FeaturesAtOnceGaussianNB`` draws at once."""
-
-    def __init__(self, monkeypatch):
-        self.calls = 0
-        original = FeaturesAtOnceGaussianNB._draw_pending
-
-        def counted(model):
-            self.calls += 1
-            return original(model)
-
-        monkeypatch.setattr(FeaturesAtOnceGaussianNB, "_draw_pending", counted)
-
-
 @pytest.mark.filterwarnings("ignore")  # error_score="raise", few rows: the configuration's
-def test_only_the_partition_fits_use_it(monkeypatch):
+def test_only_the_partition_fits_use_it(record_calls):
     """DPGridSearchCV's partition fits are drawn at once -- none fails (``error_score`` raises)
     -- and the model it returns is diffprivlib's class; the random search's runs and DP-GIBO's
     fits, which are released, are diffprivlib's own fits."""
     X, y = _data(n=400, seed=1)
-    spy = _Spy(monkeypatch)
+    drawn = record_calls(FeaturesAtOnceGaussianNB, "_draw_pending")
     model = GaussianNB(bounds=BOUNDS)
     grid = DPGridSearchCV(model, {"var_smoothing": [1e-9, 1e-2, 1.0]}, epsilon=2.0,
                           classes=[0, 1], random_state=0, error_score="raise").fit(X, y)
-    assert spy.calls == 3 * grid.n_partitions_  # one holdout fit per partition; no refit
+    assert len(drawn) == 3 * grid.n_partitions_  # one holdout fit per partition; no refit
     assert type(grid.best_estimator_) is GaussianNB
-    spy.calls = 0
+    drawn.clear()
     DPRandomSearchCV(model, {"var_smoothing": [1e-9, 1e-2]}, epsilon=2.0, classes=[0, 1],
                      n_iter=5, random_state=0).fit(X, y)
     box = ArrayRange([[-2.0, -1.0], [2.0, 8.0]], [[-1.0, 0.0], [4.0, 12.0]], as_tuple=True)
     DPGIBOSearchCV(model, {"bounds": box}, epsilon=2.0, classes=[0, 1],
                    random_state=0).fit(X, y)
-    assert spy.calls == 0
+    assert drawn == []
